@@ -1,0 +1,10 @@
+// The package projects vitest runs. The root vitest.config.ts reads this list, so vitest
+// never loads this file as a workspace file itself (vitest 3.2 deprecates that path).
+export const projects = [
+  "packages/protocol/vitest.config.ts",
+  "packages/upstream/vitest.config.ts",
+  "packages/server/vitest.config.ts",
+  "packages/gateway/vitest.config.ts",
+  "packages/cli/vitest.config.ts",
+  "packages/testing/vitest.config.ts"
+]

@@ -1,0 +1,8 @@
+/**
+ * @mcpx-fx/upstream: mcpx-fx as an MCP client of upstream servers of any era, over stdio or
+ * Streamable HTTP.
+ */
+/** `upstream.protocol` values, aliases and normalisation. */
+export * as Preference from "./Preference.js"
+/** Configured upstream servers (stdio command or HTTP URL). */
+export * as ServerDefinition from "./ServerDefinition.js"

@@ -1,0 +1,93 @@
+/**
+ * `--http`: Streamable HTTP on 127.0.0.1 at /mcp (or the 2024-11-05 HTTP+SSE transport in
+ * legacy-sse mode). Announces itself with one stdout line, `{"url":"http://127.0.0.1:<port>/mcp"}`,
+ * which is what `Fixtures.startHttpFixture` waits for.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import { debug, type Context } from "./Context.js"
+import * as HttpLegacy from "./HttpLegacy.js"
+import * as HttpModern from "./HttpModern.js"
+import * as HttpSse from "./HttpSse.js"
+import * as Modern from "./Modern.js"
+import { servesModern } from "./Options.js"
+import * as Sse from "./Sse.js"
+import { decode, failure } from "./Wire.js"
+
+/** Whether a POST belongs to the modern era: by `_meta`, or by a header naming a modern revision. */
+const isModernPost = (ctx: Context, http: IncomingMessage, method: string | undefined, params: Parameters<typeof Modern.claimsModern>[1]): boolean => {
+  const { mode } = ctx.options
+  if (mode === "modern-only") return true
+  if (!servesModern(mode)) return false
+  const version = Sse.header(http, "mcp-protocol-version")
+  if (version !== undefined && Revision.atLeast(version, Revision.LatestModernRevision)) return true
+  return method !== undefined && Modern.claimsModern(method, params)
+}
+
+const post = async (ctx: Context, sessions: HttpLegacy.Sessions, http: IncomingMessage, res: ServerResponse) => {
+  const decoded = decode(await Sse.readBody(http))
+  switch (decoded._tag) {
+    case "invalid":
+      return Sse.json(res, 400, failure(decoded.id, decoded.code, decoded.reason))
+    case "request": {
+      const req = decoded.message
+      const modern = isModernPost(ctx, http, req.method, req.params)
+      ctx.log(modern ? "modern" : "legacy", req.method)
+      return modern
+        ? HttpModern.post(ctx, http, res, req)
+        : HttpLegacy.postRequest(ctx, sessions, http, res, req)
+    }
+    case "notification": {
+      const n = decoded.message
+      const modern = isModernPost(ctx, http, n.method, n.params)
+      ctx.log(modern ? "modern" : "legacy", n.method)
+      // Modern notifications over HTTP mean nothing to this server; cancellation is closing the stream.
+      return modern ? Sse.plain(res, 202) : HttpLegacy.postOther(sessions, http, res, decoded)
+    }
+    case "response":
+      if (ctx.options.mode === "modern-only") {
+        return Sse.json(res, 400, failure(null, ErrorCode.InvalidRequest, "clients do not POST responses"))
+      }
+      return HttpLegacy.postOther(sessions, http, res, decoded)
+  }
+}
+
+const route = async (ctx: Context, state: State, http: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const url = new URL(http.url ?? "/", "http://127.0.0.1")
+  if (ctx.options.mode === "legacy-sse") return HttpSse.route(ctx, state.streams, http, res, url)
+  if (url.pathname !== "/mcp") return Sse.plain(res, 404, "Not Found")
+  const modernOnly = ctx.options.mode === "modern-only"
+  switch (http.method) {
+    case "POST":
+      return post(ctx, state.sessions, http, res)
+    // A modern-only server has no sessions, so no session stream and nothing to delete.
+    case "GET":
+      return modernOnly ? Sse.plain(res, 405, "", { allow: "POST" }) : HttpLegacy.get(state.sessions, http, res)
+    case "DELETE":
+      return modernOnly ? Sse.plain(res, 405, "", { allow: "POST" }) : HttpLegacy.remove(state.sessions, http, res)
+    default:
+      return Sse.plain(res, 405, "", { allow: modernOnly ? "POST" : "GET, POST, DELETE" })
+  }
+}
+
+interface State {
+  readonly sessions: HttpLegacy.Sessions
+  readonly streams: HttpSse.Streams
+}
+
+export const run = (ctx: Context): void => {
+  const state: State = { sessions: new Map(), streams: new Map() }
+  const server = createServer((http, res) => {
+    route(ctx, state, http, res).catch((e: unknown) => {
+      debug(`request failed: ${String(e)}`)
+      if (!res.headersSent) Sse.plain(res, 500, String(e))
+      else res.end()
+    })
+  })
+  server.listen(ctx.options.port, "127.0.0.1", () => {
+    const { port } = server.address() as AddressInfo
+    process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/mcp` })}\n`)
+  })
+}

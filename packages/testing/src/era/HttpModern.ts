@@ -1,0 +1,66 @@
+/**
+ * A modern (2026-07-28) request POST: mirrored-header checks in the reference server's order,
+ * then `_meta` validation, then the reply as JSON or SSE with the status the error code decides.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type { Context } from "./Context.js"
+import * as Modern from "./Modern.js"
+import * as Sse from "./Sse.js"
+import { failure, frame, type Failure, type Request, type Response } from "./Wire.js"
+
+const Sentinel = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/
+
+/** Mcp-Name may carry a value a header cannot, as `=?base64?…?=`; strict Base64 only. */
+const decodeName = (raw: string): string | undefined => {
+  const m = Sentinel.exec(raw)
+  if (m === null) return raw
+  const b64 = m[1] ?? ""
+  if (b64.length % 4 !== 0) return undefined
+  return Buffer.from(b64, "base64").toString("utf8")
+}
+
+const mismatch = (req: Request, what: string): Failure => failure(req.id, ErrorCode.HeaderMismatch, what)
+
+export const checkHeaders = (http: IncomingMessage, req: Request): Failure | undefined => {
+  const version = Sse.header(http, "mcp-protocol-version")
+  const metaVersion = Modern.metaOf(req.params)?.[Modern.VersionKey]
+  if (version === undefined) return mismatch(req, "MCP-Protocol-Version header is required")
+  // A modern header on a body without the version in _meta is a malformed request, not a mismatch.
+  if (metaVersion === undefined) return undefined
+  if (metaVersion !== version) return mismatch(req, "MCP-Protocol-Version disagrees with _meta")
+  const method = Sse.header(http, "mcp-method")
+  if (method !== undefined && method !== req.method) return mismatch(req, "Mcp-Method disagrees with the body")
+  const name = Sse.header(http, "mcp-name")
+  if (name !== undefined) {
+    const expected = req.params?.["name"] ?? req.params?.["uri"]
+    if (decodeName(name) !== expected) return mismatch(req, "Mcp-Name disagrees with the body")
+  }
+  return undefined
+}
+
+const send = (ctx: Context, res: ServerResponse, req: Request, r: Response): void => {
+  const status = Modern.statusOf(r)
+  const stream = status === 200 && (ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call"))
+  if (!stream) return Sse.json(res, status, r)
+  Sse.open(res)
+  Sse.event(res, frame(r))
+  res.end()
+}
+
+export const post = async (ctx: Context, http: IncomingMessage, res: ServerResponse, req: Request): Promise<void> => {
+  if (ctx.options.mode === "modern-only" && req.method === "initialize" && Modern.metaOf(req.params) === undefined) {
+    return send(ctx, res, req, Modern.refuseInitialize(ctx, req))
+  }
+  const bad = checkHeaders(http, req)
+  if (bad !== undefined) return send(ctx, res, req, bad)
+  const meta = Modern.validate(ctx, req)
+  if (Modern.isFailure(meta)) return send(ctx, res, req, meta)
+  // Closing the response stream is how a modern HTTP client cancels.
+  const controller = new AbortController()
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort()
+  })
+  const reply = await Modern.handle(ctx, req, meta, controller.signal)
+  if (reply !== undefined && !controller.signal.aborted) send(ctx, res, req, reply)
+}

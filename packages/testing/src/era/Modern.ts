@@ -1,0 +1,164 @@
+/**
+ * The modern (2026-07-28) side of the fixture: per-request `_meta` validation, `server/discover`,
+ * results dressed with resultType, cache hints and serverInfo, and MRTR for `ask_name`.
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import { capabilities, serverInfo, type Context } from "./Context.js"
+import * as Tools from "./Tools.js"
+import { failure, isObject, success, type Failure, type JsonObject, type Request, type Response } from "./Wire.js"
+
+export const VersionKey = "io.modelcontextprotocol/protocolVersion"
+export const CapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+export const ServerInfoKey = "io.modelcontextprotocol/serverInfo"
+
+export const metaOf = (params: JsonObject | undefined): JsonObject | undefined => {
+  const meta = params?.["_meta"]
+  return isObject(meta) ? meta : undefined
+}
+
+/** Whether a message claims the modern era by its body alone. */
+export const claimsModern = (method: string, params: JsonObject | undefined): boolean =>
+  method === "server/discover" || metaOf(params)?.[VersionKey] !== undefined
+
+export interface Meta {
+  readonly version: string
+  readonly clientCapabilities: JsonObject
+}
+
+const newestFirst = (vs: ReadonlyArray<string>): Array<string> => [...vs].sort(Revision.compare).reverse()
+
+/** What -32022 names: every version this server speaks, modern first, as the specification's example does. */
+export const supportedForError = (ctx: Context): Array<string> => [
+  ...newestFirst(ctx.options.modernVersions),
+  ...newestFirst(ctx.options.legacyVersions)
+]
+
+export const unsupported = (ctx: Context, id: Request["id"], requested: unknown): Failure =>
+  failure(id, ErrorCode.UnsupportedProtocolVersion, "unsupported protocol version", {
+    supported: supportedForError(ctx),
+    requested: typeof requested === "string" ? requested : null
+  })
+
+/** The `_meta` fields every modern request must carry, or the error that refuses it. */
+export const validate = (ctx: Context, req: Request): Meta | Failure => {
+  const meta = metaOf(req.params)
+  const version = meta?.[VersionKey]
+  const caps = meta?.[CapabilitiesKey]
+  if (typeof version !== "string" || !isObject(caps)) {
+    return failure(req.id, ErrorCode.InvalidParams, `_meta needs ${VersionKey} and ${CapabilitiesKey}`)
+  }
+  if (!ctx.options.modernVersions.includes(version)) return unsupported(ctx, req.id, version)
+  return { version, clientCapabilities: caps }
+}
+
+export const isFailure = (v: Meta | Failure): v is Failure => "error" in v
+
+/** modern-only: a legacy `initialize` is refused with the versions it could have used instead. */
+export const refuseInitialize = (ctx: Context, req: Request): Failure =>
+  unsupported(ctx, req.id, req.params?.["protocolVersion"])
+
+/** HTTP status for a modern reply, a function of the JSON-RPC error alone (2026-07-28 §status). */
+export const statusOf = (r: Response): number => {
+  if (!("error" in r)) return 200
+  switch (r.error.code) {
+    case ErrorCode.MethodNotFound:
+      return 404
+    case ErrorCode.HeaderMismatch:
+    case ErrorCode.MissingRequiredClientCapability:
+    case ErrorCode.UnsupportedProtocolVersion:
+    case ErrorCode.InvalidParams:
+    case ErrorCode.InvalidRequest:
+    case ErrorCode.ParseError:
+      return 400
+    default:
+      return 200
+  }
+}
+
+const dress = (ctx: Context, result: JsonObject, cacheable: boolean): JsonObject => {
+  const meta = isObject(result["_meta"]) ? result["_meta"] : {}
+  return {
+    ...result,
+    resultType: "complete",
+    ...(cacheable ? { ttlMs: 30_000, cacheScope: "public" } : {}),
+    _meta: { ...meta, [ServerInfoKey]: serverInfo(ctx) }
+  }
+}
+
+const discover = async (ctx: Context, req: Request, signal: AbortSignal): Promise<Response | undefined> => {
+  if (ctx.options.mode === "slow-discover" && !(await Tools.sleep(ctx.options.discoverDelayMs, signal))) return undefined
+  return success(
+    req.id,
+    dress(ctx, {
+      supportedVersions: newestFirst(ctx.options.modernVersions),
+      capabilities,
+      instructions: `era fixture in mode ${ctx.options.mode}`
+    }, true)
+  )
+}
+
+const callTool = async (ctx: Context, req: Request, meta: Meta, signal: AbortSignal): Promise<Response | undefined> => {
+  const params = req.params ?? {}
+  const name = params["name"]
+  if (typeof name !== "string") return failure(req.id, ErrorCode.InvalidParams, "tools/call needs a name")
+  const args = params["arguments"]
+  const inputResponses = params["inputResponses"]
+  const requestState = params["requestState"]
+  const outcome = await Tools.call(ctx, {
+    name,
+    args: isObject(args) ? args : {},
+    served: { era: "modern", version: meta.version },
+    signal,
+    asking: {
+      _tag: "modern",
+      declared: isObject(meta.clientCapabilities["elicitation"]),
+      inputResponses: isObject(inputResponses) ? inputResponses : undefined,
+      requestState: typeof requestState === "string" ? requestState : undefined
+    }
+  })
+  switch (outcome._tag) {
+    case "result":
+      return success(req.id, dress(ctx, outcome.result, false))
+    case "input_required":
+      return success(req.id, {
+        resultType: "input_required",
+        inputRequests: outcome.inputRequests,
+        requestState: outcome.requestState,
+        _meta: { [ServerInfoKey]: serverInfo(ctx) }
+      })
+    case "error":
+      return failure(req.id, outcome.error.code, outcome.error.message, outcome.error.data)
+    case "cancelled":
+      return undefined
+  }
+}
+
+/** Serves a validated modern request; undefined means no reply (cancelled). */
+export const handle = async (
+  ctx: Context,
+  req: Request,
+  meta: Meta,
+  signal: AbortSignal
+): Promise<Response | undefined> => {
+  const params = req.params ?? {}
+  switch (req.method) {
+    case "server/discover":
+      return discover(ctx, req, signal)
+    case "tools/list":
+      return success(req.id, dress(ctx, { tools: Tools.tools }, true))
+    case "resources/list":
+      return success(req.id, dress(ctx, { resources: Tools.resources }, true))
+    case "resources/read": {
+      const found = Tools.readResource(ctx, String(params["uri"]))
+      return found === undefined
+        ? failure(req.id, ErrorCode.InvalidParams, "resource not found", { uri: params["uri"] ?? null })
+        : success(req.id, dress(ctx, found, true))
+    }
+    case "tools/call":
+      return callTool(ctx, req, meta, signal)
+    default:
+      // initialize, ping and the other legacy-only methods included: they do not exist here.
+      return failure(req.id, ErrorCode.MethodNotFound, `method not found: ${req.method}`)
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * JSON-RPC 2.0 as MCP uses it: the envelopes, the frame decoder every transport shares, and
+ * builders for responses.
+ *
+ * Decoding yields a typed view of the envelope and keeps the raw JSON object beside it. Schema
+ * decoding drops keys it does not know, and a gateway must forward what it does not understand
+ * untouched, so code that forwards uses `raw` and code that inspects uses `message`.
+ */
+import * as Data from "effect/Data"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as ErrorCode from "./ErrorCode.js"
+import { hasKey, isJsonObject, type JsonObject, optionalKey } from "./Json.js"
+
+/** The only JSON-RPC version MCP speaks. */
+export const Version = "2.0"
+
+/** A request id. MCP forbids `null` ids on requests. */
+export const RequestId = Schema.Union(Schema.String, Schema.Number)
+/** A request id. */
+export type RequestId = typeof RequestId.Type
+
+/** Request and notification params: always an object in MCP (never positional). */
+export const Params = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** A request: expects exactly one response with the same id. */
+export const Request = Schema.Struct({
+  jsonrpc: Schema.Literal(Version),
+  id: RequestId,
+  method: Schema.String,
+  params: optionalKey(Params)
+})
+/** A request. */
+export interface Request extends Schema.Schema.Type<typeof Request> {}
+
+/** A notification: no id, never answered. */
+export const Notification = Schema.Struct({
+  jsonrpc: Schema.Literal(Version),
+  method: Schema.String,
+  params: optionalKey(Params),
+  // An id makes it a request; without this a malformed request would decode as a notification.
+  id: optionalKey(Schema.Never)
+})
+/** A notification. */
+export interface Notification extends Schema.Schema.Type<typeof Notification> {}
+
+/** The error member of an error response. */
+export const ErrorObject = Schema.Struct({
+  code: Schema.Int,
+  message: Schema.String,
+  data: optionalKey(Schema.Unknown)
+})
+/** The error member of an error response. */
+export interface ErrorObject extends Schema.Schema.Type<typeof ErrorObject> {}
+
+/** A successful response. MCP results are always objects. */
+export const SuccessResponse = Schema.Struct({
+  jsonrpc: Schema.Literal(Version),
+  id: RequestId,
+  result: Params,
+  error: optionalKey(Schema.Never)
+})
+/** A successful response. */
+export interface SuccessResponse extends Schema.Schema.Type<typeof SuccessResponse> {}
+
+/**
+ * An error response. The id is absent (or, from older peers, null) when the request's id could not
+ * be read; MCP 2025-11-25 and later write it as absent.
+ */
+export const ErrorResponse = Schema.Struct({
+  jsonrpc: Schema.Literal(Version),
+  id: optionalKey(Schema.NullOr(RequestId)),
+  error: ErrorObject,
+  result: optionalKey(Schema.Never)
+})
+/** An error response. */
+export interface ErrorResponse extends Schema.Schema.Type<typeof ErrorResponse> {}
+
+/** Either kind of response. */
+export const Response = Schema.Union(SuccessResponse, ErrorResponse)
+/** Either kind of response. */
+export type Response = SuccessResponse | ErrorResponse
+
+/** Any single JSON-RPC message. */
+export const Message = Schema.Union(Request, Notification, SuccessResponse, ErrorResponse)
+/** Any single JSON-RPC message. */
+export type Message = Request | Notification | Response
+
+/** A batch: a non-empty array of messages (2025-03-26 only, in MCP). */
+export const Batch = Schema.NonEmptyArray(Message)
+/** A batch. */
+export type Batch = typeof Batch.Type
+
+/** Whether a message is a request. */
+export const isRequest = (m: Message): m is Request => hasKey(m, "method") && hasKey(m, "id")
+/** Whether a message is a notification. */
+export const isNotification = (m: Message): m is Notification => hasKey(m, "method") && !hasKey(m, "id")
+/** Whether a message is a response of either kind. */
+export const isResponse = (m: Message): m is Response => !hasKey(m, "method")
+/** Whether a message is a successful response. */
+export const isSuccess = (m: Message): m is SuccessResponse => hasKey(m, "result")
+/** Whether a message is an error response. */
+export const isErrorResponse = (m: Message): m is ErrorResponse => hasKey(m, "error")
+
+/** A decoded message: the typed view and the JSON object it came from, unknown keys included. */
+export interface Parsed<M extends Message = Message> {
+  readonly message: M
+  readonly raw: JsonObject
+}
+
+/** A decoded frame: one message, or a batch whose elements succeed or fail one by one. */
+export type Frame =
+  | { readonly _tag: "Single"; readonly parsed: Parsed }
+  | { readonly _tag: "Batch"; readonly elements: ReadonlyArray<Either.Either<Parsed, FrameError>> }
+
+/**
+ * Why a frame or one batch element could not be decoded: `-32700` for text that is not JSON,
+ * `-32600` for JSON that is not a JSON-RPC message. `id` is set when the offending message had a
+ * readable id, so the error response can echo it.
+ */
+export class FrameError extends Data.TaggedError("FrameError")<{
+  readonly code: typeof ErrorCode.ParseError | typeof ErrorCode.InvalidRequest
+  readonly reason: string
+  readonly id?: RequestId
+}> {}
+
+const isRequestId = (u: unknown): u is RequestId => typeof u === "string" || typeof u === "number"
+
+const invalid = (reason: string, id: unknown): FrameError =>
+  isRequestId(id)
+    ? new FrameError({ code: ErrorCode.InvalidRequest, reason, id })
+    : new FrameError({ code: ErrorCode.InvalidRequest, reason })
+
+const describe = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `${typeof u} ${JSON.stringify(u)}`
+
+// The envelope checks are written out (rather than left to a Schema union) so the -32600 reason
+// names the member that is wrong instead of listing every union branch that did not match.
+const structuralProblem = (o: JsonObject): string | undefined => {
+  if (o.jsonrpc !== Version) {
+    return hasKey(o, "jsonrpc") ? `jsonrpc must be "2.0", got ${describe(o.jsonrpc)}` : `jsonrpc member missing`
+  }
+  if (hasKey(o, "method")) {
+    if (typeof o.method !== "string") return `method must be a string, got ${describe(o.method)}`
+    if (hasKey(o, "id") && !isRequestId(o.id)) return `id must be a string or a number, got ${describe(o.id)}`
+    if (hasKey(o, "params") && !isJsonObject(o.params)) return `params must be an object, got ${describe(o.params)}`
+    return undefined
+  }
+  const hasResult = hasKey(o, "result")
+  const hasError = hasKey(o, "error")
+  if (hasResult && hasError) return "a response must not carry both result and error"
+  if (hasResult) {
+    if (!isRequestId(o.id)) return `a success response needs a string or number id, got ${describe(o.id)}`
+    if (!isJsonObject(o.result)) return `result must be an object, got ${describe(o.result)}`
+    return undefined
+  }
+  if (hasError) {
+    if (hasKey(o, "id") && o.id !== null && !isRequestId(o.id)) {
+      return `id must be a string, a number or null, got ${describe(o.id)}`
+    }
+    const e = o.error
+    if (!isJsonObject(e)) return `error must be an object, got ${describe(e)}`
+    if (typeof e.code !== "number" || !Number.isInteger(e.code)) return `error.code must be an integer, got ${describe(e.code)}`
+    if (typeof e.message !== "string") return `error.message must be a string, got ${describe(e.message)}`
+    return undefined
+  }
+  return "not a request, notification or response: it has no method, result or error"
+}
+
+const decodeView = (o: JsonObject): Either.Either<Message, ParseResult.ParseError> =>
+  hasKey(o, "method")
+    ? hasKey(o, "id") ? Schema.decodeUnknownEither(Request)(o) : Schema.decodeUnknownEither(Notification)(o)
+    : hasKey(o, "result")
+    ? Schema.decodeUnknownEither(SuccessResponse)(o)
+    : Schema.decodeUnknownEither(ErrorResponse)(o)
+
+/** Decodes one already-parsed JSON value as a single message (an array is not a message). */
+export const decodeMessage = (value: unknown): Either.Either<Parsed, FrameError> => {
+  if (!isJsonObject(value)) return Either.left(invalid(`a JSON-RPC message must be an object, got ${describe(value)}`, undefined))
+  const problem = structuralProblem(value)
+  if (problem !== undefined) return Either.left(invalid(problem, value.id))
+  return decodeView(value).pipe(
+    Either.mapBoth({
+      onLeft: (e) => invalid(ParseResult.TreeFormatter.formatErrorSync(e), value.id),
+      onRight: (message) => ({ message, raw: value })
+    })
+  )
+}
+
+/** Decodes an already-parsed JSON value (e.g. an HTTP body) as a frame: a message or a batch. */
+export const decodeFrameValue = (value: unknown): Either.Either<Frame, FrameError> => {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return Either.left(invalid("an empty array is not a valid batch", undefined))
+    return Either.right({ _tag: "Batch", elements: value.map(decodeMessage) })
+  }
+  return Either.map(decodeMessage(value), (parsed) => ({ _tag: "Single", parsed }))
+}
+
+/** Decodes JSON text (one stdio line, one HTTP body) as a frame. */
+export const decodeFrame = (text: string): Either.Either<Frame, FrameError> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return Either.left(
+      new FrameError({ code: ErrorCode.ParseError, reason: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
+    )
+  }
+  return decodeFrameValue(value)
+}
+
+/** Serialises a message, a raw object being forwarded, or a batch of either, as one JSON text. */
+export const encodeFrame = (body: Message | JsonObject | ReadonlyArray<Message | JsonObject>): string => JSON.stringify(body)
+
+/** Builds a request. */
+export const request = (id: RequestId, method: string, params?: JsonObject): Request =>
+  params === undefined ? { jsonrpc: Version, id, method } : { jsonrpc: Version, id, method, params }
+
+/** Builds a notification. */
+export const notification = (method: string, params?: JsonObject): Notification =>
+  params === undefined ? { jsonrpc: Version, method } : { jsonrpc: Version, method, params }
+
+/** Builds a successful response. */
+export const success = (id: RequestId, result: JsonObject): SuccessResponse => ({ jsonrpc: Version, id, result })
+
+/**
+ * Builds an error response. With no readable id the id is omitted, as MCP's schema has it,
+ * rather than sent as null, which MCP's own SDK schemas reject.
+ */
+export const failure = (
+  id: RequestId | null | undefined,
+  code: number,
+  message: string,
+  data?: unknown
+): ErrorResponse => {
+  const error: ErrorObject = data === undefined ? { code, message } : { code, message, data }
+  return id === null || id === undefined ? { jsonrpc: Version, error } : { jsonrpc: Version, id, error }
+}
+
+/** The error response for a frame that could not be decoded. */
+export const frameErrorResponse = (e: FrameError): ErrorResponse =>
+  failure(e.id, e.code, e.code === ErrorCode.ParseError ? `Parse error: ${e.reason}` : `Invalid Request: ${e.reason}`)
+
+/** The id of a message, when it has one. */
+export const idOf = (m: Message): RequestId | undefined => (isRequestId(m.id) ? m.id : undefined)

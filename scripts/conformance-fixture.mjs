@@ -1,0 +1,150 @@
+// Runs the official MCP conformance suite (server mode) against our conformance fixture over
+// Streamable HTTP, once per frozen requirement set, with no expected-failures baseline: the
+// fixture is the known-green reference the gateway's own conformance runs are compared with,
+// so any scored failure here is a fixture bug.
+//
+// The suite needs Node 22 and lives in tools/conformance-runner with its own node_modules, so
+// its node binary never shadows the workspace's Node 20. It is installed on demand.
+import { spawn, spawnSync } from "node:child_process"
+import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+
+const root = new URL("..", import.meta.url).pathname
+const runnerDir = join(root, "tools/conformance-runner")
+const runnerNode = join(runnerDir, "node_modules/.bin/node")
+const suite = join(runnerDir, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
+const fixtureScript = join(root, "packages/testing/dist/conformance-fixture.js")
+const outDir = join(root, "out/conformance-fixture")
+const requirementSets = ["2025-11-25", "2026-07-28"]
+// Each leg takes seconds; the cap only bounds a hung run well inside the CI budget.
+const LEG_TIMEOUT_MS = 120_000
+const FIXTURE_START_TIMEOUT_MS = 30_000
+
+const say = (line) => process.stdout.write(`${line}\n`)
+
+const runOrDie = (command, args, what) => {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit" })
+  if (result.status !== 0) {
+    say(`conformance:fixture: ${what} failed (${result.error?.message ?? `exit ${result.status}`})`)
+    process.exit(1)
+  }
+}
+
+const installRunnerIfMissing = () => {
+  if (existsSync(runnerNode) && existsSync(suite)) return
+  say("conformance:fixture: installing the conformance runner (npm ci --prefix tools/conformance-runner)")
+  runOrDie("npm", ["ci", "--prefix", runnerDir, "--no-audit", "--no-fund"], "installing the runner")
+}
+
+/** Starts the bundled fixture over HTTP and resolves with its URL once it has printed it. */
+const startFixture = (log) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fixtureScript, "--http"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
+    let buffered = ""
+    let settled = false
+    const timer = setTimeout(() => settle(new Error(`no URL within ${FIXTURE_START_TIMEOUT_MS} ms`)), FIXTURE_START_TIMEOUT_MS)
+    const settle = (error, url) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (error) {
+        child.kill("SIGKILL")
+        reject(error)
+      } else resolve({ child, url })
+    }
+    child.stderr.pipe(log)
+    child.stdout.on("data", (chunk) => {
+      buffered += chunk.toString()
+      const nl = buffered.indexOf("\n")
+      if (nl < 0) return
+      try {
+        settle(undefined, JSON.parse(buffered.slice(0, nl)).url)
+      } catch {
+        settle(new Error(`unexpected first stdout line: ${buffered.slice(0, nl)}`))
+      }
+    })
+    child.on("error", (error) => settle(error))
+    child.on("exit", (code, signal) => settle(new Error(`fixture exited early (${signal ?? code})`)))
+  })
+
+const stopFixture = (child) =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const force = setTimeout(() => child.kill("SIGKILL"), 5_000)
+    child.once("exit", () => {
+      clearTimeout(force)
+      resolve()
+    })
+    child.kill("SIGTERM")
+  })
+
+/** Runs one leg; resolves with the exit code and the suite's full output. */
+const runLeg = (url, requirements) =>
+  new Promise((resolve) => {
+    const legOut = join(outDir, requirements)
+    rmSync(legOut, { recursive: true, force: true })
+    const child = spawn(
+      runnerNode,
+      [suite, "server", "--url", url, "--requirements", requirements, "-o", legOut],
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let output = ""
+    child.stdout.on("data", (d) => (output += d.toString()))
+    child.stderr.on("data", (d) => (output += d.toString()))
+    const timer = setTimeout(() => {
+      output += `\n(conformance:fixture: leg timed out after ${LEG_TIMEOUT_MS} ms)\n`
+      child.kill("SIGKILL")
+    }, LEG_TIMEOUT_MS)
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      resolve({ code: 1, output: `${output}\n${error.message}\n` })
+    })
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      writeFileSync(join(outDir, `${requirements}.log`), output)
+      resolve({ code: code ?? 1, output })
+    })
+  })
+
+const summaryOf = (output) => {
+  const at = output.lastIndexOf("=== SUMMARY ===")
+  return (at < 0 ? output.split("\n").slice(-40).join("\n") : output.slice(at)).trimEnd()
+}
+
+const main = async () => {
+  const started = Date.now()
+  installRunnerIfMissing()
+  runOrDie(process.execPath, [join(root, "scripts/bundle.mjs")], "bundling")
+  mkdirSync(outDir, { recursive: true })
+  const fixtureLog = createWriteStream(join(outDir, "fixture.log"))
+  const { child, url } = await startFixture(fixtureLog)
+  const onSignal = (signal) => {
+    stopFixture(child).finally(() => process.exit(signal === "SIGINT" ? 130 : 143))
+  }
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
+  const failed = []
+  try {
+    say(`conformance:fixture: fixture at ${url}`)
+    for (const requirements of requirementSets) {
+      const { code, output } = await runLeg(url, requirements)
+      say(`\n--- requirements ${requirements} (exit ${code}; full log out/conformance-fixture/${requirements}.log)`)
+      say(summaryOf(output))
+      if (code !== 0) failed.push(requirements)
+    }
+  } finally {
+    await stopFixture(child)
+    fixtureLog.end()
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1)
+  if (failed.length > 0) {
+    say(`\nconformance:fixture: FAILED for ${failed.join(", ")} (${seconds} s)`)
+    process.exit(1)
+  }
+  say(`\nconformance:fixture: every scored scenario passed for ${requirementSets.join(" and ")} (${seconds} s)`)
+}
+
+main().catch((error) => {
+  say(`conformance:fixture: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
+})

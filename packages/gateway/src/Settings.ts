@@ -1,0 +1,425 @@
+/**
+ * The settings registry and the service that resolves it. Every knob is one registry entry, and
+ * its config-file key, `MCPX_*` environment variable, CLI flag and `/v1/settings` row are all
+ * derived from that entry, so the spellings can never drift apart. Values are resolved with the
+ * precedence default < file < env < flag, and each remembers which layer it came from.
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import { DefaultPreference } from "@mcpx-fx/upstream/Preference"
+import * as Codec from "./internal/Codec.js"
+
+// ---------------------------------------------------------------------------------------------
+// Names
+// ---------------------------------------------------------------------------------------------
+
+const words = (segment: string): ReadonlyArray<string> =>
+  segment.replace(/([a-z0-9])([A-Z])/g, "$1 $2").split(" ")
+
+/** The environment variable of a setting path: `upstream.eraCache` → `MCPX_UPSTREAM_ERA_CACHE`. */
+export const envNameOf = (path: string): string =>
+  `MCPX_${path.split(".").flatMap(words).join("_").toUpperCase()}`
+
+/** The CLI flag of a setting path: `upstream.eraCache` → `--upstream-era-cache`. */
+export const flagNameOf = (path: string): string =>
+  `--${path.split(".").flatMap(words).join("-").toLowerCase()}`
+
+/** How a setting is named inside a config file's `settings` object, for error messages. */
+export const fileKeyOf = (path: string): string => `settings[${JSON.stringify(path)}]`
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+// ---------------------------------------------------------------------------------------------
+
+/** One registry entry: the setting's names, value schemas, default and documentation. */
+export interface Setting<P extends string, A> {
+  /** The dotted path, which is also the key in a config file's `settings` object. */
+  readonly path: P
+  /** `MCPX_<PATH>`, derived from the path. */
+  readonly env: string
+  /** `--<path-kebab>`, derived from the path. */
+  readonly flag: string
+  readonly description: string
+  /** Whether a change takes effect without a restart (the value is re-read on use). */
+  readonly hot: boolean
+  readonly default: A
+  /** What a valid value looks like, for errors and help text. */
+  readonly expected: string
+  /** Decodes the text of an env var or flag. */
+  readonly fromString: Schema.Schema<A, string>
+  /** Decodes a config file's JSON value and encodes to the JSON a `/v1/settings` row shows. */
+  readonly fromJson: Schema.Schema<A, unknown>
+  /** The text form, as an env var or flag would hold it. */
+  readonly format: (a: A) => string
+}
+
+const define = <const P extends string, A>(
+  path: P,
+  spec: { readonly codec: Codec.Codec<A>; readonly default: NoInfer<A>; readonly hot: boolean; readonly description: string }
+): Setting<P, A> => ({
+  path,
+  env: envNameOf(path),
+  flag: flagNameOf(path),
+  description: spec.description,
+  hot: spec.hot,
+  default: spec.default,
+  expected: spec.codec.expected,
+  fromString: spec.codec.fromString,
+  fromJson: spec.codec.fromJson,
+  format: spec.codec.format
+})
+
+/** Who shares one upstream session: everyone, one caller session, or one call. */
+export const PoolScopes = ["global", "session", "call"] as const
+
+/** A `pool.scope` value. */
+export type PoolScope = (typeof PoolScopes)[number]
+
+/** The codec for pool scopes, shared with the config file's per-server `pool` block. */
+export const poolScopeCodec: Codec.Codec<PoolScope> = Codec.oneOf(PoolScopes)
+
+/** Every setting, in the order `settings list` shows them. */
+export const registry = [
+  define("upstream.protocol", {
+    codec: Codec.preference,
+    default: DefaultPreference,
+    hot: false,
+    description:
+      "Which request is sent to an upstream first (prefer-discover, prefer-initialize, force-discover, " +
+      "force-initialize, follow; older names are accepted and normalised). A server's own protocol key overrides it."
+  }),
+  define("upstream.eraCache", {
+    codec: Codec.boolean,
+    default: true,
+    hot: true,
+    description: "Remember each upstream's era in <state>/upstream-eras.json, so later starts skip the probe."
+  }),
+  define("upstream.probeTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(2),
+    hot: true,
+    description:
+      "How long a stdio upstream may take to answer server/discover before initialize is sent alongside it " +
+      "(the discover is not abandoned)."
+  }),
+  define("pool.max", {
+    codec: Codec.positiveInt,
+    default: 1,
+    hot: false,
+    description: "Upstream sessions per server, scope key and era lane, unless the server's pool block says otherwise."
+  }),
+  define("pool.scope", {
+    codec: poolScopeCodec,
+    default: "global",
+    hot: false,
+    description: "Who shares an upstream session: global (everyone), session (each caller session), call (each call)."
+  }),
+  define("pool.idleTimeout", {
+    codec: Codec.duration,
+    default: Duration.minutes(5),
+    hot: true,
+    description: "How long an unused upstream session is kept before it is stopped."
+  }),
+  define("pool.callTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(60),
+    hot: true,
+    description: "How long one call to an upstream may run before it is cancelled."
+  }),
+  define("pool.startTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(30),
+    hot: true,
+    description: "How long an upstream may take to start and complete its handshake or probe."
+  }),
+  define("transport.stdioDrain", {
+    codec: Codec.duration,
+    default: Duration.seconds(5),
+    hot: true,
+    description: "After a host closes stdin, how long requests in flight get to answer before they are cancelled."
+  }),
+  define("transport.sseKeepAlive", {
+    codec: Codec.duration,
+    default: Duration.seconds(15),
+    hot: true,
+    description: "Interval of the keep-alive comment on open SSE streams."
+  }),
+  define("transport.allowedOrigins", {
+    codec: Codec.origins,
+    default: [],
+    hot: true,
+    description:
+      "Browser origins allowed on /mcp besides loopback and daemon.address: exact scheme://host[:port], " +
+      "comma-separated in the environment and on the command line."
+  }),
+  define("daemon.address", {
+    codec: Codec.host,
+    default: "127.0.0.1",
+    hot: false,
+    description: "Address the daemon listens on for /mcp and /v1."
+  }),
+  define("daemon.port", {
+    codec: Codec.port,
+    default: 7717,
+    hot: false,
+    description: "TCP port the daemon listens on; 0 picks an ephemeral port."
+  })
+] as const
+
+/** Any registry entry. */
+export type AnySetting = (typeof registry)[number]
+
+/** A setting's dotted path. */
+export type SettingPath = AnySetting["path"]
+
+/** The value type of the setting at `P`. */
+export type SettingValue<P extends SettingPath> = Extract<AnySetting, { readonly path: P }>["default"]
+
+// The registry holds settings of different value types; this widening is the one place they are
+// handled alike (decode, format, encode), and each value only ever meets its own setting's schemas.
+type Erased = Setting<SettingPath, unknown>
+const erase = (s: AnySetting): Erased => s as unknown as Erased
+
+const byPath: ReadonlyMap<string, Erased> = new Map(registry.map((s) => [s.path, erase(s)]))
+const byFlag: ReadonlyMap<string, Erased> = new Map(registry.map((s) => [s.flag, erase(s)]))
+
+/** Every setting path, for error messages and completion. */
+export const paths: ReadonlyArray<SettingPath> = registry.map((s) => s.path)
+
+/** Whether a string names a setting. */
+export const isSettingPath = (path: string): path is SettingPath => byPath.has(path)
+
+/** The registry entry at `path`. */
+export const lookup = <P extends SettingPath>(path: P): Extract<AnySetting, { readonly path: P }> =>
+  registry.find((s) => s.path === path) as Extract<AnySetting, { readonly path: P }>
+
+/** Why an unknown setting path is refused. */
+export const unknownSetting = (path: string): string =>
+  `unknown setting ${JSON.stringify(path)}; expected one of: ${paths.join(", ")}`
+
+/**
+ * Checks a config file's value for a setting, returning why it is refused. The config loader
+ * uses it so a bad value is reported with the file and key before anything starts.
+ */
+export const checkFileValue = (path: string, value: unknown): Option.Option<string> => {
+  const setting = byPath.get(path)
+  if (setting === undefined) return Option.some(unknownSetting(path))
+  return Either.match(Schema.decodeUnknownEither(setting.fromJson)(value), {
+    onLeft: (e) => Option.some(Codec.firstIssue(e).message),
+    onRight: () => Option.none()
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources, rows, errors
+// ---------------------------------------------------------------------------------------------
+
+/** Where an effective value came from: `default`, `file:<path>`, `env:MCPX_X`, `flag:--x` (or `runtime`). */
+export const Source = Schema.Union(
+  Schema.Literal("default", "runtime"),
+  Schema.TemplateLiteral("file:", Schema.String),
+  Schema.TemplateLiteral("env:", Schema.String),
+  Schema.TemplateLiteral("flag:", Schema.String)
+)
+
+/** Where an effective value came from. */
+export type Source = typeof Source.Type
+
+/** One setting as `mcpx-fx settings list`, `config --sources` and `/v1/settings` report it. */
+export const SettingRow = Schema.Struct({
+  path: Schema.String,
+  /** The effective value as JSON (durations in their short form, origins as a list). */
+  value: Schema.Unknown,
+  /** The effective value as an env var or flag would spell it. */
+  text: Schema.String,
+  default: Schema.Unknown,
+  source: Source,
+  env: Schema.String,
+  flag: Schema.String,
+  hot: Schema.Boolean,
+  expected: Schema.String,
+  description: Schema.String
+})
+
+/** One row of the settings listing. */
+export type SettingRow = typeof SettingRow.Type
+
+/** A setting's effective value and where it came from. */
+export interface Resolved<P extends SettingPath> {
+  readonly path: P
+  readonly value: SettingValue<P>
+  readonly source: Source
+}
+
+/**
+ * A setting value, flag or file key that was refused. The message names the source, the key as
+ * the user spelled it there and what was expected, e.g.
+ * `MCPX_POOL_MAX: expected a positive integer, got "abc"`.
+ */
+export class SettingsError extends Schema.TaggedError<SettingsError>()("SettingsError", {
+  source: Source,
+  /** The key as spelled at the source: the env var, the flag, or `settings["pool.max"]` in a file. */
+  key: Schema.String,
+  /** What was expected and what was found. */
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return this.source.startsWith("file:") ? `${this.source.slice(5)}: ${this.key}: ${this.detail}` : `${this.key}: ${this.detail}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution
+// ---------------------------------------------------------------------------------------------
+
+/** The `settings` object of one config file. */
+export interface SettingsFile {
+  /** The file's path, as reported in `file:<path>` sources. */
+  readonly file: string
+  /** Raw JSON values keyed by setting path. */
+  readonly values: Readonly<Record<string, unknown>>
+}
+
+/** Everything the settings are resolved from; the CLI and tests pass these in explicitly. */
+export interface SettingsInput {
+  /** Config files' `settings` objects, nearest first (the first file that sets a key wins). */
+  readonly files?: ReadonlyArray<SettingsFile>
+  /** The environment; only registry variables are read, and an empty value counts as unset. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Flag values keyed by flag name (`--pool-max`; the dashes may be left off). */
+  readonly flags?: Readonly<Record<string, string | undefined>>
+}
+
+interface Entry {
+  readonly value: unknown
+  readonly source: Source
+}
+
+const decodeAt = (
+  schema: Schema.Schema<unknown, unknown>,
+  raw: unknown,
+  source: Source,
+  key: string
+): Either.Either<Entry, SettingsError> =>
+  Either.mapBoth(Schema.decodeUnknownEither(schema)(raw), {
+    onLeft: (e) => new SettingsError({ source, key, detail: Codec.firstIssue(e).message }),
+    onRight: (value) => ({ value, source })
+  })
+
+const textSchema = (s: Erased): Schema.Schema<unknown, unknown> => s.fromString as Schema.Schema<unknown, unknown>
+
+/**
+ * Resolves every setting. Each layer that sets a value is decoded even when a higher layer
+ * overrides it, so a typo in a file is reported instead of lying in wait for the day the env
+ * var that hides it is removed.
+ */
+export const resolveAll = (input: SettingsInput): Either.Either<ReadonlyMap<SettingPath, Entry>, SettingsError> => {
+  const entries = new Map<SettingPath, Entry>()
+  for (const s of registry) entries.set(s.path, { value: s.default, source: "default" })
+
+  const fromFiles = new Set<string>()
+  for (const file of input.files ?? []) {
+    const source: Source = `file:${file.file}`
+    for (const [path, raw] of Object.entries(file.values)) {
+      const setting = byPath.get(path)
+      const key = fileKeyOf(path)
+      if (setting === undefined) return Either.left(new SettingsError({ source, key, detail: unknownSetting(path) }))
+      const decoded = decodeAt(setting.fromJson, raw, source, key)
+      if (Either.isLeft(decoded)) return Either.left(decoded.left)
+      if (fromFiles.has(path)) continue
+      fromFiles.add(path)
+      entries.set(setting.path, decoded.right)
+    }
+  }
+
+  const env = input.env ?? {}
+  for (const s of registry.map(erase)) {
+    const raw = env[s.env]
+    if (raw === undefined || raw === "") continue
+    const decoded = decodeAt(textSchema(s), raw, `env:${s.env}`, s.env)
+    if (Either.isLeft(decoded)) return Either.left(decoded.left)
+    entries.set(s.path, decoded.right)
+  }
+
+  for (const [name, raw] of Object.entries(input.flags ?? {})) {
+    if (raw === undefined) continue
+    const flag = name.startsWith("--") ? name : `--${name}`
+    const setting = byFlag.get(flag)
+    if (setting === undefined) {
+      const detail = `unknown setting flag; expected one of: ${registry.map((s) => s.flag).join(", ")}`
+      return Either.left(new SettingsError({ source: `flag:${flag}`, key: flag, detail }))
+    }
+    const decoded = decodeAt(textSchema(setting), raw, `flag:${flag}`, flag)
+    if (Either.isLeft(decoded)) return Either.left(decoded.left)
+    entries.set(setting.path, decoded.right)
+  }
+  return Either.right(entries)
+}
+
+const rowOf = (setting: Erased, entry: Entry): SettingRow => ({
+  path: setting.path,
+  value: Schema.encodeSync(setting.fromJson)(entry.value),
+  text: setting.format(entry.value),
+  default: Schema.encodeSync(setting.fromJson)(setting.default),
+  source: entry.source,
+  env: setting.env,
+  flag: setting.flag,
+  hot: setting.hot,
+  expected: setting.expected,
+  description: setting.description
+})
+
+/** The settings service: typed reads of effective values, their sources, and the full listing. */
+export interface SettingsService {
+  /** The effective value of one setting, typed by its path. */
+  readonly get: <P extends SettingPath>(path: P) => Effect.Effect<SettingValue<P>>
+  /** The effective value and where it came from. */
+  readonly resolve: <P extends SettingPath>(path: P) => Effect.Effect<Resolved<P>>
+  /** Every setting, in registry order, as `settings list` and `/v1/settings` show it. */
+  readonly list: Effect.Effect<ReadonlyArray<SettingRow>>
+}
+
+/** Builds the service from explicit inputs; fails with the first refused value. */
+export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
+  const entries = yield* resolveAll(input)
+  const overridden = [...entries].filter(([, e]) => e.source !== "default").map(([p, e]) => `${p}=${e.source}`)
+  yield* Effect.logDebug("settings resolved").pipe(Effect.annotateLogs("overrides", overridden.join(" ")))
+  // A Ref rather than a frozen map: the runtime layer (PUT /v1/settings) will write hot values here.
+  const state = yield* Ref.make(entries)
+  const entry = (path: SettingPath) =>
+    Effect.map(Ref.get(state), (m): Entry => m.get(path) ?? { value: lookup(path).default, source: "default" })
+  const service: SettingsService = {
+    get: <P extends SettingPath>(path: P) =>
+      Effect.map(entry(path), (e) => e.value as SettingValue<P>),
+    resolve: <P extends SettingPath>(path: P) =>
+      Effect.map(entry(path), (e): Resolved<P> => ({ path, value: e.value as SettingValue<P>, source: e.source })),
+    list: Effect.map(Ref.get(state), (m) =>
+      registry.map((s) => rowOf(erase(s), m.get(s.path) ?? { value: s.default, source: "default" })))
+  }
+  return service
+})
+
+/** The resolved settings. */
+export class Settings extends Context.Tag("@mcpx-fx/gateway/Settings")<Settings, SettingsService>() {
+  /** Settings from explicit inputs (files' `settings` objects, an env record, flag values). */
+  static readonly layer = (input: SettingsInput): Layer.Layer<Settings, SettingsError> =>
+    Layer.effect(Settings, make(input))
+
+  /** Settings whose inputs are computed by an effect, e.g. read from the loaded `Config`. */
+  static readonly layerEffect = <E, R>(
+    input: Effect.Effect<SettingsInput, E, R>
+  ): Layer.Layer<Settings, SettingsError | E, R> => Layer.effect(Settings, Effect.flatMap(input, make))
+
+  /** Every setting at its default, for tests of services that read settings. */
+  static readonly layerDefaults: Layer.Layer<Settings> = Layer.effect(Settings, Effect.orDie(make({})))
+}
+
+/** Reads one setting from the `Settings` in context. */
+export const get = <P extends SettingPath>(path: P): Effect.Effect<SettingValue<P>, never, Settings> =>
+  Effect.flatMap(Settings, (s) => s.get(path))

@@ -29,7 +29,8 @@ export const make = (ctx: Context, write: (m: Message) => void, exit: (code: num
     const done = (r: Response | undefined) => {
       session.inflight.end(req.id)
       eraOf.delete(req.id)
-      if (r !== undefined && !signal.aborted) write(r)
+      if (signal.aborted) return debug(`cancelled ${req.method} ${JSON.stringify(req.id)}`)
+      if (r !== undefined) write(r)
     }
     serve(signal).then(done, (e: unknown) => done(failure(req.id, ErrorCode.InternalError, String(e))))
   }

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import type { Context } from "./Context.js"
+import { debug, type Context } from "./Context.js"
 import * as Legacy from "./Legacy.js"
 import type { Mode } from "./Options.js"
 import { LegacySession } from "./Session.js"
@@ -88,7 +88,9 @@ const serve = async (
   const reply = new PostReply(res, prefersStream(ctx, req), headers)
   const signal = session.inflight.begin(req.id)
   try {
-    reply.finish(await Legacy.handle(ctx, session, req, reply.send, signal))
+    const r = await Legacy.handle(ctx, session, req, reply.send, signal)
+    if (signal.aborted) debug(`cancelled ${req.method} ${JSON.stringify(req.id)}`)
+    reply.finish(signal.aborted ? undefined : r)
   } finally {
     session.inflight.end(req.id)
   }

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import type { Context } from "./Context.js"
+import { debug, type Context } from "./Context.js"
 import * as Modern from "./Modern.js"
 import * as Sse from "./Sse.js"
 import { failure, frame, type Failure, type Request, type Response } from "./Wire.js"
@@ -39,14 +39,24 @@ export const checkHeaders = (http: IncomingMessage, req: Request): Failure | und
   return undefined
 }
 
+const prefersStream = (ctx: Context, req: Request): boolean =>
+  ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call")
+
 const send = (ctx: Context, res: ServerResponse, req: Request, r: Response): void => {
   const status = Modern.statusOf(r)
-  const stream = status === 200 && (ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call"))
-  if (!stream) return Sse.json(res, status, r)
+  if (status !== 200 || !prefersStream(ctx, req)) return Sse.json(res, status, r)
   Sse.open(res)
   Sse.event(res, frame(r))
   res.end()
 }
+
+/** Whether `p` settles within the current turn of the event loop. */
+const settlesNow = <A>(p: Promise<A>): Promise<boolean> =>
+  new Promise((resolve) => {
+    let done = false
+    p.then(() => (done = true), () => (done = true))
+    setImmediate(() => resolve(done))
+  })
 
 export const post = async (ctx: Context, http: IncomingMessage, res: ServerResponse, req: Request): Promise<void> => {
   if (ctx.options.mode === "modern-only" && req.method === "initialize" && Modern.metaOf(req.params) === undefined) {
@@ -61,6 +71,15 @@ export const post = async (ctx: Context, http: IncomingMessage, res: ServerRespo
   res.on("close", () => {
     if (!res.writableFinished) controller.abort()
   })
-  const reply = await Modern.handle(ctx, req, meta, controller.signal)
-  if (reply !== undefined && !controller.signal.aborted) send(ctx, res, req, reply)
+  const pending = Modern.handle(ctx, req, meta, controller.signal)
+  // Errors are known at once and keep their HTTP status; a reply that takes time streams, so the
+  // client sees the response open and can cancel by closing it.
+  const streamEarly = prefersStream(ctx, req) && !(await settlesNow(pending))
+  if (streamEarly) Sse.open(res)
+  const reply = await pending
+  if (controller.signal.aborted) return debug(`cancelled ${req.method} ${JSON.stringify(req.id)}`)
+  if (reply === undefined) return void res.end()
+  if (!streamEarly) return send(ctx, res, req, reply)
+  Sse.event(res, frame(reply))
+  res.end()
 }

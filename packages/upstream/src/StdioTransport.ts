@@ -1,0 +1,233 @@
+/**
+ * The stdio transport: the upstream is a child process speaking newline-delimited JSON-RPC on
+ * stdin/stdout. Lines that are not JSON (banners some servers print) are skipped and logged;
+ * stderr is kept as a bounded tail for error messages; a line over the size cap closes the
+ * connection rather than growing memory without bound.
+ */
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { StdioDefinition } from "./ServerDefinition.js"
+import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
+import { splitLinesCapped } from "./internal/lines.js"
+
+/** Tunables of the stdio transport. */
+export interface StdioOptions {
+  /** The largest stdout line accepted, in characters. */
+  readonly maxLineBytes?: number
+  /** How much of stderr to keep for error messages. */
+  readonly stderrTailBytes?: number
+  /** How long to wait after closing stdin, and again after SIGTERM, before the next step. */
+  readonly killGrace?: Duration.DurationInput
+}
+
+const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
+
+type Pending = Mailbox.Mailbox<JsonRpc.Parsed, TransportError>
+
+// JSON-RPC ids are strings or numbers and `1` and `"1"` are different ids.
+const idKey = (id: JsonRpc.RequestId): string => `${typeof id}:${id}`
+
+const tokenKey = (token: unknown): string | undefined =>
+  typeof token === "string" || typeof token === "number" ? idKey(token) : undefined
+
+// A request opts into progress with `_meta.progressToken`; the notifications name it at top level.
+const requestProgressToken = (params: JsonRpc.Request["params"]): string | undefined => {
+  const meta = params?._meta
+  return typeof meta === "object" && meta !== null ? tokenKey((meta as Record<string, unknown>).progressToken) : undefined
+}
+
+/**
+ * Starts the upstream process and returns a connection to it. Closing the scope closes stdin,
+ * waits `killGrace` for the process to leave, then SIGTERMs and finally SIGKILLs its process
+ * group, so grandchildren (npx → node) go with it.
+ */
+export const openStdio = (
+  def: StdioDefinition,
+  options: StdioOptions = {}
+): Effect.Effect<Connection, TransportError, Scope.Scope | CommandExecutor.CommandExecutor> =>
+  Effect.gen(function*() {
+    const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
+    const stderrTailBytes = options.stderrTailBytes ?? defaults.stderrTailBytes
+    const killGrace = options.killGrace ?? defaults.killGrace
+
+    let command = Command.make(def.command, ...def.args).pipe(
+      Command.env(def.env),
+      Command.stdin("pipe"),
+      Command.stdout("pipe"),
+      Command.stderr("pipe")
+    )
+    if (def.cwd !== undefined) command = Command.workingDirectory(command, def.cwd)
+
+    const scope = yield* Effect.scope
+    const proc = yield* Command.start(command).pipe(
+      Effect.mapError((e) => new TransportClosed({ reason: `cannot start ${def.command}: ${e.message}` }))
+    )
+
+    const stderrTail = yield* Ref.make("")
+    const closedWith = yield* Deferred.make<TransportClosed>()
+    const pending = new Map<string, Pending>()
+    const progress = new Map<string, Pending>()
+    const unsolicited = yield* Queue.sliding<JsonRpc.Parsed>(1024)
+    const outbox = yield* Mailbox.make<string>()
+
+    const close = (reason: TransportClosed) =>
+      Effect.gen(function*() {
+        if (!(yield* Deferred.succeed(closedWith, reason))) return
+        for (const box of pending.values()) yield* box.fail(reason)
+        pending.clear()
+        progress.clear()
+        yield* Queue.shutdown(unsolicited)
+        yield* outbox.end
+      })
+
+    // The writer owns stdin: one frame per line, in offer order. Ending the outbox ends the
+    // stream, which ends stdin — the polite way to ask a stdio server to leave.
+    yield* Mailbox.toStream(outbox).pipe(
+      Stream.map((line) => new TextEncoder().encode(line)),
+      Stream.run(proc.stdin),
+      Effect.catchAll((e) => Effect.logDebug(`stdin of ${def.name} closed: ${e.message}`)),
+      Effect.forkIn(scope)
+    )
+
+    yield* proc.stderr.pipe(
+      Stream.decodeText(),
+      Stream.runForEach((text) =>
+        Ref.update(stderrTail, (tail) => (tail + text).slice(-stderrTailBytes))
+      ),
+      Effect.ignore,
+      Effect.forkIn(scope)
+    )
+
+    const dispatch = (parsed: JsonRpc.Parsed) =>
+      Effect.gen(function*() {
+        const m = parsed.message
+        if (JsonRpc.isResponse(m)) {
+          const id = JsonRpc.idOf(m)
+          const box = id === undefined ? undefined : pending.get(idKey(id))
+          if (box !== undefined && id !== undefined) {
+            pending.delete(idKey(id))
+            yield* box.offer(parsed)
+            yield* box.end
+            return
+          }
+        } else if (JsonRpc.isNotification(m) && m.method === "notifications/progress") {
+          const token = tokenKey(m.params?.progressToken)
+          const box = token === undefined ? undefined : progress.get(token)
+          if (box !== undefined) {
+            yield* box.offer(parsed)
+            return
+          }
+        }
+        yield* Queue.offer(unsolicited, parsed)
+      })
+
+    const readerDone = yield* proc.stdout.pipe(
+      Stream.decodeText(),
+      splitLinesCapped(maxLineBytes),
+      Stream.runForEach((line) => {
+        if (line.trim().length === 0) return Effect.void
+        const frame = JsonRpc.decodeFrame(line)
+        if (Either.isLeft(frame)) {
+          return Effect.logDebug(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`)
+        }
+        return frame.right._tag === "Single"
+          ? dispatch(frame.right.parsed)
+          : Effect.forEach(frame.right.elements, (el) => (Either.isRight(el) ? dispatch(el.right) : Effect.void), {
+            discard: true
+          })
+      }),
+      Effect.either,
+      Effect.forkIn(scope)
+    )
+
+    // Whatever ends first — the process or its stdout — closes the connection for everyone
+    // waiting, with the exit status and stderr tail so the caller can say why.
+    yield* Effect.gen(function*() {
+      const readEnd = yield* readerDone.await
+      if (Exit.isSuccess(readEnd) && Either.isLeft(readEnd.value) && readEnd.value.left instanceof FrameTooLarge) {
+        yield* close(
+          new TransportClosed({ reason: `${def.name}: ${readEnd.value.left.message}`, stderrTail: yield* Ref.get(stderrTail) })
+        )
+        yield* proc.kill("SIGKILL").pipe(Effect.ignore)
+        return
+      }
+      const code = yield* proc.exitCode.pipe(Effect.option)
+      yield* close(
+        new TransportClosed({
+          reason: `${def.name} exited`,
+          exitCode: Option.getOrNull(code),
+          stderrTail: yield* Ref.get(stderrTail)
+        })
+      )
+    }).pipe(Effect.forkIn(scope))
+
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.gen(function*() {
+        yield* outbox.end
+        const gone = yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.option)
+        if (Option.isNone(gone)) {
+          const termed = yield* proc.kill("SIGTERM").pipe(Effect.timeout(killGrace), Effect.option)
+          if (Option.isNone(termed)) yield* proc.kill("SIGKILL").pipe(Effect.timeout(killGrace), Effect.ignore)
+        }
+        yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail: yield* Ref.get(stderrTail) }))
+      }).pipe(Effect.ignore)
+    )
+
+    const send = (message: JsonRpc.Message) =>
+      Effect.flatMap(Deferred.poll(closedWith), (closed) =>
+        Option.isSome(closed)
+          ? Effect.flatMap(closed.value, Effect.fail)
+          : outbox.offer(`${JsonRpc.encodeFrame(message)}\n`).pipe(Effect.asVoid))
+
+    const request: Connection["request"] = (req) =>
+      Stream.unwrapScoped(
+        Effect.gen(function*() {
+          const box: Pending = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
+          const key = idKey(req.id)
+          const token = requestProgressToken(req.params)
+          pending.set(key, box)
+          if (token !== undefined) progress.set(token, box)
+          yield* Effect.addFinalizer(() =>
+            Effect.gen(function*() {
+              if (token !== undefined) progress.delete(token)
+              // Still pending when the caller stops listening: the caller gave up, so tell the
+              // server to stop too (stdio has no other cancellation signal).
+              if (pending.delete(key)) {
+                yield* send(
+                  JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" })
+                ).pipe(Effect.ignore)
+              }
+            })
+          )
+          yield* send(req)
+          return Mailbox.toStream(box)
+        })
+      )
+
+    return {
+      request,
+      notify: (n) => send(n),
+      respond: (r) => send(r),
+      unsolicited: Stream.fromQueue(unsolicited),
+      closed: Deferred.await(closedWith),
+      stderrTail: Ref.get(stderrTail),
+      openNotificationStream: Effect.void,
+      wire: "stdio"
+    } satisfies Connection
+  })
+
+/** How long `killGrace` defaults to, for callers that report it. */
+export const defaultKillGrace: Duration.Duration = Duration.decode(defaults.killGrace)

@@ -1,0 +1,182 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import { Fixtures } from "@mcpx-fx/testing"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { StdioDefinition } from "../src/ServerDefinition.js"
+import { openStdio } from "../src/StdioTransport.js"
+import type { Connection } from "../src/Transport.js"
+
+const eraServer = (mode: string, extra: ReadonlyArray<string> = []) => {
+  const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode, ...extra])
+  return new StdioDefinition({ transport: "stdio", name: `era-${mode}`, command, args })
+}
+
+const script = (name: string, source: string) =>
+  new StdioDefinition({ transport: "stdio", name, command: process.execPath, args: ["-e", source] })
+
+const initialize = (id: number) =>
+  JsonRpc.request(id, "initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "stdio-transport-test", version: "0" }
+  })
+
+/** Sends a request and returns its final message (the response). */
+const call = (conn: Connection, req: JsonRpc.Request) =>
+  conn.request(req).pipe(Stream.runCollect, Effect.map((c) => Chunk.unsafeLast(c).message))
+
+const resultOf = (m: JsonRpc.Message): Record<string, unknown> => {
+  assert.isTrue(JsonRpc.isSuccess(m), `expected a success, got ${JSON.stringify(m)}`)
+  return (m as JsonRpc.SuccessResponse).result
+}
+
+const handshake = (conn: Connection) =>
+  Effect.gen(function*() {
+    const init = resultOf(yield* call(conn, initialize(1)))
+    yield* conn.notify(JsonRpc.notification("notifications/initialized"))
+    return init
+  })
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe("StdioTransport", () => {
+  it.scopedLive("stdio/transport/round-trip: requests are answered by id", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(eraServer("dual"))
+      const init = yield* handshake(conn)
+      assert.strictEqual(init.protocolVersion, "2025-11-25")
+      const [a, b] = yield* Effect.all(
+        [
+          call(conn, JsonRpc.request("a", "tools/call", { name: "echo", arguments: { message: "first" } })),
+          call(conn, JsonRpc.request(2, "tools/call", { name: "echo", arguments: { message: "second" } }))
+        ],
+        { concurrency: 2 }
+      )
+      assert.strictEqual(JsonRpc.idOf(a), "a")
+      assert.include(JSON.stringify(resultOf(a)), "first")
+      assert.strictEqual(JsonRpc.idOf(b), 2)
+      assert.include(JSON.stringify(resultOf(b)), "second")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/banner: non-JSON lines before the first frame are skipped", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(eraServer("legacy-banner"))
+      const init = yield* handshake(conn)
+      assert.strictEqual(init.protocolVersion, "2025-11-25")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/exit: a process that exits fails pending requests with its exit code", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(eraServer("legacy-exit"))
+      const exit = yield* call(conn, JsonRpc.request(1, "server/discover", { _meta: {} })).pipe(Effect.exit)
+      assert.isTrue(Exit.isFailure(exit))
+      const closed = yield* conn.closed
+      assert.strictEqual(closed._tag, "TransportClosed")
+      assert.isNumber(closed.exitCode)
+      assert.include(closed.message, "exited")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/stderr-tail: the reason a process died carries what it said on stderr", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(
+        script("noisy", "process.stderr.write('x'.repeat(20000) + 'fatal: no API key configured\\n'); process.exit(3)"),
+        { stderrTailBytes: 64 }
+      )
+      const closed = yield* conn.closed
+      assert.strictEqual(closed.exitCode, 3)
+      assert.include(closed.message, "fatal: no API key configured")
+      assert.isAtMost((closed.stderrTail ?? "").length, 64)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/line-cap: a line over the cap closes the connection instead of growing memory", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(
+        script("flood", "process.stdout.write('{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"s\":\"' + 'a'.repeat(100000)); setInterval(() => {}, 1000)"),
+        { maxLineBytes: 1024, killGrace: "100 millis" }
+      )
+      const closed = yield* conn.closed
+      assert.include(closed.message, "larger than 1024 bytes")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/cancel: interrupting a request sends notifications/cancelled", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-stdio-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const log = join(dir, "methods.log")
+      const conn = yield* openStdio(eraServer("dual", ["--log", log]))
+      yield* handshake(conn)
+      const slow = yield* call(conn, JsonRpc.request(7, "tools/call", { name: "slow", arguments: { ms: 60000 } })).pipe(
+        Effect.fork
+      )
+      // The echo's answer proves the slow call was received before we interrupt it.
+      yield* call(conn, JsonRpc.request(8, "tools/call", { name: "echo", arguments: { message: "after" } }))
+      yield* Fiber.interrupt(slow)
+      // stdio is ordered: once this ping is answered, the cancellation sent before it was read.
+      yield* call(conn, JsonRpc.request(9, "ping"))
+      const methods = readFileSync(log, "utf8")
+      assert.include(methods, "notifications/cancelled")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/progress: progress for a request's token arrives on that request's stream", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(
+        script(
+          "progress",
+          `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+             const m = JSON.parse(l)
+             const out = (x) => process.stdout.write(JSON.stringify(x) + '\\n')
+             out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: m.params._meta.progressToken, progress: 1 } })
+             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'unrelated' } })
+             out({ jsonrpc: '2.0', id: m.id, result: { done: true } })
+           })`
+        )
+      )
+      const messages = yield* conn.request(JsonRpc.request(1, "tools/call", { name: "x", _meta: { progressToken: "tok" } })).pipe(
+        Stream.runCollect
+      )
+      const methods = Chunk.toReadonlyArray(messages).map((p) => ("method" in p.message ? p.message.method : "response"))
+      assert.deepStrictEqual(methods, ["notifications/progress", "response"])
+      const other = yield* Stream.runHead(conn.unsolicited)
+      assert.isTrue(Option.isSome(other))
+      assert.strictEqual(Option.getOrThrow(other).message.method, "notifications/message")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.live("stdio/transport/kill: closing the scope kills a process that ignores EOF and SIGTERM, with its group", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const conn = yield* openStdio(
+        script(
+          "stubborn",
+          `process.on('SIGTERM', () => {})
+           process.stdin.on('end', () => {})
+           const child = require('child_process').spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+           process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'pids', params: { pid: process.pid, child: child.pid } }) + '\\n')
+           setInterval(() => {}, 1000)`
+        ),
+        { killGrace: "200 millis" }
+      ).pipe(Scope.extend(scope))
+      const first = Option.getOrThrow(yield* Stream.runHead(conn.unsolicited))
+      const { pid, child } = (first.message as JsonRpc.Notification).params as { pid: number; child: number }
+      assert.isTrue(isAlive(pid) && isAlive(child))
+      yield* Scope.close(scope, Exit.void)
+      assert.isFalse(isAlive(pid), "the server process survived")
+      assert.isFalse(isAlive(child), "the server's child survived the group kill")
+    }).pipe(Effect.provide(NodeContext.layer)))
+})

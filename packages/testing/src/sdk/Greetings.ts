@@ -8,21 +8,25 @@
  * connection the SDK's legacy shim turns the same return into a real server→client
  * `elicitation/create` and re-enters the handler with the answer.
  */
-import { acceptedContent, inputRequired, inputResponse, type McpServer } from "@modelcontextprotocol/server"
+import { acceptedContent, inputRequired, inputResponse, type McpServer, type ServerContext } from "@modelcontextprotocol/server"
 import * as z from "zod"
 import type { SurfaceContext } from "./V2Host.js"
 
 const NameForm = z.object({ name: z.string().describe("Your name") })
 
-/** The protocol revision the request was served at, as the SDK reports it for either era. */
-export const revisionOf = (mcp: McpServer): string => mcp.server.getNegotiatedProtocolVersion() ?? "unknown"
+/**
+ * The protocol revision the request was served at, as the SDK reports it. A stateless legacy
+ * instance never saw `initialize`, so there only the request's own version header can tell.
+ */
+export const revisionOf = (mcp: McpServer, ctx: ServerContext): string =>
+  mcp.server.getNegotiatedProtocolVersion() ?? ctx.http?.req?.headers.get("mcp-protocol-version") ?? "unknown"
 
 export const registerGreetings = (mcp: McpServer, ctx: SurfaceContext): void => {
   mcp.registerTool(
     "hello",
     { description: "Says which server answered and over which protocol era", inputSchema: z.object({}) },
-    () => ({
-      content: [{ type: "text", text: `hello from ${ctx.fixture} over ${ctx.era} (${revisionOf(mcp)})` }]
+    (_args, handlerCtx) => ({
+      content: [{ type: "text", text: `hello from ${ctx.fixture} over ${ctx.era} (${revisionOf(mcp, handlerCtx)})` }]
     })
   )
 

@@ -6,3 +6,7 @@
 export * as Preference from "./Preference.js"
 /** Configured upstream servers (stdio command or HTTP URL). */
 export * as ServerDefinition from "./ServerDefinition.js"
+/** Which protocol version to offer and accept, per era (-32022 retries, initialize counter-offers). */
+export * as Negotiator from "./Negotiator.js"
+/** Remembered upstream eras, in memory and in `<stateDir>/upstream-eras.json`. */
+export * as EraCache from "./EraCache.js"

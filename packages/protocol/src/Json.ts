@@ -2,6 +2,7 @@
  * Plain JSON helpers shared by the wire modules: the object guard, structural equality, and the
  * two Schema building blocks every MCP record uses.
  */
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /** A JSON object as it came off the wire: string keys, values not yet looked at. */
@@ -56,4 +57,11 @@ export const omitKeys = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v
   return out
+}
+
+/** One line naming the first thing a Schema decode found wrong, with its path, for error messages. */
+export const describeParseError = (e: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]
+  if (issue === undefined) return e.message
+  return issue.path.length === 0 ? issue.message : `${issue.path.map(String).join(".")}: ${issue.message}`
 }

@@ -10,3 +10,43 @@ export * as ErrorCode from "./ErrorCode.js"
 export * as Json from "./Json.js"
 /** JSON-RPC 2.0 envelopes, the frame decoder that keeps raw JSON, and response builders. */
 export * as JsonRpc from "./JsonRpc.js"
+/** MCP method names and which revision has which. */
+export * as Method from "./Method.js"
+/** Client and server identity (`Implementation`) and icons. */
+export * as Implementation from "./Implementation.js"
+/** Client and server capabilities per era, and their projection onto a revision. */
+export * as Capabilities from "./Capabilities.js"
+/** Reserved `_meta` keys and validation of a modern request's `_meta`. */
+export * as Meta from "./Meta.js"
+/** Common result fields: resultType, ttlMs, cacheScope, pagination. */
+export * as Result from "./Result.js"
+/** Content blocks: text, image, audio, embedded resource, resource link. */
+export * as Content from "./Content.js"
+/** `initialize` and `server/discover`. */
+export * as Lifecycle from "./Lifecycle.js"
+/** `tools/list` and `tools/call`, with per-era structured content. */
+export * as Tools from "./Tools.js"
+/** Resources: list, templates, read, legacy subscribe, updated. */
+export * as Resources from "./Resources.js"
+/** Prompts: list and get. */
+export * as Prompts from "./Prompts.js"
+/** `completion/complete`. */
+export * as Completion from "./Completion.js"
+/** `elicitation/create` in form and URL modes. */
+export * as Elicitation from "./Elicitation.js"
+/** `sampling/createMessage`. */
+export * as Sampling from "./Sampling.js"
+/** `roots/list`. */
+export * as Roots from "./Roots.js"
+/** MRTR: `input_required` results and retry params. */
+export * as InputRequired from "./InputRequired.js"
+/** `subscriptions/listen`, its acknowledgement and stream tagging. */
+export * as Subscriptions from "./Subscriptions.js"
+/** Cancellation, progress, log and list_changed notifications. */
+export * as Notifications from "./Notifications.js"
+/** The experimental core tasks of 2025-11-25. */
+export * as Tasks from "./Tasks.js"
+/** The 2026-07-28 tasks extension. */
+export * as TasksExtension from "./TasksExtension.js"
+/** Data shapes and builders for -32020, -32021 and -32022. */
+export * as ErrorData from "./ErrorData.js"

@@ -1,0 +1,208 @@
+/**
+ * `_meta`: the reserved keys, the per-request envelope of the modern era, and its validation.
+ *
+ * A modern request carries its protocol version, client capabilities and (optionally) client
+ * identity and log level in `params._meta`; nothing is inferred from earlier requests. A request
+ * missing a required field is `-32602` (HTTP 400); a version the server does not serve is `-32022`
+ * with `{supported, requested}`.
+ */
+import * as Data from "effect/Data"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { ModernClientCapabilities } from "./Capabilities.js"
+import * as ErrorCode from "./ErrorCode.js"
+import { Implementation } from "./Implementation.js"
+import { describeParseError, isJsonObject, type JsonObject, open, optionalKey } from "./Json.js"
+import { RequestId } from "./JsonRpc.js"
+import { ModernRevisions } from "./Revision.js"
+
+/** The request's protocol version (required on modern requests). */
+export const ProtocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+/** The request's client capabilities (required on modern requests; `{}` declares none). */
+export const ClientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+/** The client's identity (optional, SHOULD be sent). */
+export const ClientInfoKey = "io.modelcontextprotocol/clientInfo"
+/** The log level this request opts into; absent means no log notifications for it. */
+export const LogLevelKey = "io.modelcontextprotocol/logLevel"
+/** Opts a request into progress notifications (every revision). */
+export const ProgressTokenKey = "progressToken"
+/** Tags notifications of a subscriptions/listen stream with the listen request's id. */
+export const SubscriptionIdKey = "io.modelcontextprotocol/subscriptionId"
+/** The server's identity, in every modern result's `_meta`. */
+export const ServerInfoKey = "io.modelcontextprotocol/serverInfo"
+/** Ties a message to a task (2025-11-25 core tasks). */
+export const RelatedTaskKey = "io.modelcontextprotocol/related-task"
+
+/** Log severities (RFC 5424 names). */
+export const LoggingLevel = Schema.Literal("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+/** A log severity. */
+export type LoggingLevel = typeof LoggingLevel.Type
+
+/** An opaque progress token. */
+export const ProgressToken = Schema.Union(Schema.String, Schema.Number)
+/** An opaque progress token. */
+export type ProgressToken = typeof ProgressToken.Type
+
+/** A modern request's `_meta`, other keys kept. */
+export const RequestMeta = open({
+  [ProtocolVersionKey]: Schema.String,
+  [ClientCapabilitiesKey]: ModernClientCapabilities,
+  [ClientInfoKey]: optionalKey(Implementation),
+  [LogLevelKey]: optionalKey(LoggingLevel),
+  [ProgressTokenKey]: optionalKey(ProgressToken)
+})
+/** A modern request's `_meta`. */
+export type RequestMeta = typeof RequestMeta.Type
+
+/** A legacy request's `_meta`: only the progress token is defined. */
+export const LegacyRequestMeta = open({ [ProgressTokenKey]: optionalKey(ProgressToken) })
+/** A legacy request's `_meta`. */
+export type LegacyRequestMeta = typeof LegacyRequestMeta.Type
+
+/** A notification's `_meta`. */
+export const NotificationMeta = open({ [SubscriptionIdKey]: optionalKey(RequestId) })
+/** A notification's `_meta`. */
+export type NotificationMeta = typeof NotificationMeta.Type
+
+/** A result's `_meta`. */
+export const ResultMeta = open({ [ServerInfoKey]: optionalKey(Implementation) })
+/** A result's `_meta`. */
+export type ResultMeta = typeof ResultMeta.Type
+
+/**
+ * Whether a `_meta` key is reserved for MCP: its prefix's second dot-label is `modelcontextprotocol`
+ * or `mcp` (`io.modelcontextprotocol/…`, `dev.mcp/…`; not `com.example.mcp/…`).
+ */
+export const isReservedKey = (key: string): boolean => {
+  const slash = key.indexOf("/")
+  if (slash < 0) return false
+  const second = key.slice(0, slash).split(".")[1]
+  return second === "modelcontextprotocol" || second === "mcp"
+}
+
+/** The `_meta` object of some params, if there is one. */
+export const metaOf = (params: unknown): JsonObject | undefined =>
+  isJsonObject(params) && isJsonObject(params._meta) ? params._meta : undefined
+
+/**
+ * Whether params claim the modern era: their `_meta` has a protocolVersion key, whatever its value.
+ * A malformed claim is still a claim; it is answered `-32602`, never quietly served as legacy.
+ */
+export const hasVersionClaim = (params: unknown): boolean => {
+  const meta = metaOf(params)
+  return meta !== undefined && Object.prototype.hasOwnProperty.call(meta, ProtocolVersionKey)
+}
+
+/** One thing wrong with a modern request's `_meta`. */
+export interface MetaProblem {
+  readonly field: string
+  readonly problem: "missing" | "invalid"
+  readonly detail: string
+}
+
+/** A modern request's `_meta` lacks a required field or holds a malformed one (`-32602`). */
+export class InvalidRequestMeta extends Data.TaggedError("InvalidRequestMeta")<{
+  readonly problems: ReadonlyArray<MetaProblem>
+}> {}
+
+/** The request names a protocol version the server does not serve (`-32022`). */
+export class UnsupportedProtocolVersion extends Data.TaggedError("UnsupportedProtocolVersion")<{
+  readonly supported: ReadonlyArray<string>
+  readonly requested: string
+}> {}
+
+const problem = (field: string, kind: MetaProblem["problem"], detail: string): MetaProblem => ({ field, problem: kind, detail })
+
+const checkOptional = <A, I>(meta: JsonObject, key: string, schema: Schema.Schema<A, I>, out: Array<MetaProblem>) => {
+  if (!Object.prototype.hasOwnProperty.call(meta, key)) return
+  const r = Schema.decodeUnknownEither(schema)(meta[key])
+  if (Either.isLeft(r)) out.push(problem(key, "invalid", describeParseError(r.left)))
+}
+
+/**
+ * Checks the shape of a modern request's `_meta`, reporting every problem at once so a client can
+ * fix its request in one go. The version is not checked against a supported list here: the
+ * header-versus-body checks come first (see Classify).
+ */
+export const parseRequestMeta = (params: unknown): Either.Either<RequestMeta, InvalidRequestMeta> => {
+  const meta = isJsonObject(params) ? params._meta : undefined
+  if (meta === undefined) {
+    return Either.left(new InvalidRequestMeta({ problems: [problem("_meta", "missing", "params._meta is required on a 2026-07-28 request")] }))
+  }
+  if (!isJsonObject(meta)) {
+    return Either.left(new InvalidRequestMeta({ problems: [problem("_meta", "invalid", "params._meta must be an object")] }))
+  }
+  const problems: Array<MetaProblem> = []
+  const version = meta[ProtocolVersionKey]
+  if (version === undefined) problems.push(problem(ProtocolVersionKey, "missing", "the protocol version is required"))
+  else if (typeof version !== "string" || version.length === 0) problems.push(problem(ProtocolVersionKey, "invalid", "must be a non-empty string"))
+  const caps = meta[ClientCapabilitiesKey]
+  if (caps === undefined) problems.push(problem(ClientCapabilitiesKey, "missing", "client capabilities are required ({} declares none)"))
+  else checkOptional(meta, ClientCapabilitiesKey, ModernClientCapabilities, problems)
+  checkOptional(meta, ClientInfoKey, Implementation, problems)
+  checkOptional(meta, LogLevelKey, LoggingLevel, problems)
+  checkOptional(meta, ProgressTokenKey, ProgressToken, problems)
+  if (problems.length > 0) return Either.left(new InvalidRequestMeta({ problems }))
+  return Schema.decodeUnknownEither(RequestMeta)(meta).pipe(
+    Either.mapLeft((e) => new InvalidRequestMeta({ problems: [problem("_meta", "invalid", describeParseError(e))] }))
+  )
+}
+
+/** Checks a requested version against the versions served. */
+export const checkVersion = (
+  requested: string,
+  supported: ReadonlyArray<string> = ModernRevisions
+): Either.Either<string, UnsupportedProtocolVersion> =>
+  supported.includes(requested) ? Either.right(requested) : Either.left(new UnsupportedProtocolVersion({ supported, requested }))
+
+/** Validates a modern request's `_meta` completely: shape first, then version support. */
+export const validateRequestMeta = (
+  params: unknown,
+  supported: ReadonlyArray<string> = ModernRevisions
+): Either.Either<RequestMeta, InvalidRequestMeta | UnsupportedProtocolVersion> =>
+  Either.flatMap(parseRequestMeta(params), (meta) => Either.map(checkVersion(meta[ProtocolVersionKey], supported), () => meta))
+
+/** The data of a `-32602` for a malformed `_meta`: which fields are missing and which are invalid. */
+export interface InvalidMetaData {
+  readonly missing?: ReadonlyArray<string>
+  readonly invalid?: ReadonlyArray<{ readonly field: string; readonly reason: string }>
+}
+
+/** The JSON-RPC error for a `_meta` validation failure. */
+export const metaErrorObject = (
+  e: InvalidRequestMeta | UnsupportedProtocolVersion
+): { readonly code: number; readonly message: string; readonly data: unknown } => {
+  if (e._tag === "UnsupportedProtocolVersion") {
+    return {
+      code: ErrorCode.UnsupportedProtocolVersion,
+      message: `Unsupported protocol version: ${e.requested}`,
+      data: { supported: [...e.supported], requested: e.requested }
+    }
+  }
+  const missing = e.problems.filter((p) => p.problem === "missing").map((p) => p.field)
+  const invalid = e.problems.filter((p) => p.problem === "invalid").map((p) => ({ field: p.field, reason: p.detail }))
+  const data: InvalidMetaData = {
+    ...(missing.length > 0 ? { missing } : {}),
+    ...(invalid.length > 0 ? { invalid } : {})
+  }
+  const parts = [
+    ...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : []),
+    ...invalid.map((i) => `invalid ${i.field} (${i.reason})`)
+  ]
+  return { code: ErrorCode.InvalidParams, message: `Invalid params: _meta ${parts.join("; ")}`, data }
+}
+
+/** Builds the `_meta` a modern client puts on a request. */
+export const requestMeta = (options: {
+  readonly protocolVersion: string
+  readonly clientCapabilities: JsonObject
+  readonly clientInfo?: Implementation
+  readonly logLevel?: LoggingLevel
+  readonly progressToken?: ProgressToken
+}): JsonObject => ({
+  [ProtocolVersionKey]: options.protocolVersion,
+  [ClientCapabilitiesKey]: options.clientCapabilities,
+  ...(options.clientInfo !== undefined ? { [ClientInfoKey]: options.clientInfo } : {}),
+  ...(options.logLevel !== undefined ? { [LogLevelKey]: options.logLevel } : {}),
+  ...(options.progressToken !== undefined ? { [ProgressTokenKey]: options.progressToken } : {})
+})

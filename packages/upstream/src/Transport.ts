@@ -131,6 +131,13 @@ export type TransportError = HTTPStatusError | LegacyHTTPRefusedError | SessionE
 export class Transport extends Context.Tag("@mcpx-fx/upstream/Transport")<
   Transport,
   {
-    readonly open: (def: ServerDefinition) => Effect.Effect<Connection, TransportError, Scope.Scope>
+    /**
+     * Opens a connection. `wire: "http+sse"` asks an HTTP definition for the deprecated 2024-11-05
+     * HTTP+SSE transport instead of Streamable HTTP (the Prober's fallback, or a cached choice).
+     */
+    readonly open: (
+      def: ServerDefinition,
+      options?: { readonly wire?: "http+sse" }
+    ) => Effect.Effect<Connection, TransportError, Scope.Scope>
   }
 >() {}

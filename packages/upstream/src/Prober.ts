@@ -1,0 +1,480 @@
+/**
+ * Decides an upstream's era, the way seed 000 and the specification say, and hands back a
+ * negotiated Session together with a report of what was sent and what decided it.
+ *
+ * stdio: `server/discover` first with the full `_meta`. A DiscoverResult or a modern error
+ * (-32020/-32021/-32022) means modern; any other error, or a success that is not a DiscoverResult,
+ * means legacy. With no answer within `probeTimeout`, `initialize` is sent alongside the pending
+ * discover and whichever settles the era first wins: the commonest slow server is a modern one
+ * that npx is still downloading, and abandoning its discover would cache it as legacy. A process
+ * that exits during the probe is restarted and spoken to legacy-only.
+ *
+ * HTTP: status codes decide and there is no timeout. A 4xx with a modern error is modern, any
+ * other 4xx falls back to `initialize`; 5xx and connection failures are errors and nothing is
+ * cached. `initialize` refused with a bare 400/404/405 falls back to the 2024-11-05 HTTP+SSE
+ * transport.
+ */
+import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Meta from "@mcpx-fx/protocol/Meta"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { EraCache, type EraRecord } from "./EraCache.js"
+import { modernHeaders } from "./ModernHeaders.js"
+import { type Negotiation, type NegotiationError, Negotiator } from "./Negotiator.js"
+import { type Preference, usesEraCache } from "./Preference.js"
+import type { ServerDefinition } from "./ServerDefinition.js"
+import { type EraSource, type Established, makeSession, type Session, type SessionOptions } from "./Session.js"
+import { type Connection, Transport, type TransportError } from "./Transport.js"
+
+/** What the Prober needs besides the definition. */
+export interface ProbeOptions {
+  /** The effective preference: the server's own `protocol` key, else `upstream.protocol`. */
+  readonly preference: Preference
+  /** stdio only: how long discover may stay unanswered before `initialize` is sent alongside. */
+  readonly probeTimeout: Duration.DurationInput
+  /** Ignore the era cache for this start (`mcpx-fx probe`): neither read it nor trust it. */
+  readonly ignoreCache?: boolean
+  readonly session: SessionOptions
+}
+
+/** What a start found out, for `mcpx-fx probe`, `/v1/protocol` and the `server.era.stale` event. */
+export interface ProbeReport {
+  readonly server: string
+  readonly preference: Preference
+  readonly era: Revision.Era
+  readonly negotiated: Revision.Revision
+  readonly eraSource: EraSource
+  readonly wire: Connection["wire"]
+  readonly durationMs: number
+  /** What was sent and what each answer meant, in order, with milliseconds since the start. */
+  readonly steps: ReadonlyArray<string>
+  /** The cached record the start began with, if the cache was consulted and held one. */
+  readonly cached: Option.Option<EraRecord>
+  /** The cached era proved wrong; the cache was rewritten. */
+  readonly stale: boolean
+}
+
+/** A started upstream: the session and how its era was decided. */
+export interface Started {
+  readonly session: Session
+  readonly report: ProbeReport
+}
+
+/** The era could not be settled: the reason says what was tried and what each answer was. */
+export class ProbeFailed extends Schema.TaggedError<ProbeFailed>("@mcpx-fx/upstream/ProbeFailed")("ProbeFailed", {
+  server: Schema.String,
+  preference: Schema.String,
+  reason: Schema.String,
+  steps: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `cannot start ${this.server} (upstream.protocol=${this.preference}): ${this.reason}`
+  }
+}
+
+/** The stdio process exited while its era was being probed. */
+class ClosedDuringProbe extends Data.TaggedError("ClosedDuringProbe")<{ readonly reason: string }> {}
+
+type Outcome =
+  | { readonly _tag: "Modern"; readonly established: Omit<Established, "eraSource"> }
+  | { readonly _tag: "Legacy"; readonly why: string }
+
+type Opened =
+  | { readonly _tag: "Legacy"; readonly established: Omit<Established, "eraSource"> }
+  | { readonly _tag: "Refused"; readonly why: string; readonly modernEvidence: boolean }
+
+type ProbeError = ProbeFailed | NegotiationError | TransportError
+
+/** Starts upstream sessions, deciding each one's era. */
+export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {
+  readonly start: (def: ServerDefinition, options: ProbeOptions) => Effect.Effect<Started, ProbeError, Scope.Scope>
+}>() {
+  /** The Prober on the given Transport, EraCache and Negotiator. */
+  static readonly layer: Layer.Layer<Prober, never, Transport | EraCache | Negotiator> = Layer.effect(
+    Prober,
+    Effect.gen(function*() {
+      const transport = yield* Transport
+      const cache = yield* EraCache
+      const negotiator = yield* Negotiator
+      return { start: (def, options) => start(def, options, transport, cache, negotiator) }
+    })
+  )
+}
+
+const modernErrorCodes: ReadonlyArray<number> = ErrorCode.ModernErrorCodes
+
+const legacyCapabilities = (caps: JsonObject): JsonObject => Capabilities.clientCapabilitiesFor("2025-11-25", caps)
+
+const start = (
+  def: ServerDefinition,
+  options: ProbeOptions,
+  transport: Context.Tag.Service<Transport>,
+  cache: Context.Tag.Service<EraCache>,
+  negotiator: Context.Tag.Service<Negotiator>
+): Effect.Effect<Started, ProbeError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const began = yield* Clock.currentTimeMillis
+    const steps: Array<string> = []
+    const note = (text: string) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        steps.push(`+${now - began}ms ${text}`)
+      })
+    const fail = (reason: string) =>
+      new ProbeFailed({ server: def.name, preference: options.preference, reason, steps: [...steps] })
+    const parent = yield* Effect.scope
+    const isStdio = def.transport === "stdio"
+    const clientInfo = options.session.clientInfo
+    const caps = options.session.clientCapabilities
+
+    const openIn = (wire?: "http+sse") =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+        const conn = yield* transport.open(def, wire === undefined ? {} : { wire }).pipe(Scope.extend(scope))
+        return { conn, scope }
+      })
+
+    // One request, answered by its final message. Questions during a probe are answered alone.
+    const ask = (conn: Connection, req: JsonRpc.Request, era: Revision.Era, headers: Record<string, string>) =>
+      conn.request(req, { era, headers }).pipe(
+        Stream.runCollect,
+        Effect.map((c) => Chunk.last(c).pipe(Option.map((p) => p.message), Option.filter(JsonRpc.isResponse))),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(fail(`${req.method} ended without a response`)),
+          onSome: Effect.succeed
+        }))
+      )
+
+    const closedToProbe = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.catchIf(
+        self,
+        (e): e is E & { readonly _tag: "TransportClosed"; readonly message: string } =>
+          isStdio && typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "TransportClosed",
+        (e) => Effect.fail(new ClosedDuringProbe({ reason: e.message }))
+      )
+
+    let ids = 0
+    const discover = (conn: Connection, negotiation: Negotiation) =>
+      Effect.gen(function*() {
+        while (true) {
+          const version = yield* negotiation.offer("modern")
+          const params = { _meta: Meta.requestMeta({ protocolVersion: version, clientCapabilities: caps, clientInfo }) }
+          yield* note(`sent server/discover (${version})`)
+          const answer = yield* ask(
+            conn,
+            JsonRpc.request(`mcpx-probe-${++ids}`, "server/discover", params),
+            "modern",
+            modernHeaders("server/discover", params, version, new Map())
+          ).pipe(
+            Effect.map(Either.right),
+            Effect.catchTag("HTTPStatusError", (e) => Effect.succeed(Either.left(e)))
+          )
+          if (answer._tag === "Left") {
+            const e = answer.left
+            if (e.status >= 500) return yield* fail(`server/discover answered HTTP ${e.status}; not cached`)
+            if (e.rpcError !== undefined && modernErrorCodes.includes(e.rpcError.code)) {
+              yield* note(`HTTP ${e.status} with modern error ${e.rpcError.code}: modern`)
+              return modernWithout(version)
+            }
+            yield* note(`HTTP ${e.status} without a modern error: legacy`)
+            return { _tag: "Legacy", why: `server/discover answered HTTP ${e.status}` } as Outcome
+          }
+          const m = answer.right
+          if (JsonRpc.isErrorResponse(m)) {
+            const { code, message, data } = m.error
+            if (code === ErrorCode.UnsupportedProtocolVersion) {
+              const step = yield* negotiation.onUnsupportedVersion("modern", data)
+              if (step._tag === "Retry") {
+                yield* note(`-32022: retrying with ${step.version}`)
+                continue
+              }
+              yield* note(`-32022 naming only legacy versions: legacy`)
+              return { _tag: "Legacy", why: "its -32022 named only legacy versions" } as Outcome
+            }
+            if (modernErrorCodes.includes(code)) {
+              yield* note(`error ${code} (${message}): modern`)
+              return modernWithout(version)
+            }
+            yield* note(`error ${code} (${message}): legacy`)
+            return { _tag: "Legacy", why: `server/discover answered error ${code}` } as Outcome
+          }
+          const result = (m as JsonRpc.SuccessResponse).result
+          if (!Array.isArray(result.supportedVersions)) {
+            yield* note(`a success that is not a DiscoverResult: legacy`)
+            return { _tag: "Legacy", why: "server/discover succeeded without supportedVersions" } as Outcome
+          }
+          const negotiated = yield* negotiation.acceptDiscover(result.supportedVersions.filter(isString))
+          yield* note(`DiscoverResult supporting ${result.supportedVersions.join(", ")}: modern ${negotiated}`)
+          return {
+            _tag: "Modern",
+            established: {
+              era: "modern",
+              negotiated,
+              serverInfo: serverInfoOf(result),
+              capabilities: isJsonObject(result.capabilities) ? result.capabilities : {},
+              instructions: typeof result.instructions === "string" ? result.instructions : undefined
+            }
+          } as Outcome
+        }
+      })
+
+    const initialize = (conn: Connection, negotiation: Negotiation): Effect.Effect<Opened, ProbeError> =>
+      Effect.gen(function*() {
+        while (true) {
+          const version = yield* negotiation.offer("legacy")
+          yield* note(`sent initialize (${version})`)
+          const m = yield* ask(
+            conn,
+            JsonRpc.request(`mcpx-init-${++ids}`, "initialize", {
+              protocolVersion: version,
+              capabilities: legacyCapabilities(caps),
+              clientInfo
+            }),
+            "legacy",
+            {}
+          )
+          if (JsonRpc.isErrorResponse(m)) {
+            const { code, message, data } = m.error
+            const supported = isJsonObject(data) && Array.isArray(data.supported)
+            if (supported) {
+              const step = yield* negotiation.onUnsupportedVersion("legacy", data)
+              if (step._tag === "Retry") {
+                yield* note(`initialize refused (${code}); retrying with ${step.version}`)
+                continue
+              }
+              yield* note(`initialize refused naming only modern versions`)
+              return { _tag: "Refused", why: `initialize refused: ${message}`, modernEvidence: true } as Opened
+            }
+            yield* note(`initialize refused with error ${code} (${message})`)
+            return {
+              _tag: "Refused",
+              why: `initialize refused with error ${code}: ${message}`,
+              modernEvidence: modernErrorCodes.includes(code)
+            } as Opened
+          }
+          const result = (m as JsonRpc.SuccessResponse).result
+          const negotiated = yield* negotiation.acceptInitialize(result.protocolVersion)
+          yield* conn.notify(JsonRpc.notification("notifications/initialized"), {
+            era: "legacy",
+            headers: Revision.atLeast(negotiated, "2025-06-18") ? { "MCP-Protocol-Version": negotiated } : {}
+          })
+          yield* note(`initialize answered ${negotiated}: legacy`)
+          return {
+            _tag: "Legacy",
+            established: {
+              era: "legacy",
+              negotiated,
+              serverInfo: isJsonObject(result.serverInfo) ? result.serverInfo : undefined,
+              capabilities: isJsonObject(result.capabilities) ? result.capabilities : {},
+              instructions: typeof result.instructions === "string" ? result.instructions : undefined
+            }
+          } as Opened
+        }
+      })
+
+    // HTTP: a bare refusal of initialize means the endpoint predates Streamable HTTP.
+    const initializeAnyWire = (first: { conn: Connection; scope: Scope.CloseableScope }, negotiation: Negotiation) =>
+      initialize(first.conn, negotiation).pipe(
+        Effect.map((opened) => ({ opened, at: first })),
+        Effect.catchTag("LegacyHTTPRefusedError", (e) =>
+          Effect.gen(function*() {
+            yield* note(`initialize refused with a bare HTTP ${e.status}: trying the 2024-11-05 HTTP+SSE transport`)
+            yield* Scope.close(first.scope, Exit.void)
+            const sse = yield* openIn("http+sse")
+            const opened = yield* initialize(sse.conn, yield* negotiator.begin)
+            return { opened, at: sse }
+          }))
+      )
+
+    // stdio, discover first: initialize joins a discover that is slow to answer.
+    const discoverRacing = (conn: Connection, negotiation: Negotiation) =>
+      Effect.gen(function*() {
+        const discovering = yield* Effect.fork(discover(conn, negotiation))
+        const early = yield* Fiber.join(discovering).pipe(Effect.timeoutOption(options.probeTimeout))
+        if (Option.isSome(early)) return { outcome: early.value, opened: undefined, raced: false }
+        yield* note(`no answer to discover within ${Duration.format(Duration.decode(options.probeTimeout))}: sending initialize alongside`)
+        const settled = yield* Deferred.make<
+          { readonly outcome: Outcome; readonly opened: Opened | undefined },
+          ProbeError | ClosedDuringProbe
+        >()
+        const initializing = yield* Effect.fork(initialize(conn, negotiation))
+        yield* Fiber.join(discovering).pipe(
+          Effect.flatMap((outcome) =>
+            outcome._tag === "Modern"
+              ? Deferred.succeed(settled, { outcome, opened: undefined })
+              : Effect.flatMap(Fiber.join(initializing), (opened) => Deferred.succeed(settled, { outcome, opened }))
+          ),
+          Effect.catchAll((e) => Deferred.fail(settled, e)),
+          Effect.fork
+        )
+        yield* Fiber.join(initializing).pipe(
+          Effect.flatMap((opened) =>
+            opened._tag === "Legacy"
+              ? Deferred.succeed(settled, { outcome: { _tag: "Legacy", why: "initialize answered first" } as Outcome, opened })
+              : Effect.void
+          ),
+          // A refusal leaves the era to discover; a dead process ends the probe for both.
+          Effect.catchAll((e) => (e._tag === "TransportClosed" ? Deferred.fail(settled, e) : Effect.void)),
+          Effect.fork
+        )
+        const won = yield* Deferred.await(settled).pipe(
+          Effect.ensuring(Fiber.interrupt(discovering)),
+          Effect.ensuring(Fiber.interrupt(initializing))
+        )
+        return { ...won, raced: true }
+      })
+
+    const useCache = usesEraCache(options.preference) && options.ignoreCache !== true
+    const cached = useCache ? yield* cache.get(def) : Option.none<EraRecord>()
+    if (Option.isSome(cached)) {
+      yield* note(`era cache says ${cached.value.era} ${cached.value.version} (learned ${new Date(cached.value.at).toISOString()})`)
+    }
+
+    const finish = (
+      conn: Connection,
+      established: Omit<Established, "eraSource">,
+      eraSource: EraSource,
+      remember: boolean
+    ) =>
+      Effect.gen(function*() {
+        const stale = Option.isSome(cached) && cached.value.era !== established.era
+        if (stale) yield* note(`the cached era was wrong: rewriting the cache`)
+        if (remember && useCache) {
+          yield* cache.set(def, {
+            era: established.era,
+            version: established.negotiated,
+            ...(conn.wire === "stdio" ? {} : { transport: conn.wire })
+          } as Parameters<typeof cache.set>[1])
+        } else if (stale) {
+          yield* cache.invalidate(def)
+        }
+        const session = yield* makeSession(def.name, conn, { ...established, eraSource }, options.session)
+        const now = yield* Clock.currentTimeMillis
+        const report: ProbeReport = {
+          server: def.name,
+          preference: options.preference,
+          era: established.era,
+          negotiated: established.negotiated,
+          eraSource,
+          wire: conn.wire,
+          durationMs: now - began,
+          steps: [...steps],
+          cached,
+          stale
+        }
+        return { session, report } satisfies Started
+      })
+
+    const legacyOnly = (eraSource: EraSource, remember: boolean) =>
+      Effect.gen(function*() {
+        const first = yield* openIn(cachedWire(cached))
+        const { opened, at } = yield* initializeAnyWire(first, yield* negotiator.begin)
+        if (opened._tag === "Refused") return yield* fail(opened.why)
+        return yield* finish(at.conn, opened.established, eraSource, remember)
+      })
+
+    const discoverThenInitialize = (eraSourceIfModern: EraSource) =>
+      Effect.gen(function*() {
+        const first = yield* openIn()
+        const negotiation = yield* negotiator.begin
+        const probed = isStdio
+          ? yield* discoverRacing(first.conn, negotiation)
+          : { outcome: yield* discover(first.conn, negotiation), opened: undefined, raced: false }
+        if (probed.outcome._tag === "Modern") {
+          return yield* finish(first.conn, probed.outcome.established, eraSourceIfModern, true)
+        }
+        const { opened, at } = probed.opened !== undefined
+          ? { opened: probed.opened, at: first }
+          : yield* initializeAnyWire(first, negotiation)
+        if (opened._tag === "Refused") return yield* fail(`${probed.outcome.why}, and ${opened.why}`)
+        // Settled by the race: the server is at least slow; do not pin it as legacy for next time.
+        return yield* finish(at.conn, opened.established, "probe", !probed.raced)
+      })
+
+    const byPreference = Effect.gen(function*() {
+      switch (options.preference) {
+        case "force-initialize":
+          return yield* legacyOnly("forced", false)
+        case "force-discover": {
+          const first = yield* openIn()
+          const outcome = yield* discover(first.conn, yield* negotiator.begin)
+          if (outcome._tag === "Legacy") return yield* fail(`it does not speak 2026-07-28: ${outcome.why}`)
+          return yield* finish(first.conn, outcome.established, "forced", false)
+        }
+        case "prefer-initialize":
+          if (Option.isSome(cached) && cached.value.era === "modern") {
+            return yield* discoverThenInitialize("cache").pipe(
+              Effect.catchTag("ClosedDuringProbe", (e) => Effect.fail(fail(`the process exited: ${e.reason}`)))
+            )
+          }
+          return yield* initializeThenDiscover
+        case "prefer-discover":
+        case "follow":
+          if (Option.isSome(cached) && cached.value.era === "legacy") return yield* cachedLegacyFirst
+          return yield* closedToProbe(discoverThenInitialize("probe")).pipe(
+            Effect.catchTag("ClosedDuringProbe", (e) =>
+              Effect.gen(function*() {
+                yield* note(`the process exited during the probe (${e.reason}): starting a fresh one legacy-only`)
+                return yield* legacyOnly("probe", true)
+              }))
+          )
+      }
+    })
+
+    const initializeThenDiscover = Effect.gen(function*() {
+      const first = yield* openIn()
+      const negotiation = yield* negotiator.begin
+      const { opened, at } = yield* initializeAnyWire(first, negotiation)
+      if (opened._tag === "Legacy") return yield* finish(at.conn, opened.established, "probe", true)
+      const outcome = yield* discover(at.conn, negotiation)
+      if (outcome._tag === "Legacy") return yield* fail(`${opened.why}, and ${outcome.why}`)
+      return yield* finish(at.conn, outcome.established, "probe", true)
+    })
+
+    // A cached legacy server gets initialize first and no discover at all, unless it refuses.
+    const cachedLegacyFirst = Effect.gen(function*() {
+      const first = yield* openIn(cachedWire(cached))
+      const negotiation = yield* negotiator.begin
+      const { opened, at } = yield* initializeAnyWire(first, negotiation)
+      if (opened._tag === "Legacy") return yield* finish(at.conn, opened.established, "cache", false)
+      yield* note(`the cached era did not hold (${opened.why}): probing in the normal order`)
+      const outcome = yield* discover(at.conn, negotiation)
+      if (outcome._tag === "Legacy") return yield* fail(`${opened.why}, and ${outcome.why}`)
+      return yield* finish(at.conn, outcome.established, "probe", true)
+    })
+
+    return yield* byPreference
+  })
+
+const cachedWire = (cached: Option.Option<EraRecord>): "http+sse" | undefined =>
+  Option.isSome(cached) && cached.value.transport === "http+sse" ? "http+sse" : undefined
+
+const modernWithout = (version: Revision.ModernRevision): Outcome => ({
+  _tag: "Modern",
+  established: { era: "modern", negotiated: version, serverInfo: undefined, capabilities: {}, instructions: undefined }
+})
+
+const serverInfoOf = (result: JsonObject): JsonObject | undefined => {
+  const meta = Meta.metaOf(result)
+  const info = meta?.[Meta.ServerInfoKey]
+  return isJsonObject(info) ? info : isJsonObject(result.serverInfo) ? result.serverInfo : undefined
+}
+
+const isString = (u: unknown): u is string => typeof u === "string"

@@ -1,0 +1,48 @@
+/**
+ * Answering what upstream servers ask: `ping`, `roots/list`, `elicitation/create`,
+ * `sampling/createMessage`. The handler travels with each call, so a question is answered by
+ * whoever caused it; when nobody can answer, the server still gets an answer, never silence.
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+
+/** A question from an upstream: the method and params of a server→client request. */
+export interface Question {
+  readonly method: string
+  readonly params: JsonObject
+}
+
+/** The question could not be answered; it becomes a JSON-RPC error to the upstream. */
+export class QuestionRefused extends Data.TaggedError("QuestionRefused")<{
+  readonly code: number
+  readonly message: string
+}> {}
+
+/** Answers questions for one call: a result object, or a refusal. */
+export type QuestionHandler = (question: Question) => Effect.Effect<JsonObject, QuestionRefused>
+
+/**
+ * What mcpx-fx answers when no caller can: `ping` is answered, roots are empty, an elicitation is
+ * cancelled on the user's behalf (so the tool can go on and say so) and anything else — sampling
+ * included, which needs a model we do not have — is method-not-found.
+ */
+export const answerAlone: QuestionHandler = (q) => {
+  switch (q.method) {
+    case "ping":
+      return Effect.succeed({})
+    case "roots/list":
+      return Effect.succeed({ roots: [] })
+    case "elicitation/create":
+      return Effect.succeed({ action: "cancel" })
+    default:
+      return Effect.fail(
+        new QuestionRefused({ code: ErrorCode.MethodNotFound, message: `mcpx-fx cannot answer ${q.method} here` })
+      )
+  }
+}
+
+/** A handler that answers `ping` itself and hands everything else to `next`. */
+export const withPing = (next: QuestionHandler): QuestionHandler => (q) =>
+  q.method === "ping" ? Effect.succeed({}) : next(q)

@@ -1,0 +1,284 @@
+/**
+ * A negotiated upstream connection with one request surface for both eras.
+ *
+ * Legacy: the handshake is done (by the Prober); every request carries the negotiated version in
+ * `MCP-Protocol-Version` on HTTP, and reserved modern `_meta` keys a caller may have sent are
+ * removed. Modern: every request carries `_meta` (protocolVersion, clientCapabilities, clientInfo)
+ * and, on HTTP, the mirrored headers.
+ *
+ * Server→client requests are answered through the handler of the call that caused them (on HTTP
+ * they arrive on that call's POST stream; on stdio the most recent call in flight that has a
+ * handler is the best attribution there is), and always answered.
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type { Implementation } from "@mcpx-fx/protocol/Implementation"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Meta from "@mcpx-fx/protocol/Meta"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { modernHeaders, type ToolHeaderIndex } from "./ModernHeaders.js"
+import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
+import type { Connection, RequestHints, TransportClosed, TransportError } from "./Transport.js"
+
+/** How a session's era was decided. */
+export type EraSource = "probe" | "cache" | "forced"
+
+/** What the handshake (initialize or discover) established. */
+export interface Established {
+  readonly era: Revision.Era
+  readonly negotiated: Revision.Revision
+  readonly eraSource: EraSource
+  readonly serverInfo: JsonObject | undefined
+  readonly capabilities: JsonObject
+  readonly instructions: string | undefined
+}
+
+/** What a caller hands a session with each call. */
+export interface CallContext {
+  /** Answers this call's server→client questions (legacy) or input requests (modern, "resolve"). */
+  readonly questions?: QuestionHandler
+  /** Receives notifications tied to this call (progress, log messages). */
+  readonly onNotification?: (notification: JsonRpc.Notification) => Effect.Effect<void>
+  /** Modern upstreams: the capabilities to declare for this call (a host's own); default the session's. */
+  readonly clientCapabilities?: JsonObject
+  /**
+   * Modern upstreams: an `input_required` result is returned as is ("return", for a modern caller
+   * who retries itself) or resolved here through `questions` and retried ("resolve").
+   */
+  readonly inputRequired?: "return" | "resolve"
+}
+
+/** The upstream answered with a JSON-RPC error; passed on with its code, message and data. */
+export class UpstreamRpcError extends Schema.TaggedError<UpstreamRpcError>("@mcpx-fx/upstream/UpstreamRpcError")(
+  "UpstreamRpcError",
+  { server: Schema.String, method: Schema.String, code: Schema.Number, rpcMessage: Schema.String, data: Schema.optional(Schema.Unknown) }
+) {
+  override get message(): string {
+    return `${this.server} answered ${this.method} with error ${this.code}: ${this.rpcMessage}`
+  }
+}
+
+/** A modern upstream kept asking for input past the round limit. */
+export class TooManyInputRounds extends Schema.TaggedError<TooManyInputRounds>("@mcpx-fx/upstream/TooManyInputRounds")(
+  "TooManyInputRounds",
+  { server: Schema.String, method: Schema.String, rounds: Schema.Number }
+) {
+  override get message(): string {
+    return `${this.server} was still asking for input on ${this.method} after ${this.rounds} rounds`
+  }
+}
+
+/** Everything a session request can fail with. */
+export type SessionError = TransportError | UpstreamRpcError | TooManyInputRounds
+
+/** A live, negotiated upstream connection. */
+export interface Session extends Established {
+  readonly name: string
+  readonly wire: Connection["wire"]
+  /** Sends a request and returns the raw result object (unknown fields intact). */
+  readonly request: (method: string, params?: JsonObject, ctx?: CallContext) => Effect.Effect<JsonObject, SessionError>
+  /** Sends a notification. */
+  readonly notify: (method: string, params?: JsonObject) => Effect.Effect<void, TransportError>
+  /** Notifications tied to no call (list_changed, resources/updated, untied messages). */
+  readonly events: Stream.Stream<JsonRpc.Notification>
+  /** Completes once the connection is closed. */
+  readonly closed: Effect.Effect<TransportClosed>
+  /** The last bytes the upstream wrote on stderr (stdio). */
+  readonly stderrTail: Effect.Effect<string>
+}
+
+/** Options every session shares. */
+export interface SessionOptions {
+  readonly clientInfo: Implementation
+  /** Capabilities declared when a call brings none of its own. */
+  readonly clientCapabilities: JsonObject
+  /** How many `input_required` rounds a "resolve" call may take. */
+  readonly maxInputRounds?: number
+}
+
+const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
+  const meta = Meta.metaOf(params)
+  if (params === undefined || meta === undefined) return params
+  const kept = Object.fromEntries(Object.entries(meta).filter(([k]) => !Meta.isReservedKey(k)))
+  const { _meta: _, ...rest } = params
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest
+}
+
+const withModernMeta = (params: JsonObject | undefined, meta: JsonObject): JsonObject => {
+  const callerMeta = Meta.metaOf(params) ?? {}
+  const kept = Object.fromEntries(Object.entries(callerMeta).filter(([k]) => !Meta.isReservedKey(k)))
+  return { ...(params ?? {}), _meta: { ...kept, ...meta } }
+}
+
+const asQuestion = (m: JsonRpc.Request): Question => ({ method: m.method, params: m.params ?? {} })
+
+/**
+ * Builds the session on a connection whose handshake is done. The session's background work
+ * (answering untied questions, fanning out events) lives in the given scope.
+ */
+export const makeSession = (
+  name: string,
+  conn: Connection,
+  established: Established,
+  options: SessionOptions
+): Effect.Effect<Session, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const maxRounds = options.maxInputRounds ?? 16
+    let nextId = 1
+    const inFlight: Array<CallContext> = []
+    const toolHeaders: ToolHeaderIndex = new Map()
+    const events = yield* PubSub.sliding<JsonRpc.Notification>(1024)
+    const isModern = established.era === "modern"
+
+    const hints = (method: string, params: JsonObject | undefined): RequestHints =>
+      isModern
+        ? { era: "modern", headers: modernHeaders(method, params, established.negotiated, toolHeaders) }
+        : {
+          era: "legacy",
+          headers: Revision.atLeast(established.negotiated, "2025-06-18")
+            ? { "MCP-Protocol-Version": established.negotiated }
+            : {}
+        }
+
+    const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
+      (handler ?? answerAlone)(asQuestion(m)).pipe(
+        Effect.map((result) => JsonRpc.success(m.id, result)),
+        Effect.catchTag("QuestionRefused", (e) => Effect.succeed(JsonRpc.failure(m.id, e.code, e.message))),
+        Effect.flatMap((response) => conn.respond(response, { era: "legacy" })),
+        Effect.catchAll((e) => Effect.logWarning(`${name}: could not answer ${m.method}: ${e.message}`))
+      )
+
+    // Untied traffic: questions go to the latest call that can answer; notifications fan out.
+    yield* conn.unsolicited.pipe(
+      Stream.runForEach((parsed) => {
+        const m = parsed.message
+        if (JsonRpc.isRequest(m)) {
+          const ctx = [...inFlight].reverse().find((c) => c.questions !== undefined)
+          return answer(m, ctx?.questions)
+        }
+        if (JsonRpc.isNotification(m)) return PubSub.publish(events, m)
+        return Effect.logDebug(`${name}: dropped a response nothing waits for`)
+      }),
+      Effect.forkScoped
+    )
+
+    const once = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
+      Effect.gen(function*() {
+        const id = nextId++
+        const sent = isModern
+          ? withModernMeta(
+            params,
+            Meta.requestMeta({
+              protocolVersion: established.negotiated,
+              clientCapabilities: ctx.clientCapabilities ?? options.clientCapabilities,
+              clientInfo: options.clientInfo
+            })
+          )
+          : stripReservedMeta(params)
+        const req = JsonRpc.request(id, method, sent)
+        let response: JsonRpc.Response | undefined
+        yield* conn.request(req, hints(method, sent)).pipe(
+          Stream.runForEach((parsed) => {
+            const m = parsed.message
+            if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
+            if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? PubSub.publish(events, m)
+            response = m
+            return Effect.void
+          })
+        )
+        if (response === undefined) {
+          return yield* Effect.die(new Error(`${name}: the request stream for ${method} ended without a response`))
+        }
+        if (JsonRpc.isErrorResponse(response)) {
+          const e = response.error
+          return yield* new UpstreamRpcError({
+            server: name,
+            method,
+            code: e.code,
+            rpcMessage: e.message,
+            ...(e.data !== undefined ? { data: e.data } : {})
+          })
+        }
+        return (response as JsonRpc.SuccessResponse).result
+      })
+
+    const resolveInputs = (requests: JsonObject, handler: QuestionHandler) =>
+      Effect.forEach(
+        Object.entries(requests),
+        ([key, value]) => {
+          const q = isJsonObject(value) && typeof value.method === "string"
+            ? { method: value.method, params: isJsonObject(value.params) ? value.params : {} }
+            : undefined
+          if (q === undefined) return Effect.succeed([key, { action: "cancel" }] as const)
+          return handler(q).pipe(
+            Effect.catchTag("QuestionRefused", () => answerAlone(q)),
+            Effect.orElseSucceed(() => ({ action: "cancel" })),
+            Effect.map((r) => [key, r] as const)
+          )
+        },
+        { concurrency: "unbounded" }
+      ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
+
+    const request: Session["request"] = (method, params, ctx = {}) =>
+      Effect.gen(function*() {
+        inFlight.push(ctx)
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            const at = inFlight.lastIndexOf(ctx)
+            if (at >= 0) inFlight.splice(at, 1)
+          })
+        )
+        let current = params
+        for (let round = 0; ; round++) {
+          const result = yield* once(method, current, ctx)
+          if (method === "tools/list" && isModern) recordToolHeaders(toolHeaders, result)
+          const resolving = isModern && ctx.inputRequired === "resolve" && ctx.questions !== undefined
+          if (!resolving || result.resultType !== "input_required") return result
+          if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
+          const inputResponses = isJsonObject(result.inputRequests)
+            ? yield* resolveInputs(result.inputRequests, ctx.questions!)
+            : {}
+          const { inputResponses: _r, requestState: _s, ...base } = current ?? {}
+          current = {
+            ...base,
+            inputResponses,
+            ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {})
+          }
+        }
+      }).pipe(Effect.scoped)
+
+    return {
+      name,
+      ...established,
+      wire: conn.wire,
+      request,
+      notify: (method, params) => conn.notify(JsonRpc.notification(method, params), hints(method, params)),
+      events: Stream.fromPubSub(events),
+      closed: conn.closed,
+      stderrTail: conn.stderrTail
+    } satisfies Session
+  })
+
+// Remember each tool's x-mcp-header annotations so later calls can mirror Mcp-Param-* headers.
+const recordToolHeaders = (index: ToolHeaderIndex, result: JsonObject): void => {
+  if (!Array.isArray(result.tools)) return
+  for (const tool of result.tools) {
+    if (isJsonObject(tool) && typeof tool.name === "string" && isJsonObject(tool.inputSchema)) {
+      index.set(tool.name, tool.inputSchema)
+    }
+  }
+}
+
+/** The JSON-RPC code of an error an upstream returned, when the error is one. */
+export const rpcCodeOf = (e: SessionError): Option.Option<number> =>
+  e._tag === "UpstreamRpcError" ? Option.some(e.code) : Option.none()
+
+/** Whether an upstream error says a capability was missing (so the caller should be told, not retried). */
+export const isMissingCapability = (e: SessionError): boolean =>
+  e._tag === "UpstreamRpcError" && e.code === ErrorCode.MissingRequiredClientCapability

@@ -1,0 +1,214 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import { EraCache } from "../src/EraCache.js"
+import { Negotiator } from "../src/Negotiator.js"
+import type { Preference } from "../src/Preference.js"
+import { Prober, type ProbeOptions } from "../src/Prober.js"
+import { StdioDefinition } from "../src/ServerDefinition.js"
+import { TransportClosed } from "../src/Transport.js"
+import { discoverResult, err, fakeTransport, initializeResult, ok, type Recorder, type Script } from "./util/FakeTransport.js"
+
+const def = new StdioDefinition({ transport: "stdio", name: "fake", command: "fake-server" })
+
+const options = (preference: Preference, extra: Partial<ProbeOptions> = {}): ProbeOptions => ({
+  preference,
+  probeTimeout: "2 seconds",
+  session: { clientInfo: { name: "mcpx-fx-test", version: "0" }, clientCapabilities: {} },
+  ...extra
+})
+
+const setup = (script: Script) => {
+  const recorder: Recorder = { sent: [], opened: 0 }
+  const layer = Prober.layer.pipe(
+    Layer.provideMerge(EraCache.layerMemory),
+    Layer.provide(Negotiator.layer),
+    Layer.provide(fakeTransport(script, recorder))
+  )
+  return { recorder, layer }
+}
+
+// Servers as scripts, named by what they do with each request.
+const legacyAnswering = (code: number): Script => (req) =>
+  req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : err(req, code, "not initialized")
+const dual: Script = (req) =>
+  req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : ok(req, discoverResult(["2026-07-28"]))
+const modernOnly: Script = (req) =>
+  req.method === "initialize"
+    ? err(req, ErrorCode.UnsupportedProtocolVersion, "initialize is not served", { supported: ["2026-07-28"], requested: "2025-11-25" })
+    : ok(req, discoverResult(["2026-07-28"]))
+
+const start = (preference: Preference, extra: Partial<ProbeOptions> = {}) =>
+  Effect.flatMap(Prober, (p) => p.start(def, options(preference, extra)))
+
+describe("Prober", () => {
+  it.scoped("2026-07-28/era-probe/modern-on-discover-result", () => {
+    const { recorder, layer } = setup(dual)
+    return Effect.gen(function*() {
+      const { report, session } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "modern")
+      assert.strictEqual(session.negotiated, "2026-07-28")
+      assert.strictEqual(report.eraSource, "probe")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/legacy-on-any-other-error", () => {
+    const { recorder, layer } = setup(legacyAnswering(ErrorCode.InvalidParams))
+    return Effect.gen(function*() {
+      const { report, session } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(session.negotiated, "2025-11-25")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:initialize", "1:notifications/initialized"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/modern-error-means-modern", () => {
+    const { layer } = setup((req) => err(req, ErrorCode.MissingRequiredClientCapability, "needs elicitation", { requiredCapabilities: { elicitation: {} } }))
+    return Effect.gen(function*() {
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "modern")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/success-that-is-not-discover-is-legacy", () => {
+    const { layer } = setup((req) => (req.method === "initialize" ? ok(req, initializeResult("2025-06-18")) : ok(req, {})))
+    return Effect.gen(function*() {
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(report.negotiated, "2025-06-18")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-probe/timeout-sends-initialize-alongside-and-a-slow-modern-server-stays-modern", () => {
+    // A modern-only server still being downloaded: discover answers late, initialize is refused.
+    const slowModern: Script = (req) =>
+      req.method === "server/discover"
+        ? Effect.zipRight(Effect.sleep("5 seconds"), ok(req, discoverResult(["2026-07-28"])))
+        : modernOnly(req, 1)
+    const { recorder, layer } = setup(slowModern)
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.scoped(start("prefer-discover")))
+      yield* TestClock.adjust("1999 millis")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover"])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:initialize"])
+      yield* TestClock.adjust("3 seconds")
+      const { report } = yield* Fiber.join(fiber)
+      assert.strictEqual(report.era, "modern")
+      const cached = yield* Effect.flatMap(EraCache, (c) => c.get(def))
+      assert.strictEqual(Option.getOrThrow(cached).era, "modern")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-probe/silent-legacy-server-settles-on-initialize-and-is-not-cached", () => {
+    const silent: Script = (req) => (req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : Effect.never)
+    const { layer } = setup(silent)
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.scoped(start("prefer-discover")))
+      yield* TestClock.adjust("2 seconds")
+      const { report } = yield* Fiber.join(fiber)
+      assert.strictEqual(report.era, "legacy")
+      const cached = yield* Effect.flatMap(EraCache, (c) => c.get(def))
+      assert.isTrue(Option.isNone(cached))
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/process-exit-restarts-legacy-only", () => {
+    const exitsOnDiscover: Script = (req, opened) =>
+      opened === 1 ? Effect.fail(new TransportClosed({ reason: "exited", exitCode: 1 })) : legacyAnswering(-32601)(req, opened)
+    const { recorder, layer } = setup(exitsOnDiscover)
+    return Effect.gen(function*() {
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "2:initialize", "2:notifications/initialized"])
+      assert.isTrue(report.steps.some((s) => s.includes("exited during the probe")))
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/32022-retries-then-falls-back-when-only-legacy-is-supported", () => {
+    const { recorder, layer } = setup((req) =>
+      req.method === "initialize"
+        ? ok(req, initializeResult("2025-06-18"))
+        : err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2025-06-18"], requested: "2026-07-28" })
+    )
+    return Effect.gen(function*() {
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(report.negotiated, "2025-06-18")
+      assert.deepStrictEqual(recorder.sent.slice(0, 2), ["1:server/discover", "1:initialize"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/disjoint-versions-fail-naming-both-lists", () => {
+    const { layer } = setup((req) =>
+      err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2099-01-01"], requested: "2026-07-28" })
+    )
+    return Effect.gen(function*() {
+      const e = yield* Effect.flip(start("force-discover"))
+      assert.include(e.message, "2099-01-01")
+      assert.include(e.message, "2026-07-28")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-cache/cached-legacy-gets-initialize-first-and-no-discover", () => {
+    const { recorder, layer } = setup(dual)
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(report.eraSource, "cache")
+      assert.isFalse(recorder.sent.some((m) => m.endsWith("server/discover")))
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-cache/stale-cache-reprobes-and-rewrites", () => {
+    const { layer } = setup(modernOnly)
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "modern")
+      assert.isTrue(report.stale)
+      assert.strictEqual(Option.getOrThrow(report.cached).era, "legacy")
+      assert.strictEqual(Option.getOrThrow(yield* cache.get(def)).era, "modern")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-cache/force-values-neither-read-nor-write", () => {
+    const { recorder, layer } = setup(dual)
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      yield* cache.set(def, { era: "modern", version: "2026-07-28" })
+      const { report } = yield* start("force-initialize")
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(report.eraSource, "forced")
+      assert.isTrue(Option.isNone(report.cached))
+      assert.deepStrictEqual(recorder.sent, ["1:initialize", "1:notifications/initialized"])
+      assert.strictEqual(Option.getOrThrow(yield* cache.get(def)).era, "modern")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/prefer-initialize-falls-back-to-discover-for-a-modern-only-server", () => {
+    const { recorder, layer } = setup(modernOnly)
+    return Effect.gen(function*() {
+      const { report } = yield* start("prefer-initialize")
+      assert.strictEqual(report.era, "modern")
+      assert.deepStrictEqual(recorder.sent, ["1:initialize", "1:server/discover"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/force-discover-fails-on-a-legacy-server", () => {
+    const { layer } = setup(legacyAnswering(ErrorCode.MethodNotFound))
+    return Effect.gen(function*() {
+      const e = yield* Effect.flip(start("force-discover"))
+      assert.strictEqual(e._tag, "ProbeFailed")
+      assert.include(e.message, "does not speak 2026-07-28")
+    }).pipe(Effect.provide(layer))
+  })
+})

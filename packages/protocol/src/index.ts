@@ -50,3 +50,11 @@ export * as Tasks from "./Tasks.js"
 export * as TasksExtension from "./TasksExtension.js"
 /** Data shapes and builders for -32020, -32021 and -32022. */
 export * as ErrorData from "./ErrorData.js"
+/** Mirrored modern headers: sentinel value encoding, x-mcp-header rules, outgoing and incoming checks. */
+export * as HeaderCodec from "./HeaderCodec.js"
+/** Which era an HTTP POST belongs to, with the JSON-RPC error when it is refused. */
+export * as Classify from "./Classify.js"
+/** The HTTP status of a modern response, from its JSON-RPC error code. */
+export * as HttpStatus from "./HttpStatus.js"
+/** Result shaping: the modern envelope, downgrade for legacy callers, upgrade of legacy results. */
+export * as Shape from "./Shape.js"

@@ -1,8 +1,10 @@
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { startHttpFixture } from "../src/Fixtures.js"
+import { startHttpFixture, type HttpFixture } from "../src/Fixtures.js"
 import * as Http from "../src/era/client/HttpPeer.js"
 import { errorOf, objectAt, resultOf, textOf } from "../src/era/client/Replies.js"
 import * as Rq from "../src/era/client/Requests.js"
@@ -14,10 +16,14 @@ const start = (mode: string, ...args: ReadonlyArray<string>) => startHttpFixture
 const modernPost = (url: string, id: string, method: string, params: JsonObject, name?: string) =>
   Http.post(url, Rq.rpc(id, method, params), Rq.modernHeaders(method, name))
 
-describe("era-server over Streamable HTTP, modern", () => {
-  it.scoped("announces a 127.0.0.1 /mcp URL and serves discover as JSON", () =>
+/** One modern-only server shared by the tests that only send it independent, stateless requests. */
+class ModernOnly extends Context.Tag("era-test/ModernOnly")<ModernOnly, HttpFixture>() {}
+const ModernOnlyLive = Layer.scoped(ModernOnly, start("modern-only"))
+
+layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
+  it.effect("announces a 127.0.0.1 /mcp URL and serves discover as JSON", () =>
     Effect.gen(function* () {
-      const { url } = yield* start("modern-only")
+      const { url } = yield* ModernOnly
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
       const r = yield* modernPost(url, "d", "server/discover", Rq.modern())
       assert.strictEqual(r.status, 200)
@@ -29,22 +35,9 @@ describe("era-server over Streamable HTTP, modern", () => {
       assert.isNull(r.headers.get("mcp-session-id"), "modern servers mint no sessions")
     }))
 
-  it.scoped("answers tools/call on an SSE stream by default, and everything as SSE with --reply sse", () =>
+  it.effect("checks the mirrored headers: missing or different is 400 -32020", () =>
     Effect.gen(function* () {
-      const auto = yield* start("modern-only")
-      const hello = yield* modernPost(auto.url, "h", "tools/call", Rq.modern(Rq.call("hello")), "hello")
-      assert.strictEqual(hello.status, 200)
-      assert.isTrue(hello.contentType.startsWith("text/event-stream"))
-      assert.strictEqual(textOf(resultOf(hello.messages[0])), "hello from modern-only over modern 2026-07-28")
-      const sse = yield* start("modern-only", "--reply", "sse")
-      const list = yield* modernPost(sse.url, "l", "tools/list", Rq.modern())
-      assert.isTrue(list.contentType.startsWith("text/event-stream"))
-      assert.strictEqual(resultOf(list.messages[0])["resultType"], "complete")
-    }))
-
-  it.scoped("checks the mirrored headers: missing or different is 400 -32020", () =>
-    Effect.gen(function* () {
-      const { url } = yield* start("modern-only")
+      const { url } = yield* ModernOnly
       const body = Rq.rpc("x", "tools/list", Rq.modern())
       const missing = yield* Http.post(url, body)
       assert.strictEqual(missing.status, 400)
@@ -62,9 +55,9 @@ describe("era-server over Streamable HTTP, modern", () => {
       assert.strictEqual(encoded.status, 200)
     }))
 
-  it.scoped("refuses bad _meta with 400 (-32602, -32022) and unknown methods with 404 -32601", () =>
+  it.effect("refuses bad _meta with 400 (-32602, -32022) and unknown methods with 404 -32601", () =>
     Effect.gen(function* () {
-      const { url } = yield* start("modern-only")
+      const { url } = yield* ModernOnly
       const noMeta = yield* Http.post(url, Rq.rpc("a", "server/discover", {}), Rq.modernHeaders("server/discover"))
       assert.strictEqual(noMeta.status, 400)
       assert.strictEqual(errorOf(noMeta.messages[0]).code, ErrorCode.InvalidParams)
@@ -81,9 +74,9 @@ describe("era-server over Streamable HTTP, modern", () => {
       assert.strictEqual(ping.messages[0] && "id" in ping.messages[0] ? ping.messages[0].id : undefined, "c")
     }))
 
-  it.scoped("modern-only refuses initialize with 400 -32022, and GET/DELETE with 405", () =>
+  it.effect("modern-only refuses initialize with 400 -32022, and GET/DELETE with 405", () =>
     Effect.gen(function* () {
-      const { url } = yield* start("modern-only")
+      const { url } = yield* ModernOnly
       const init = yield* Http.post(url, Rq.rpc(1, "initialize", Rq.initialize()))
       assert.strictEqual(init.status, 400)
       const e = errorOf(init.messages[0])
@@ -93,6 +86,44 @@ describe("era-server over Streamable HTTP, modern", () => {
       assert.strictEqual((yield* Http.send(url, { method: "DELETE" })).status, 405)
       const note = yield* Http.post(url, Rq.notification("notifications/cancelled", { requestId: 1 }))
       assert.strictEqual(note.status, 202)
+    }))
+
+  it.effect("closing the response stream cancels a slow call", () =>
+    Effect.gen(function* () {
+      const fixture = yield* ModernOnly
+      const cancelled = yield* Effect.fork(Http.stderrIncludes(fixture.process, 'cancelled tools/call "slow"'))
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const open = yield* Http.stream(fixture.url, {
+            body: Rq.rpc("slow", "tools/call", Rq.modern(Rq.call("slow", { ms: 60_000 }))),
+            headers: Rq.modernHeaders("tools/call", "slow")
+          })
+          assert.strictEqual(open.status, 200)
+          assert.strictEqual(open.headers.get("content-type"), "text/event-stream")
+        })
+      )
+      // Leaving the scope aborted the fetch; the server notices and stops the call.
+      yield* Fiber.join(cancelled)
+      assert.isNull(fixture.process.exitCode, "the server lives on after a cancelled request")
+    }))
+
+  it.effect("answers tools/call on an SSE stream by default", () =>
+    Effect.gen(function* () {
+      const { url } = yield* ModernOnly
+      const hello = yield* modernPost(url, "h", "tools/call", Rq.modern(Rq.call("hello")), "hello")
+      assert.strictEqual(hello.status, 200)
+      assert.isTrue(hello.contentType.startsWith("text/event-stream"))
+      assert.strictEqual(textOf(resultOf(hello.messages[0])), "hello from modern-only over modern 2026-07-28")
+    }))
+})
+
+describe("era-server over Streamable HTTP, modern, own fixtures", () => {
+  it.scoped("--reply sse streams every reply", () =>
+    Effect.gen(function* () {
+      const sse = yield* start("modern-only", "--reply", "sse")
+      const list = yield* modernPost(sse.url, "l", "tools/list", Rq.modern())
+      assert.isTrue(list.contentType.startsWith("text/event-stream"))
+      assert.strictEqual(resultOf(list.messages[0])["resultType"], "complete")
     }))
 
   it.scoped("ask_name: 400 -32021 without elicitation, input_required and a retry with it", () =>
@@ -113,22 +144,4 @@ describe("era-server over Streamable HTTP, modern", () => {
       assert.strictEqual(textOf(resultOf(done.messages[0])), "hello, Grace")
     }))
 
-  it.scoped("closing the response stream cancels a slow call", () =>
-    Effect.gen(function* () {
-      const fixture = yield* start("modern-only")
-      const cancelled = yield* Effect.fork(Http.stderrIncludes(fixture.process, 'cancelled tools/call "slow"'))
-      yield* Effect.scoped(
-        Effect.gen(function* () {
-          const open = yield* Http.stream(fixture.url, {
-            body: Rq.rpc("slow", "tools/call", Rq.modern(Rq.call("slow", { ms: 60_000 }))),
-            headers: Rq.modernHeaders("tools/call", "slow")
-          })
-          assert.strictEqual(open.status, 200)
-          assert.strictEqual(open.headers.get("content-type"), "text/event-stream")
-        })
-      )
-      // Leaving the scope aborted the fetch; the server notices and stops the call.
-      yield* Fiber.join(cancelled)
-      assert.isNull(fixture.process.exitCode, "the server lives on after a cancelled request")
-    }))
 })

@@ -49,7 +49,11 @@ class PostReply {
     private readonly res: ServerResponse,
     private readonly preferStream: boolean,
     private readonly headers: Record<string, string> = {}
-  ) {}
+  ) {
+    // Legacy replies are 200 whatever they hold, so a stream can open before the reply is known,
+    // which lets the client see the call under way (and keeps a slow call's POST visibly alive).
+    if (preferStream) this.open()
+  }
 
   readonly send = (m: Message): void => {
     this.open()

@@ -228,5 +228,8 @@ export const preference: Codec<Preference> = (() => {
 export const firstIssue = (error: ParseResult.ParseError): { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const first = issues[0]
-  return first === undefined ? { path: [], message: error.message } : { path: first.path, message: first.message }
+  if (first === undefined) return { path: [], message: error.message }
+  // Schema words an excess key as `is unexpected, expected: "a" | "b"`; lead with what happened.
+  const message = first._tag === "Unexpected" ? `unknown key; ${first.message.replace(/^is unexpected, /, "")}` : first.message
+  return { path: first.path, message }
 }

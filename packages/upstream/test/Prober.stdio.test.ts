@@ -1,0 +1,127 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import { Fixtures } from "@mcpx-fx/testing"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EraCache, EraCacheConfig } from "../src/EraCache.js"
+import { Negotiator } from "../src/Negotiator.js"
+import type { Preference } from "../src/Preference.js"
+import { Prober } from "../src/Prober.js"
+import { StdioDefinition } from "../src/ServerDefinition.js"
+import { stdioTransport } from "./util/StdioOnly.js"
+
+const server = (mode: string, extra: ReadonlyArray<string> = []) => {
+  const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode, ...extra])
+  return new StdioDefinition({ transport: "stdio", name: mode, command, args })
+}
+
+const proberWith = (cache: Layer.Layer<EraCache>) =>
+  Prober.layer.pipe(
+    Layer.provideMerge(cache),
+    Layer.provide(Negotiator.layer),
+    Layer.provide(stdioTransport),
+    Layer.provide(NodeContext.layer)
+  )
+
+// Generous: these servers answer discover at once, and a loaded CI machine can take seconds to
+// start node; only the tests about the timeout itself use a short one.
+const start = (def: StdioDefinition, preference: Preference, probeTimeout = "20 seconds") =>
+  Effect.flatMap(Prober, (p) =>
+    p.start(def, {
+      preference,
+      probeTimeout,
+      session: { clientInfo: { name: "mcpx-fx-test", version: "0" }, clientCapabilities: {} }
+    }))
+
+/** Starts the server, calls its `hello` tool and returns the era it reports and the one it says it served. */
+const startAndGreet = (def: StdioDefinition, preference: Preference, probeTimeout?: string) =>
+  Effect.gen(function*() {
+    const { session, report } = yield* start(def, preference, probeTimeout)
+    const result = yield* session.request("tools/call", { name: "hello", arguments: {} })
+    return { report, hello: JSON.stringify(result.content) }
+  })
+
+// The value × server-era table of seed 000 / the reference §7.1.
+const table: ReadonlyArray<readonly [Preference, string, "legacy" | "modern" | "fails"]> = [
+  ["prefer-discover", "legacy-32601", "legacy"],
+  ["prefer-discover", "dual", "modern"],
+  ["prefer-discover", "modern-only", "modern"],
+  ["prefer-initialize", "legacy-32601", "legacy"],
+  ["prefer-initialize", "dual", "legacy"],
+  ["prefer-initialize", "modern-only", "modern"],
+  ["force-discover", "legacy-32601", "fails"],
+  ["force-discover", "dual", "modern"],
+  ["force-discover", "modern-only", "modern"],
+  ["force-initialize", "legacy-32601", "legacy"],
+  ["force-initialize", "dual", "legacy"],
+  ["force-initialize", "modern-only", "fails"],
+  ["follow", "legacy-32601", "legacy"],
+  ["follow", "dual", "modern"],
+  ["follow", "modern-only", "modern"]
+]
+
+describe("Prober over real stdio servers", () => {
+  for (const [preference, mode, expected] of table) {
+    it.scopedLive(`upstream/era-table/${preference}/${mode}/${expected}`, () =>
+      Effect.gen(function*() {
+        const outcome = yield* startAndGreet(server(mode), preference).pipe(Effect.exit)
+        if (expected === "fails") {
+          assert.isTrue(Exit.isFailure(outcome), `${preference} against ${mode} should fail`)
+          return
+        }
+        assert.isTrue(Exit.isSuccess(outcome), `${preference} against ${mode}: ${String(outcome)}`)
+        if (Exit.isSuccess(outcome)) {
+          assert.strictEqual(outcome.value.report.era, expected)
+          assert.include(outcome.value.hello, `over ${expected}`)
+        }
+      }).pipe(Effect.provide(proberWith(EraCache.layerMemory))))
+  }
+
+  for (const mode of ["legacy-32602", "legacy-silent", "legacy-exit", "legacy-banner"]) {
+    it.scopedLive(`upstream/era-probe/${mode}-ends-legacy`, () =>
+      Effect.gen(function*() {
+        const { report, hello } = yield* startAndGreet(server(mode), "prefer-discover", "300 millis")
+        assert.strictEqual(report.era, "legacy")
+        assert.include(hello, "over legacy")
+      }).pipe(Effect.provide(proberWith(EraCache.layerMemory))))
+  }
+
+  it.scopedLive("upstream/era-probe/slow-discover-longer-than-the-probe-timeout-still-ends-modern", () =>
+    Effect.gen(function*() {
+      // A modern-only server that is slow to answer (npx still downloading it): initialize is refused.
+      const def = server("slow-discover", ["--discover-delay", "1500", "--versions", "2026-07-28"])
+      const { report, hello } = yield* startAndGreet(def, "prefer-discover", "200 millis")
+      assert.strictEqual(report.era, "modern")
+      assert.include(hello, "over modern")
+      assert.isTrue(report.steps.some((s) => s.includes("sending initialize alongside")))
+      const cached = yield* Effect.flatMap(EraCache, (c) => c.get(def))
+      assert.strictEqual(cached._tag === "Some" ? cached.value.era : "none", "modern")
+    }).pipe(Effect.provide(proberWith(EraCache.layerMemory))))
+
+  it.live("upstream/era-cache/persisted-across-two-starts-and-a-cached-legacy-server-gets-no-discover", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-eras-"))
+      const log = join(dir, "methods.log")
+      const def = server("legacy-32601", ["--log", log])
+      const fileCache = () =>
+        EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
+      try {
+        const first = yield* Effect.scoped(start(def, "prefer-discover")).pipe(Effect.provide(proberWith(fileCache())))
+        assert.strictEqual(first.report.eraSource, "probe")
+        const before = readFileSync(log, "utf8")
+        assert.include(before, "server/discover")
+        const second = yield* Effect.scoped(start(def, "prefer-discover")).pipe(Effect.provide(proberWith(fileCache())))
+        assert.strictEqual(second.report.era, "legacy")
+        assert.strictEqual(second.report.eraSource, "cache")
+        const after = readFileSync(log, "utf8").slice(before.length)
+        assert.include(after, "initialize")
+        assert.notInclude(after, "server/discover")
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }))
+})

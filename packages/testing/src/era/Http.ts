@@ -13,24 +13,24 @@ import * as HttpModern from "./HttpModern.js"
 import * as HttpSse from "./HttpSse.js"
 import * as Modern from "./Modern.js"
 import { servesModern } from "./Options.js"
-import * as Sse from "./Sse.js"
-import { decode, failure } from "./Wire.js"
+import * as Io from "./HttpIo.js"
+import { decode, failure, type JsonObject } from "./Wire.js"
 
 /** Whether a POST belongs to the modern era: by `_meta`, or by a header naming a modern revision. */
-const isModernPost = (ctx: Context, http: IncomingMessage, method: string | undefined, params: Parameters<typeof Modern.claimsModern>[1]): boolean => {
+const isModernPost = (ctx: Context, http: IncomingMessage, method: string, params: JsonObject | undefined): boolean => {
   const { mode } = ctx.options
   if (mode === "modern-only") return true
   if (!servesModern(mode)) return false
-  const version = Sse.header(http, "mcp-protocol-version")
+  const version = Io.header(http, "mcp-protocol-version")
   if (version !== undefined && Revision.atLeast(version, Revision.LatestModernRevision)) return true
-  return method !== undefined && Modern.claimsModern(method, params)
+  return Modern.claimsModern(method, params)
 }
 
 const post = async (ctx: Context, sessions: HttpLegacy.Sessions, http: IncomingMessage, res: ServerResponse) => {
-  const decoded = decode(await Sse.readBody(http))
+  const decoded = decode(await Io.readBody(http))
   switch (decoded._tag) {
     case "invalid":
-      return Sse.json(res, 400, failure(decoded.id, decoded.code, decoded.reason))
+      return Io.json(res, 400, failure(decoded.id, decoded.code, decoded.reason))
     case "request": {
       const req = decoded.message
       const modern = isModernPost(ctx, http, req.method, req.params)
@@ -44,11 +44,11 @@ const post = async (ctx: Context, sessions: HttpLegacy.Sessions, http: IncomingM
       const modern = isModernPost(ctx, http, n.method, n.params)
       ctx.log(modern ? "modern" : "legacy", n.method)
       // Modern notifications over HTTP mean nothing to this server; cancellation is closing the stream.
-      return modern ? Sse.plain(res, 202) : HttpLegacy.postOther(sessions, http, res, decoded)
+      return modern ? Io.plain(res, 202) : HttpLegacy.postOther(sessions, http, res, decoded)
     }
     case "response":
       if (ctx.options.mode === "modern-only") {
-        return Sse.json(res, 400, failure(null, ErrorCode.InvalidRequest, "clients do not POST responses"))
+        return Io.json(res, 400, failure(null, ErrorCode.InvalidRequest, "clients do not POST responses"))
       }
       return HttpLegacy.postOther(sessions, http, res, decoded)
   }
@@ -57,18 +57,18 @@ const post = async (ctx: Context, sessions: HttpLegacy.Sessions, http: IncomingM
 const route = async (ctx: Context, state: State, http: IncomingMessage, res: ServerResponse): Promise<void> => {
   const url = new URL(http.url ?? "/", "http://127.0.0.1")
   if (ctx.options.mode === "legacy-sse") return HttpSse.route(ctx, state.streams, http, res, url)
-  if (url.pathname !== "/mcp") return Sse.plain(res, 404, "Not Found")
+  if (url.pathname !== "/mcp") return Io.plain(res, 404, "Not Found")
   const modernOnly = ctx.options.mode === "modern-only"
   switch (http.method) {
     case "POST":
       return post(ctx, state.sessions, http, res)
     // A modern-only server has no sessions, so no session stream and nothing to delete.
     case "GET":
-      return modernOnly ? Sse.plain(res, 405, "", { allow: "POST" }) : HttpLegacy.get(state.sessions, http, res)
+      return modernOnly ? Io.plain(res, 405, "", { allow: "POST" }) : HttpLegacy.get(state.sessions, http, res)
     case "DELETE":
-      return modernOnly ? Sse.plain(res, 405, "", { allow: "POST" }) : HttpLegacy.remove(state.sessions, http, res)
+      return modernOnly ? Io.plain(res, 405, "", { allow: "POST" }) : HttpLegacy.remove(state.sessions, http, res)
     default:
-      return Sse.plain(res, 405, "", { allow: modernOnly ? "POST" : "GET, POST, DELETE" })
+      return Io.plain(res, 405, "", { allow: modernOnly ? "POST" : "GET, POST, DELETE" })
   }
 }
 
@@ -82,7 +82,7 @@ export const run = (ctx: Context): void => {
   const server = createServer((http, res) => {
     route(ctx, state, http, res).catch((e: unknown) => {
       debug(`request failed: ${String(e)}`)
-      if (!res.headersSent) Sse.plain(res, 500, String(e))
+      if (!res.headersSent) Io.plain(res, 500, String(e))
       else res.end()
     })
   })

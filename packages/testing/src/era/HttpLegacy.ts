@@ -10,6 +10,7 @@ import { debug, type Context } from "./Context.js"
 import * as Legacy from "./Legacy.js"
 import type { Mode } from "./Options.js"
 import { LegacySession } from "./Session.js"
+import * as Io from "./HttpIo.js"
 import * as Sse from "./Sse.js"
 import { failure, frame, type Message, type Notification, type Request, type Response } from "./Wire.js"
 
@@ -29,16 +30,16 @@ const SessionHeader = "mcp-session-id"
 const preInit = (mode: Mode, res: ServerResponse, req: Request): void => {
   switch (mode) {
     case "legacy-silent":
-      return Sse.plain(res, 400)
+      return Io.plain(res, 400)
     case "legacy-exit":
-      return Sse.plain(res, 404, "Not Found")
+      return Io.plain(res, 404, "Not Found")
     case "legacy-32602":
-      return Sse.json(res, 400, failure(req.id, ErrorCode.InvalidParams, `${req.method} before initialize`))
+      return Io.json(res, 400, failure(req.id, ErrorCode.InvalidParams, `${req.method} before initialize`))
     case "dual":
     case "slow-discover":
-      return Sse.json(res, 400, failure(req.id, ErrorCode.InvalidParams, `${req.method} needs _meta, or initialize first`))
+      return Io.json(res, 400, failure(req.id, ErrorCode.InvalidParams, `${req.method} needs _meta, or initialize first`))
     default:
-      return Sse.json(res, 404, failure(req.id, ErrorCode.MethodNotFound, `method not found: ${req.method}`))
+      return Io.json(res, 404, failure(req.id, ErrorCode.MethodNotFound, `method not found: ${req.method}`))
   }
 }
 
@@ -69,7 +70,7 @@ class PostReply {
       this.res.end()
       return
     }
-    Sse.json(this.res, 200, r, this.headers)
+    Io.json(this.res, 200, r, this.headers)
   }
 
   private open(): void {
@@ -107,7 +108,7 @@ export const postRequest = async (
   res: ServerResponse,
   req: Request
 ): Promise<void> => {
-  const sid = Sse.header(http, SessionHeader)
+  const sid = Io.header(http, SessionHeader)
   if (req.method === "initialize") {
     const id = randomUUID()
     const legacy = new LegacySession(id)
@@ -115,14 +116,14 @@ export const postRequest = async (
     return serve(ctx, legacy, res, req, { "mcp-session-id": id })
   }
   if (sid === undefined) {
-    if (req.method === "ping") return Sse.json(res, 200, { jsonrpc: "2.0", id: req.id, result: {} })
+    if (req.method === "ping") return Io.json(res, 200, { jsonrpc: "2.0", id: req.id, result: {} })
     return preInit(ctx.options.mode, res, req)
   }
   const session = sessions.get(sid)
-  if (session === undefined) return Sse.json(res, 404, failure(req.id, -32001, "session not found"))
-  const version = Sse.header(http, "mcp-protocol-version")
+  if (session === undefined) return Io.json(res, 404, failure(req.id, -32001, "session not found"))
+  const version = Io.header(http, "mcp-protocol-version")
   if (version !== undefined && !ctx.options.legacyVersions.includes(version)) {
-    return Sse.json(res, 400, failure(req.id, ErrorCode.InvalidRequest, `unsupported MCP-Protocol-Version ${version}`))
+    return Io.json(res, 400, failure(req.id, ErrorCode.InvalidRequest, `unsupported MCP-Protocol-Version ${version}`))
   }
   return serve(ctx, session.legacy, res, req)
 }
@@ -134,26 +135,26 @@ export const postOther = (
   res: ServerResponse,
   m: { readonly _tag: "notification"; readonly message: Notification } | { readonly _tag: "response"; readonly message: Response }
 ): void => {
-  const sid = Sse.header(http, SessionHeader)
+  const sid = Io.header(http, SessionHeader)
   const session = sid === undefined ? undefined : sessions.get(sid)
-  if (sid !== undefined && session === undefined) return Sse.json(res, 404, failure(null, -32001, "session not found"))
+  if (sid !== undefined && session === undefined) return Io.json(res, 404, failure(null, -32001, "session not found"))
   if (m._tag === "response") {
     if (session === undefined || !session.legacy.deliver(m.message)) {
-      return Sse.json(res, 400, failure(null, ErrorCode.InvalidRequest, "a response to nothing"))
+      return Io.json(res, 400, failure(null, ErrorCode.InvalidRequest, "a response to nothing"))
     }
-    return Sse.plain(res, 202)
+    return Io.plain(res, 202)
   }
   if (m.message.method === "notifications/cancelled") session?.legacy.inflight.cancel(m.message.params?.["requestId"])
-  Sse.plain(res, 202)
+  Io.plain(res, 202)
 }
 
 export const get = (sessions: Sessions, http: IncomingMessage, res: ServerResponse): void => {
-  const sid = Sse.header(http, SessionHeader)
-  if (sid === undefined) return Sse.plain(res, 405, "", { allow: "POST, DELETE" })
+  const sid = Io.header(http, SessionHeader)
+  if (sid === undefined) return Io.plain(res, 405, "", { allow: "POST, DELETE" })
   const session = sessions.get(sid)
-  if (session === undefined) return Sse.plain(res, 404, "session not found")
+  if (session === undefined) return Io.plain(res, 404, "session not found")
   // One stream per session: a second would silently take half the notifications.
-  if (session.stream !== undefined) return Sse.plain(res, 409, "a stream is already open for this session")
+  if (session.stream !== undefined) return Io.plain(res, 409, "a stream is already open for this session")
   session.stream = res
   Sse.open(res)
   res.write(": stream open\n\n")
@@ -163,12 +164,12 @@ export const get = (sessions: Sessions, http: IncomingMessage, res: ServerRespon
 }
 
 export const remove = (sessions: Sessions, http: IncomingMessage, res: ServerResponse): void => {
-  const sid = Sse.header(http, SessionHeader)
-  if (sid === undefined) return Sse.plain(res, 400, "Mcp-Session-Id is required")
+  const sid = Io.header(http, SessionHeader)
+  if (sid === undefined) return Io.plain(res, 400, "Mcp-Session-Id is required")
   const session = sessions.get(sid)
-  if (session === undefined) return Sse.plain(res, 404, "session not found")
+  if (session === undefined) return Io.plain(res, 404, "session not found")
   sessions.delete(sid)
   session.stream?.end()
   session.legacy.close()
-  Sse.plain(res, 204)
+  Io.plain(res, 204)
 }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { debug, type Context } from "./Context.js"
 import * as Modern from "./Modern.js"
+import * as Io from "./HttpIo.js"
 import * as Sse from "./Sse.js"
 import { failure, frame, type Failure, type Request, type Response } from "./Wire.js"
 
@@ -23,15 +24,15 @@ const decodeName = (raw: string): string | undefined => {
 const mismatch = (req: Request, what: string): Failure => failure(req.id, ErrorCode.HeaderMismatch, what)
 
 export const checkHeaders = (http: IncomingMessage, req: Request): Failure | undefined => {
-  const version = Sse.header(http, "mcp-protocol-version")
+  const version = Io.header(http, "mcp-protocol-version")
   const metaVersion = Modern.metaOf(req.params)?.[Modern.VersionKey]
   if (version === undefined) return mismatch(req, "MCP-Protocol-Version header is required")
   // A modern header on a body without the version in _meta is a malformed request, not a mismatch.
   if (metaVersion === undefined) return undefined
   if (metaVersion !== version) return mismatch(req, "MCP-Protocol-Version disagrees with _meta")
-  const method = Sse.header(http, "mcp-method")
+  const method = Io.header(http, "mcp-method")
   if (method !== undefined && method !== req.method) return mismatch(req, "Mcp-Method disagrees with the body")
-  const name = Sse.header(http, "mcp-name")
+  const name = Io.header(http, "mcp-name")
   if (name !== undefined) {
     const expected = req.params?.["name"] ?? req.params?.["uri"]
     if (decodeName(name) !== expected) return mismatch(req, "Mcp-Name disagrees with the body")
@@ -44,7 +45,7 @@ const prefersStream = (ctx: Context, req: Request): boolean =>
 
 const send = (ctx: Context, res: ServerResponse, req: Request, r: Response): void => {
   const status = Modern.statusOf(r)
-  if (status !== 200 || !prefersStream(ctx, req)) return Sse.json(res, status, r)
+  if (status !== 200 || !prefersStream(ctx, req)) return Io.json(res, status, r)
   Sse.open(res)
   Sse.event(res, frame(r))
   res.end()

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Connection from "./Connection.js"
 import type { Context } from "./Context.js"
+import * as Io from "./HttpIo.js"
 import * as Sse from "./Sse.js"
 import { decode, frame } from "./Wire.js"
 
@@ -35,12 +36,12 @@ export const route = async (
   }
   if (http.method === "POST" && url.pathname === MessagesPath) {
     const connection = streams.get(url.searchParams.get("sessionId") ?? "")
-    if (connection === undefined) return Sse.plain(res, 404, "unknown session")
-    const decoded = decode(await Sse.readBody(http))
-    if (decoded._tag === "invalid") return Sse.plain(res, 400, decoded.reason)
-    Sse.plain(res, 202, "Accepted")
+    if (connection === undefined) return Io.plain(res, 404, "unknown session")
+    const decoded = decode(await Io.readBody(http))
+    if (decoded._tag === "invalid") return Io.plain(res, 400, decoded.reason)
+    Io.plain(res, 202, "Accepted")
     return connection.receive(decoded)
   }
-  if (url.pathname === "/mcp") return Sse.plain(res, 405, "", { allow: "GET" })
-  Sse.plain(res, 404, "Not Found")
+  if (url.pathname === "/mcp") return Io.plain(res, 405, "", { allow: "GET" })
+  Io.plain(res, 404, "Not Found")
 }

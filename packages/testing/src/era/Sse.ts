@@ -1,5 +1,5 @@
-/** Serving side of server-sent events and small HTTP reply helpers shared by both HTTP transports. */
-import type { IncomingMessage, ServerResponse } from "node:http"
+/** The serving side of server-sent events: writing `event:`/`data:` frames is all a server needs. */
+import type { ServerResponse } from "node:http"
 
 export const open = (res: ServerResponse, headers: Record<string, string> = {}): void => {
   res.writeHead(200, {
@@ -13,27 +13,4 @@ export const open = (res: ServerResponse, headers: Record<string, string> = {}):
 
 export const event = (res: ServerResponse, data: string, name = "message"): void => {
   if (!res.writableEnded && !res.destroyed) res.write(`event: ${name}\ndata: ${data}\n\n`)
-}
-
-export const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
-  res.writeHead(status, { "content-type": "application/json", ...headers })
-  res.end(JSON.stringify(body))
-}
-
-export const plain = (res: ServerResponse, status: number, text = "", headers: Record<string, string> = {}): void => {
-  res.writeHead(status, text.length > 0 ? { "content-type": "text/plain", ...headers } : headers)
-  res.end(text)
-}
-
-export const readBody = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
-
-export const header = (req: IncomingMessage, name: string): string | undefined => {
-  const v = req.headers[name]
-  return Array.isArray(v) ? v[0] : v
 }

@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { spawn } from "node:child_process"
@@ -32,15 +33,12 @@ interface ConnectOptions {
 /** Accepted elicitations fill in the fields the form asks for from these answers. */
 const ANSWERS: Readonly<Record<string, string | boolean>> = { name: "Ada", color: "teal", ok: true, context: "tests" }
 
-class ClientFailure {
-  readonly _tag = "ClientFailure"
-  constructor(readonly message: string) {}
-}
+class ClientFailure extends Data.TaggedError("ClientFailure")<{ readonly message: string }> {}
 
 const attempt = <A>(what: string, run: () => Promise<A>) =>
   Effect.tryPromise({
     try: run,
-    catch: (error) => new ClientFailure(`${what}: ${error instanceof Error ? error.message : String(error)}`)
+    catch: (error) => new ClientFailure({ message: `${what}: ${error instanceof Error ? error.message : String(error)}` })
   })
 
 /** Starts a fixture and connects the official client to it; everything is torn down with the scope. */
@@ -130,7 +128,7 @@ const rawPost = (url: string, headers: Record<string, string>) =>
         resume(Effect.succeed(res.statusCode ?? 0))
       }
     )
-    req.on("error", (error) => resume(Effect.fail(new ClientFailure(error.message))))
+    req.on("error", (error) => resume(Effect.fail(new ClientFailure({ message: error.message }))))
     req.end(body)
     return Effect.sync(() => req.destroy())
   })

@@ -1,20 +1,36 @@
 /**
- * The headers a modern request mirrors on HTTP: MCP-Protocol-Version, Mcp-Method, Mcp-Name and
- * Mcp-Param-* from the tool's `x-mcp-header` annotations.
+ * The headers a modern request mirrors on HTTP (MCP-Protocol-Version, Mcp-Method, Mcp-Name and
+ * Mcp-Param-* from the tool's `x-mcp-header` annotations), and the tool index that remembers
+ * those annotations between a listing and a call.
  */
+import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
 /** Tool name → input schema, as last listed, for `Mcp-Param-*`. */
 export type ToolHeaderIndex = Map<string, JsonObject>
 
-/** The mirrored headers of one modern request. */
+/** A modern request could not be given its mirrored headers (e.g. a version that is not header-safe). */
+export class UnsendableRequest extends Schema.TaggedError<UnsendableRequest>("@mcpx-fx/upstream/UnsendableRequest")(
+  "UnsendableRequest",
+  { method: Schema.String, reason: Schema.String }
+) {
+  override get message(): string {
+    return `cannot send ${this.method} to a 2026-07-28 server: ${this.reason}`
+  }
+}
+
+/** The mirrored headers of one modern request whose params already carry `_meta`. */
 export const modernHeaders = (
   method: string,
   params: JsonObject | undefined,
-  version: string,
   tools: ToolHeaderIndex
-): Record<string, string> => {
-  void params
-  void tools
-  return { "MCP-Protocol-Version": version, "Mcp-Method": method }
+): Either.Either<Record<string, string>, UnsendableRequest> => {
+  const name = method === "tools/call" && typeof params?.name === "string" ? params.name : undefined
+  const inputSchema = name === undefined ? undefined : tools.get(name)
+  return HeaderCodec.outgoingHeaders(
+    params === undefined ? { method } : { method, params },
+    inputSchema === undefined ? {} : { inputSchema }
+  ).pipe(Either.mapLeft((e) => new UnsendableRequest({ method, reason: e.reason })))
 }

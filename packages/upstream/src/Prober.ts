@@ -37,7 +37,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { EraCache, type EraRecord } from "./EraCache.js"
-import { modernHeaders } from "./ModernHeaders.js"
+import { modernHeaders, type UnsendableRequest } from "./ModernHeaders.js"
 import { type Negotiation, type NegotiationError, Negotiator } from "./Negotiator.js"
 import { type Preference, usesEraCache } from "./Preference.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
@@ -101,7 +101,7 @@ type Opened =
   | { readonly _tag: "Legacy"; readonly established: Omit<Established, "eraSource"> }
   | { readonly _tag: "Refused"; readonly why: string; readonly modernEvidence: boolean }
 
-type ProbeError = ProbeFailed | NegotiationError | TransportError
+type ProbeError = ProbeFailed | NegotiationError | TransportError | UnsendableRequest
 
 /** Starts upstream sessions, deciding each one's era. */
 export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {
@@ -177,11 +177,12 @@ const start = (
           const version = yield* negotiation.offer("modern")
           const params = { _meta: Meta.requestMeta({ protocolVersion: version, clientCapabilities: caps, clientInfo }) }
           yield* note(`sent server/discover (${version})`)
+          const headers = conn.wire === "stdio" ? {} : yield* modernHeaders("server/discover", params, new Map())
           const answer = yield* ask(
             conn,
             JsonRpc.request(`mcpx-probe-${++ids}`, "server/discover", params),
             "modern",
-            modernHeaders("server/discover", params, version, new Map())
+            headers
           ).pipe(
             Effect.map(Either.right),
             Effect.catchTag("HTTPStatusError", (e) => Effect.succeed(Either.left(e)))

@@ -11,6 +11,7 @@
  * handler is the best attribution there is), and always answered.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -22,7 +23,7 @@ import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { modernHeaders, type ToolHeaderIndex } from "./ModernHeaders.js"
+import { modernHeaders, type ToolHeaderIndex, UnsendableRequest } from "./ModernHeaders.js"
 import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
 import type { Connection, RequestHints, TransportClosed, TransportError } from "./Transport.js"
 
@@ -75,7 +76,7 @@ export class TooManyInputRounds extends Schema.TaggedError<TooManyInputRounds>("
 }
 
 /** Everything a session request can fail with. */
-export type SessionError = TransportError | UpstreamRpcError | TooManyInputRounds
+export type SessionError = TransportError | UpstreamRpcError | TooManyInputRounds | UnsendableRequest
 
 /** A live, negotiated upstream connection. */
 export interface Session extends Established {
@@ -136,15 +137,18 @@ export const makeSession = (
     const events = yield* PubSub.sliding<JsonRpc.Notification>(1024)
     const isModern = established.era === "modern"
 
-    const hints = (method: string, params: JsonObject | undefined): RequestHints =>
-      isModern
-        ? { era: "modern", headers: modernHeaders(method, params, established.negotiated, toolHeaders) }
-        : {
+    // stdio has no headers, and computing them there would only invent failures.
+    const hints = (method: string, params: JsonObject | undefined): Effect.Effect<RequestHints, UnsendableRequest> =>
+      !isModern
+        ? Effect.succeed({
           era: "legacy",
           headers: Revision.atLeast(established.negotiated, "2025-06-18")
             ? { "MCP-Protocol-Version": established.negotiated }
             : {}
-        }
+        })
+        : conn.wire === "stdio"
+        ? Effect.succeed({ era: "modern" })
+        : Effect.map(modernHeaders(method, params, toolHeaders), (headers) => ({ era: "modern", headers }))
 
     const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
       (handler ?? answerAlone)(asQuestion(m)).pipe(
@@ -183,7 +187,7 @@ export const makeSession = (
           : stripReservedMeta(params)
         const req = JsonRpc.request(id, method, sent)
         let response: JsonRpc.Response | undefined
-        yield* conn.request(req, hints(method, sent)).pipe(
+        yield* conn.request(req, yield* hints(method, sent)).pipe(
           Stream.runForEach((parsed) => {
             const m = parsed.message
             if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
@@ -237,9 +241,10 @@ export const makeSession = (
         let current = params
         for (let round = 0; ; round++) {
           const result = yield* once(method, current, ctx)
-          if (method === "tools/list" && isModern) recordToolHeaders(toolHeaders, result)
+          const listed = method === "tools/list" && isModern ? yield* keepSendableTools(name, conn.wire, result) : result
+          if (method === "tools/list" && isModern) recordToolHeaders(toolHeaders, listed)
           const resolving = isModern && ctx.inputRequired === "resolve" && ctx.questions !== undefined
-          if (!resolving || result.resultType !== "input_required") return result
+          if (!resolving || result.resultType !== "input_required") return listed
           if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
           const inputResponses = isJsonObject(result.inputRequests)
             ? yield* resolveInputs(result.inputRequests, ctx.questions!)
@@ -258,11 +263,25 @@ export const makeSession = (
       ...established,
       wire: conn.wire,
       request,
-      notify: (method, params) => conn.notify(JsonRpc.notification(method, params), hints(method, params)),
+      notify: (method, params) =>
+        Effect.flatMap(
+          Effect.orDie(hints(method, params)),
+          (h) => conn.notify(JsonRpc.notification(method, params), h)
+        ),
       events: Stream.fromPubSub(events),
       closed: conn.closed,
       stderrTail: conn.stderrTail
     } satisfies Session
+  })
+
+// Over HTTP a tool with invalid x-mcp-header annotations cannot be called correctly, so the
+// specification has clients leave it out of the listing and say why.
+const keepSendableTools = (server: string, wire: Connection["wire"], result: JsonObject) =>
+  Effect.gen(function*() {
+    if (wire === "stdio" || !Array.isArray(result.tools)) return result
+    const { excluded, kept } = HeaderCodec.partitionTools(result.tools)
+    for (const e of excluded) yield* Effect.logWarning(`${server}: left out tool ${e.name}: ${e.reason}`)
+    return excluded.length === 0 ? result : { ...result, tools: kept }
   })
 
 // Remember each tool's x-mcp-header annotations so later calls can mirror Mcp-Param-* headers.

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { AcceptedPreferenceNames, normalizePreference, PreferenceAliases, PreferenceFromString, Preferences, usesEraCache } from "../src/Preference.js"
+import { AcceptedPreferenceNames, type Preference, normalizePreference, PreferenceAliases, PreferenceFromString, Preferences, usesEraCache } from "../src/Preference.js"
 
 describe("Preference", () => {
   it("upstream/preference/canonical-values-pass-through", () => {
@@ -9,7 +9,7 @@ describe("Preference", () => {
   })
 
   it("upstream/preference/every-alias-normalises-case-insensitively", () => {
-    const expected: Record<string, string> = {
+    const expected: Record<string, Preference> = {
       modern: "prefer-discover",
       "prefer-modern": "prefer-discover",
       "prefer-stateless": "prefer-discover",

@@ -1,6 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -29,7 +30,7 @@ const proberWith = (cache: Layer.Layer<EraCache>) =>
 
 // Generous: these servers answer discover at once, and a loaded CI machine can take seconds to
 // start node; only the tests about the timeout itself use a short one.
-const start = (def: StdioDefinition, preference: Preference, probeTimeout = "20 seconds") =>
+const start = (def: StdioDefinition, preference: Preference, probeTimeout: Duration.DurationInput = "20 seconds") =>
   Effect.flatMap(Prober, (p) =>
     p.start(def, {
       preference,
@@ -38,7 +39,7 @@ const start = (def: StdioDefinition, preference: Preference, probeTimeout = "20 
     }))
 
 /** Starts the server, calls its `hello` tool and returns the era it reports and the one it says it served. */
-const startAndGreet = (def: StdioDefinition, preference: Preference, probeTimeout?: string) =>
+const startAndGreet = (def: StdioDefinition, preference: Preference, probeTimeout?: Duration.DurationInput) =>
   Effect.gen(function*() {
     const { session, report } = yield* start(def, preference, probeTimeout)
     const result = yield* session.request("tools/call", { name: "hello", arguments: {} })

@@ -1,0 +1,87 @@
+/**
+ * Server-sent events as both HTTP transports receive them: bytes in, size-capped events out, and
+ * the JSON-RPC messages those events carry. Parsing is eventsource-parser's; what is ours is the
+ * cap, which the parser only partly enforces.
+ */
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import { createParser, type EventSourceMessage } from "eventsource-parser"
+import { FrameTooLarge } from "../Transport.js"
+
+/** One server-sent event. `event` is undefined when the server named none (which means `message`). */
+export type SseEvent = EventSourceMessage
+
+const encoder = new TextEncoder()
+
+/** UTF-8 size of a string, computed only when the cheap bound cannot settle the question. */
+export const exceedsBytes = (text: string, limit: number): boolean =>
+  text.length > limit || (text.length * 3 > limit && encoder.encode(text).length > limit)
+
+/**
+ * Parses a byte stream as server-sent events. An event whose data exceeds `maxEventBytes` fails
+ * the stream with FrameTooLarge, and so does an unterminated line or event that grows past it:
+ * the parser's own `maxBufferSize` (in characters, which never exceed bytes) catches what is
+ * still buffered, and complete events that arrived in one chunk are measured here.
+ */
+export const events = <E, R>(
+  bytes: Stream.Stream<Uint8Array, E, R>,
+  maxEventBytes: number
+): Stream.Stream<SseEvent, E | FrameTooLarge, R> =>
+  Stream.suspend(() => {
+    const ready: Array<SseEvent> = []
+    let overflow = false
+    const parser = createParser({
+      maxBufferSize: maxEventBytes,
+      onEvent: (e) => {
+        ready.push(e)
+      },
+      onError: (e) => {
+        if (e.type === "max-buffer-size-exceeded") overflow = true
+      }
+    })
+    return bytes.pipe(
+      Stream.decodeText(),
+      Stream.mapEffect((text) =>
+        Effect.suspend(() => {
+          parser.feed(text)
+          const out = ready.splice(0)
+          return overflow || out.some((e) => exceedsBytes(e.data, maxEventBytes))
+            ? Effect.fail(new FrameTooLarge({ limit: maxEventBytes }))
+            : Effect.succeed(out)
+        })
+      ),
+      Stream.flattenIterables
+    )
+  })
+
+/**
+ * The JSON-RPC messages one event carries. Only `message` events (named or not) carry them;
+ * empty data is a 2025-11-25 priming event. What does not decode is logged and skipped rather
+ * than failing the stream: one bad frame from an upstream must not lose the reply that follows.
+ */
+export const messagesOf = (event: SseEvent, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => {
+  if ((event.event !== undefined && event.event !== "message") || event.data.trim().length === 0) {
+    return Effect.succeed([])
+  }
+  return messagesOfText(event.data, source)
+}
+
+/** The JSON-RPC messages in one JSON text (a message or a batch); undecodable parts are logged and skipped. */
+export const messagesOfText = (text: string, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => {
+  const frame = JsonRpc.decodeFrame(text)
+  if (Either.isLeft(frame)) {
+    return Effect.as(Effect.logWarning(`skipped an undecodable frame from ${source}: ${frame.left.reason}`), [])
+  }
+  if (frame.right._tag === "Single") return Effect.succeed([frame.right.parsed])
+  const good: Array<JsonRpc.Parsed> = []
+  const bad: Array<string> = []
+  for (const element of frame.right.elements) {
+    if (Either.isRight(element)) good.push(element.right)
+    else bad.push(element.left.reason)
+  }
+  return bad.length === 0
+    ? Effect.succeed(good)
+    : Effect.as(Effect.logWarning(`skipped ${bad.length} undecodable batch element(s) from ${source}: ${bad.join("; ")}`), good)
+}

@@ -1,17 +1,15 @@
 /**
- * The mcpx-fx command tree. Subcommands are added as the gateway grows; this file only
- * declares commands, never provides Layers (that is bin.ts's job).
+ * The mcpx-fx command tree. This file only declares commands; the process, its environment and
+ * the runtime are bin.ts's.
  */
 import * as Command from "@effect/cli/Command"
+import * as ConfigCommand from "./commands/Config.js"
+import { root } from "./commands/Root.js"
+import * as SettingsCommand from "./commands/Settings.js"
 import { version } from "./version.js"
 
-/** The root `mcpx-fx` command. */
-export const root = Command.make("mcpx-fx").pipe(
-  Command.withDescription(
-    "A dual-era Model Context Protocol gateway: fronts many MCP servers (stdio and Streamable HTTP) " +
-      "and serves hosts in every protocol revision, 2024-11-05 through 2026-07-28."
-  )
-)
+/** The whole `mcpx-fx` command. */
+export const command = root.pipe(Command.withSubcommands([SettingsCommand.command, ConfigCommand.command]))
 
 /** Parses argv and runs the matching command. */
-export const run = Command.run(root, { name: "mcpx-fx", version })
+export const run = Command.run(command, { name: "mcpx-fx", version })

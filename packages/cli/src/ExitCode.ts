@@ -1,0 +1,46 @@
+/**
+ * The exit code of a finished command, and the message that goes with it. It is decided here, in
+ * one place, from the typed failure: 2 when the user can fix the command line or a config file,
+ * 1 for anything else.
+ */
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Config from "@mcpx-fx/gateway/Config"
+import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { UsageError } from "./UsageError.js"
+
+/** The command did what was asked. */
+export const Ok = 0
+/** The command failed for a reason other than how it was invoked or configured. */
+export const Failure = 1
+/** A usage or configuration error. */
+export const Usage = 2
+/** Interrupted by SIGINT/SIGTERM, as shells report it. */
+export const Interrupted = 130
+
+const isUsage = (e: unknown): boolean =>
+  e instanceof UsageError || e instanceof Config.ConfigError || e instanceof Settings.SettingsError
+
+const messageOf = (e: unknown): Option.Option<string> =>
+  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" && e.message !== ""
+    ? Option.some(e.message)
+    : Option.none()
+
+/**
+ * Prints why the command failed on stderr and returns the exit code. @effect/cli has already
+ * printed its own validation errors (with the usage), so those are only mapped to 2.
+ */
+export const report = (cause: Cause.Cause<unknown>): Effect.Effect<number> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.succeed(Interrupted)
+  return Option.match(Cause.failureOption(cause), {
+    onNone: () => Effect.as(Console.error(`mcpx-fx: internal error\n${Cause.pretty(cause)}`), Failure),
+    onSome: (e) => {
+      if (ValidationError.isValidationError(e)) return Effect.succeed(Usage)
+      const message = Option.getOrElse(messageOf(e), () => Cause.pretty(cause))
+      return Effect.as(Console.error(`mcpx-fx: ${message}`), isUsage(e) ? Usage : Failure)
+    }
+  })
+}

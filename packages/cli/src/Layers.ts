@@ -1,0 +1,61 @@
+/**
+ * Where the gateway's configuration layers are put together. The gateway never reads
+ * `process.env`, the working directory or the home directory itself; bin.ts reads them once into
+ * `ProcessEnvironment`, and the layers here hand them to Config, Settings and StateDir as inputs,
+ * so tests and the daemon can give other ones.
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import * as Config from "@mcpx-fx/gateway/Config"
+import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as StateDir from "@mcpx-fx/gateway/StateDir"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { Globals } from "./GlobalOptions.js"
+
+/** The invoking process's environment variables, working directory and home directory. */
+export class ProcessEnvironment extends Context.Tag("mcpx-fx/ProcessEnvironment")<
+  ProcessEnvironment,
+  Config.Environment
+>() {
+  /** The given environment, as read by bin.ts from `process`. */
+  static readonly layer = (environment: Config.Environment): Layer.Layer<ProcessEnvironment> =>
+    Layer.succeed(ProcessEnvironment, environment)
+}
+
+/** The inputs of config discovery for this invocation. */
+export const configInput = (environment: Config.Environment, globals: Globals): Config.ConfigInput => ({
+  ...environment,
+  configFlag: Option.getOrUndefined(globals.config)
+})
+
+/** The loaded configuration, the settings resolved over it, and the state directory. */
+export type Configured = Config.Config | Settings.Settings | StateDir.StateDir
+
+/** What building `Configured` can fail with: both are configuration errors, exit 2. */
+export type ConfiguredError = Config.ConfigError | Settings.SettingsError
+
+/**
+ * The configuration for one invocation: files found from its working directory (or named by
+ * `--config`/`MCPX_CONFIG`), settings resolved default < file < env < flag, and its state directory.
+ */
+export const configured = (
+  globals: Globals
+): Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path> =>
+  Layer.unwrapEffect(
+    Effect.map(ProcessEnvironment, (environment) =>
+      Layer.mergeAll(
+        Config.layerSettings({ env: environment.env, flags: globals.flags }),
+        StateDir.StateDir.layer(environment)
+      ).pipe(Layer.provideMerge(Config.Config.layer(configInput(environment, globals)))))
+  )
+
+/**
+ * Checks the setting flags and `MCPX_*` variables without reading any config file, for commands
+ * that must work while a file is broken (`config --path`): a bad flag value is still refused.
+ */
+export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.SettingsError, ProcessEnvironment> =>
+  Effect.flatMap(ProcessEnvironment, (environment) =>
+    Effect.asVoid(Settings.resolveAll({ env: environment.env, flags: globals.flags })))

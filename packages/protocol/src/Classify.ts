@@ -14,6 +14,9 @@
  * - Batches are legacy-only: classified element by element, any modern element (or a modern
  *   header) rejects the whole batch with `-32600`.
  *
+ * `Mcp-Param-*` headers are not checked here: they need the called tool's schema, which the server
+ * has once it knows the tool (`HeaderCodec.checkParams`).
+ *
  * Whether a legacy batch is allowed (2025-03-26 only) depends on the session's negotiated
  * revision, which the transport knows and this module does not.
  */
@@ -45,9 +48,11 @@ export interface Modern {
 }
 
 /**
- * Served by the legacy path. `revision` is what the headers establish: the header's revision, or
- * 2025-03-26 for a sessionless request without one (the spec's default); undefined means the
- * session's negotiated revision governs (or, for `initialize`, the negotiation to come).
+ * Served by the legacy path. `revision` is what a sessionless request speaks: its
+ * `MCP-Protocol-Version`, or 2025-03-26 without one (the spec's default). Undefined means the
+ * revision negotiated for the request's session governs, even over a header naming another
+ * supported revision (clients SHOULD send the negotiated one; a stray header is tolerated), or,
+ * for `initialize`, the negotiation to come.
  */
 export interface Legacy {
   readonly _tag: "Legacy"
@@ -93,11 +98,9 @@ const legacy = (
   served: ReadonlyArray<LegacyRevision>
 ): Legacy | Rejected => {
   const header = versionHeader(headers)
-  if (header === undefined) {
-    const inSession = HeaderCodec.getHeader(headers, HeaderCodec.SessionIdHeader) !== undefined
-    return { _tag: "Legacy", revision: inSession ? undefined : DefaultLegacyRevision }
-  }
-  if (isLegacyRevision(header) && served.includes(header)) return { _tag: "Legacy", revision: header }
+  const inSession = HeaderCodec.getHeader(headers, HeaderCodec.SessionIdHeader) !== undefined
+  if (header === undefined) return { _tag: "Legacy", revision: inSession ? undefined : DefaultLegacyRevision }
+  if (isLegacyRevision(header) && served.includes(header)) return { _tag: "Legacy", revision: inSession ? undefined : header }
   return reject(id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version: ${header}`, {
     supported: [...served],
     requested: header

@@ -175,6 +175,18 @@ const decodeView = (o: JsonObject): Either.Either<Message, ParseResult.ParseErro
     ? Schema.decodeUnknownEither(SuccessResponse)(o)
     : Schema.decodeUnknownEither(ErrorResponse)(o)
 
+// Schema.Record rebuilds an object key by key, and assigning an own "__proto__" key that way sets
+// the prototype instead, so the key vanishes from the view. The originals were checked to be plain
+// objects with unknown values, so the view can hold them as they are.
+const keepObjects = (m: Message, raw: JsonObject): Message => {
+  if (hasKey(m, "method") && isJsonObject(raw.params)) {
+    // Two spreads, one per kind, so each keeps its own type.
+    return isRequest(m) ? { ...m, params: raw.params } : { ...m, params: raw.params }
+  }
+  if (isSuccess(m) && isJsonObject(raw.result)) return { ...m, result: raw.result }
+  return m
+}
+
 /** Decodes one already-parsed JSON value as a single message (an array is not a message). */
 export const decodeMessage = (value: unknown): Either.Either<Parsed, FrameError> => {
   if (!isJsonObject(value)) return Either.left(invalid(`a JSON-RPC message must be an object, got ${describe(value)}`, undefined))
@@ -183,7 +195,7 @@ export const decodeMessage = (value: unknown): Either.Either<Parsed, FrameError>
   return decodeView(value).pipe(
     Either.mapBoth({
       onLeft: (e) => invalid(ParseResult.TreeFormatter.formatErrorSync(e), value.id),
-      onRight: (message) => ({ message, raw: value })
+      onRight: (message) => ({ message: keepObjects(message, value), raw: value })
     })
   )
 }

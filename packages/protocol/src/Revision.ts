@@ -76,3 +76,9 @@ export const newestMutual = <A extends string>(
   }
   return best
 }
+
+/**
+ * Whether a legacy revision has JSON-RPC batches: only 2025-03-26 (it added them, where a server
+ * MUST accept them; 2025-06-18 removed them; the modern era has none).
+ */
+export const allowsBatches = (revision: Revision): boolean => revision === "2025-03-26"

@@ -123,11 +123,16 @@ describe("Classify: legacy requests", () => {
     assert.deepStrictEqual(classify(req("initialize", params), { "MCP-Protocol-Version": "2026-07-28" }), { _tag: "Legacy", revision: undefined })
   })
 
-  it("a body without _meta and with a legacy header is legacy at that revision", () => {
+  it("a sessionless body without _meta and with a legacy header is legacy at that revision", () => {
+    assert.deepStrictEqual(classify(req("tools/list"), { "MCP-Protocol-Version": "2025-06-18" }), { _tag: "Legacy", revision: "2025-06-18" })
+  })
+
+  it("in a session the negotiated revision governs, even over a supported header", () => {
     assert.deepStrictEqual(classify(req("tools/list"), { "MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": "s" }), {
       _tag: "Legacy",
-      revision: "2025-06-18"
+      revision: undefined
     })
+    assert.strictEqual(rejected(classify(req("tools/list"), { "MCP-Protocol-Version": "2099-13-01x", "Mcp-Session-Id": "s" })).error.code, -32022)
   })
 
   it("no header: 2025-03-26 without a session, the session's revision with one", () => {
@@ -174,7 +179,7 @@ describe("Classify: notifications and responses", () => {
 
   it("a response is legacy, and refused under a modern header", () => {
     const resp = { jsonrpc: "2.0", id: 9, result: { roots: [] } }
-    assert.deepStrictEqual(classify(resp, { "MCP-Protocol-Version": "2025-11-25" }), { _tag: "Legacy", revision: "2025-11-25" })
+    assert.deepStrictEqual(classify(resp, { "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "s" }), { _tag: "Legacy", revision: undefined })
     const r = rejected(classify(resp, { "MCP-Protocol-Version": "2026-07-28" }))
     assert.strictEqual(r.error.code, -32600)
   })

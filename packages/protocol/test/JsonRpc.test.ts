@@ -106,6 +106,16 @@ describe("JsonRpc.decodeFrame", () => {
     }))
 })
 
+describe("JsonRpc views", () => {
+  it("keep params and result keys that Schema records cannot rebuild", () => {
+    const p = single(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"__proto__":{"x":1},"a":2}}`)
+    assert.isTrue(JsonRpc.isRequest(p.message))
+    assert.deepStrictEqual(Object.keys(JsonRpc.isRequest(p.message) ? p.message.params ?? {} : {}), ["__proto__", "a"])
+    const r = single(`{"jsonrpc":"2.0","id":1,"result":{"__proto__":1}}`)
+    assert.isTrue(JsonRpc.isSuccess(r.message) && Object.keys(r.message.result).includes("__proto__"))
+  })
+})
+
 describe("JsonRpc builders", () => {
   it("builds success and error responses", () => {
     assert.deepStrictEqual(JsonRpc.success(1, { ok: true }), { jsonrpc: "2.0", id: 1, result: { ok: true } })

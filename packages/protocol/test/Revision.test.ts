@@ -20,4 +20,8 @@ describe("Revision", () => {
     assert.strictEqual(Revision.newestMutual(Revision.LegacyRevisions, ["2025-06-18", "2099-01-01", "2024-11-05"]), "2025-06-18")
     assert.strictEqual(Revision.newestMutual(Revision.ModernRevisions, ["2025-11-25"]), undefined)
   })
+
+  it("allows batches only in 2025-03-26", () => {
+    assert.deepStrictEqual(Revision.AllRevisions.filter(Revision.allowsBatches), ["2025-03-26"])
+  })
 })

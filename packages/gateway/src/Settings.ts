@@ -108,6 +108,14 @@ export const registry = [
       "How long a stdio upstream may take to answer server/discover before initialize is sent alongside it " +
       "(the discover is not abandoned)."
   }),
+  define("names.prefix", {
+    codec: Codec.boolean,
+    default: true,
+    hot: false,
+    description:
+      "Show tools and prompts as <namespace>__<name> and resources under mcpx://<namespace>/. Only a configuration " +
+      "with a single server may turn it off, so hosts see that server's names exactly."
+  }),
   define("pool.max", {
     codec: Codec.positiveInt,
     default: 1,

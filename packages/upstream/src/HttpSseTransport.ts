@@ -19,6 +19,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { events, messagesOf, type SseEvent } from "./internal/Sse.js"
 import {
+  broken,
   CancelReason,
   cancelled,
   DefaultMaxFrameBytes,
@@ -229,7 +230,7 @@ const make = (
         yield* Effect.forEach(messages, dispatch, { discard: true })
       })
 
-    yield* events(opened.response.stream.pipe(Stream.mapError((e) => unreachable(sseUrl, e))), maxFrameBytes).pipe(
+    yield* events(opened.response.stream.pipe(Stream.mapError((e) => broken(sseUrl, e))), maxFrameBytes).pipe(
       Stream.runForEach(onEvent),
       Effect.matchEffect({
         onFailure: (e) => ended(new TransportClosed({ reason: `the HTTP+SSE stream of ${sseUrl} failed: ${e.message}` })),

@@ -20,6 +20,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { messagesOf, messagesOfText, events } from "./internal/Sse.js"
 import {
+  broken,
   CancelReason,
   cancelled,
   DefaultMaxFrameBytes,
@@ -65,6 +66,11 @@ const defaults = {
 const SessionHeader = "mcp-session-id"
 const VersionHeader = "mcp-protocol-version"
 const AcceptBoth = "application/json, text/event-stream"
+
+/** How long to wait before resuming a legacy response stream whose server named no `retry`. */
+const DefaultRetryMs = 1000
+/** How many resumptions in a row may bring no event before a response stream is given up on. */
+const MaxIdleResumptions = 3
 
 /** Statuses with which a server that is not Streamable HTTP at all refuses `initialize`. */
 const refusalStatuses: ReadonlySet<number> = new Set([400, 404, 405])
@@ -188,30 +194,76 @@ export const openHttp = (
       )
     }
 
+    // A resumed stream is fetched with the request's own headers and session, as its POST was.
+    const resume = (lastEventId: string, hints: RequestHints | undefined, sid: string | undefined) =>
+      Effect.gen(function*() {
+        const request = baseRequest(HttpClientRequest.get(def.url), hints, sid).pipe(
+          HttpClientRequest.setHeader("accept", "text/event-stream"),
+          HttpClientRequest.setHeader("last-event-id", lastEventId)
+        )
+        const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(def.url, e)))
+        if (response.status === 404 && sid !== undefined) return yield* expire(sid)
+        if (!isOk(response.status) || mediaType(response) !== "text/event-stream") {
+          const body = yield* refusedBody(response)
+          return yield* statusError(response.status, body, rpcErrorOf(singleMessage(body)))
+        }
+        return response
+      })
+
+    /**
+     * A request's SSE reply, up to and including its response. A 2025-11-25 server may end the
+     * stream early once it has sent an event id, and expects the client to resume with a GET
+     * carrying Last-Event-ID after the `retry` delay it named; a modern stream that breaks has
+     * lost its request (the caller re-issues it), so only legacy requests are resumed.
+     */
     const sseReply = (
       response: HttpClientResponse.HttpClientResponse,
       req: JsonRpc.Request,
-      answered: Ref.Ref<boolean>
+      answered: Ref.Ref<boolean>,
+      resumable: { readonly hints: RequestHints | undefined; readonly sid: string | undefined } | undefined
     ): Stream.Stream<JsonRpc.Parsed, TransportError> => {
       const mine = isResponseTo(req.id)
-      return events(response.stream.pipe(Stream.mapError((e) => unreachable(def.url, e))), maxFrameBytes).pipe(
-        Stream.mapEffect((event) => messagesOf(event, source)),
-        Stream.flattenIterables,
-        // Only this request's response ends its stream; another id's response belongs to no one here.
-        Stream.filterEffect((p) =>
-          JsonRpc.isResponse(p.message) && !mine(p) ? Effect.as(toUnsolicited(p), false) : Effect.succeed(true)
-        ),
-        Stream.takeUntil(mine),
-        Stream.tap((p) => (mine(p) ? Ref.set(answered, true) : Effect.void)),
-        Stream.concat(
-          Stream.unwrap(Effect.map(Ref.get(answered), (done) =>
-            done
-              ? Stream.empty
-              : Stream.fail(new TransportClosed({
-                reason: `the response stream of request ${JSON.stringify(req.id)} on ${def.url} ended without its response`
-              }))))
+      const cursor: { lastEventId: string | undefined; retryMs: number | undefined; events: number } = {
+        lastEventId: undefined,
+        retryMs: undefined,
+        events: 0
+      }
+      const read = (r: HttpClientResponse.HttpClientResponse) =>
+        events(r.stream.pipe(Stream.mapError((e) => broken(def.url, e))), maxFrameBytes, (ms) => {
+          cursor.retryMs = ms
+        }).pipe(
+          Stream.tap((event) =>
+            Effect.sync(() => {
+              cursor.events++
+              if (event.id !== undefined && event.id.length > 0) cursor.lastEventId = event.id
+            })
+          ),
+          Stream.mapEffect((event) => messagesOf(event, source)),
+          Stream.flattenIterables,
+          // Only this request's response ends its stream; another id's response belongs to no one here.
+          Stream.filterEffect((p) =>
+            JsonRpc.isResponse(p.message) && !mine(p) ? Effect.as(toUnsolicited(p), false) : Effect.succeed(true)
+          ),
+          Stream.takeUntil(mine),
+          Stream.tap((p) => (mine(p) ? Ref.set(answered, true) : Effect.void))
         )
-      )
+      // `idle` counts resumptions in a row that brought nothing, so a server that keeps closing
+      // empty streams is given up on rather than polled forever.
+      const next = (idle: number): Stream.Stream<JsonRpc.Parsed, TransportError> =>
+        Stream.unwrapScoped(Effect.gen(function*() {
+          if (yield* Ref.get(answered)) return Stream.empty
+          const lastEventId = cursor.lastEventId
+          if (resumable === undefined || lastEventId === undefined || idle >= MaxIdleResumptions) {
+            return yield* new TransportClosed({
+              reason: `the response stream of request ${JSON.stringify(req.id)} on ${def.url} ended without its response`
+            })
+          }
+          yield* Effect.sleep(cursor.retryMs ?? DefaultRetryMs)
+          const before = cursor.events
+          const resumed = yield* resume(lastEventId, resumable.hints, resumable.sid)
+          return read(resumed).pipe(Stream.concat(Stream.suspend(() => next(cursor.events > before ? 0 : idle + 1))))
+        }))
+      return read(response).pipe(Stream.concat(next(0)))
     }
 
     const jsonReply = (response: HttpClientResponse.HttpClientResponse, req: JsonRpc.Request, answered: Ref.Ref<boolean>) =>
@@ -264,7 +316,7 @@ export const openHttp = (
         }
         switch (mediaType(response)) {
           case "text/event-stream":
-            return sseReply(response, req, answered)
+            return sseReply(response, req, answered, legacy ? { hints, sid } : undefined)
           case "application/json":
             return yield* jsonReply(response, req, answered)
           default: {
@@ -298,7 +350,7 @@ export const openHttp = (
           return yield* statusError(response.status, body, undefined)
         }
         yield* Deferred.succeed(ready, undefined)
-        yield* events(response.stream.pipe(Stream.mapError((e) => unreachable(def.url, e))), maxFrameBytes).pipe(
+        yield* events(response.stream.pipe(Stream.mapError((e) => broken(def.url, e))), maxFrameBytes).pipe(
           Stream.mapEffect((event) => messagesOf(event, source)),
           Stream.flattenIterables,
           Stream.runForEach(toUnsolicited)

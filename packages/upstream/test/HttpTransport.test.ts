@@ -378,14 +378,24 @@ describe("openHttp (Streamable HTTP)", () => {
         assert.deepInclude(note, { _tag: "SessionExpired", sessionId: fresh ?? "" })
       })))
 
-    it.scopedLive("closing the scope DELETEs the session; the connection then reports closed", () =>
+    it.scopedLive("closing the scope DELETEs the session and fails what is in flight; the connection then reports closed", () =>
       live(Effect.gen(function*() {
-        const { url } = yield* start("dual")
-        const { conn, sent, sid } = yield* Effect.scoped(Effect.gen(function*() {
+        const log = yield* tempLog
+        const fixture = yield* start("dual", "--log", log.file)
+        const url = fixture.url
+        const stderr = yield* watchStderr(fixture.process)
+        const { conn, sent, sid, inFlight } = yield* Effect.scoped(Effect.gen(function*() {
           const opened = yield* openRecorded(definition(url))
           yield* initialize(opened.conn)
-          return { ...opened, sid: header(opened.sent[1] as Sent, "mcp-session-id") ?? "" }
+          const inFlight = yield* Effect.fork(Effect.flip(collect(opened.conn.request(callTool("slow-3", "slow", { ms: 60_000 }), legacy))))
+          yield* logSatisfies(log, (lines) => lines.includes("legacy tools/call"))
+          return { ...opened, inFlight, sid: header(opened.sent[1] as Sent, "mcp-session-id") ?? "" }
         }))
+        // A request in flight fails with the connection instead of hanging, and is not cancelled
+        // one by one: the DELETE ends it (the fixture cancels a deleted session's calls).
+        assert.strictEqual((yield* Fiber.join(inFlight))._tag, "TransportClosed")
+        yield* stderr.includes(`cancelled tools/call "slow-3"`)
+        assert.notInclude(logLines(log.file), "legacy notifications/cancelled")
         const last = sent[sent.length - 1] as Sent
         assert.strictEqual(last.method, "DELETE")
         assert.strictEqual(header(last, "mcp-session-id"), sid)
@@ -396,7 +406,7 @@ describe("openHttp (Streamable HTTP)", () => {
         assert.strictEqual(closed._tag, "TransportClosed")
         const after = yield* Effect.flip(collect(conn.request(JsonRpc.request(5, "ping"), legacy)))
         assert.strictEqual(after._tag, "TransportClosed")
-        assert.strictEqual(sent.length, 3, "nothing is sent once closed")
+        assert.deepStrictEqual(sent.map((s) => s.method), ["POST", "POST", "POST", "DELETE"], "nothing is sent once closed")
       })))
 
     it.scopedLive("a modern-only connection has no session and sends no DELETE", () =>
@@ -546,6 +556,44 @@ describe("openHttp (Streamable HTTP)", () => {
         assert.strictEqual(seen.length, 1)
         assert.strictEqual(e._tag, "TransportClosed")
         assert.include(e.message, "ended without its response")
+      })))
+
+    it.scopedLive("a legacy response stream closed early is resumed with Last-Event-ID after the server's retry; a modern one is not", () =>
+      live(Effect.gen(function*() {
+        const first = JsonRpc.notification("notifications/progress", { progressToken: "t", progress: 1 })
+        const second = JsonRpc.notification("notifications/progress", { progressToken: "t", progress: 2 })
+        const resumed: Array<string | undefined> = []
+        const server = yield* stub((req, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          if (req.method === "POST") {
+            // A priming event with an id and a short retry, one message, then the server hangs up.
+            return void res.end(`id: p0\nretry: 5\ndata:\n\n${sseEvent(first, "p1")}`)
+          }
+          resumed.push(req.headers["last-event-id"] as string | undefined)
+          res.end(resumed.length === 1 ? sseEvent(second, "p2") : sseEvent(JsonRpc.success(5, { done: true }), "p3"))
+        })
+        const conn = yield* openHttp(definition(server.url))
+        const seen = yield* collect(conn.request(JsonRpc.request(5, "tools/call", { name: "x" }), legacy))
+        assert.deepStrictEqual(seen.map((p) => p.raw), [first, second, JsonRpc.success(5, { done: true })])
+        assert.deepStrictEqual(resumed, ["p1", "p2"])
+
+        const e = yield* Effect.flip(collect(conn.request(JsonRpc.request(6, "tools/call", { name: "x" }), modern("tools/call", "x"))))
+        assert.strictEqual(e._tag, "TransportClosed")
+        assert.strictEqual(resumed.length, 2, "a modern stream is never resumed")
+      })))
+
+    it.scopedLive("resumption gives up after three resumed streams bring nothing", () =>
+      live(Effect.gen(function*() {
+        let gets = 0
+        const server = yield* stub((req, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          if (req.method === "GET") gets++
+          res.end(req.method === "POST" ? "id: p0\nretry: 1\ndata:\n\n" : "")
+        })
+        const conn = yield* openHttp(definition(server.url))
+        const e = yield* Effect.flip(collect(conn.request(JsonRpc.request(1, "tools/call", { name: "x" }), legacy)))
+        assert.strictEqual(e._tag, "TransportClosed")
+        assert.strictEqual(gets, 3)
       })))
 
     it.scopedLive("GET stream events arrive on unsolicited, with the session id; unsolicited ends on close", () =>

@@ -23,11 +23,13 @@ export const exceedsBytes = (text: string, limit: number): boolean =>
  * Parses a byte stream as server-sent events. An event whose data exceeds `maxEventBytes` fails
  * the stream with FrameTooLarge, and so does an unterminated line or event that grows past it:
  * the parser's own `maxBufferSize` (in characters, which never exceed bytes) catches what is
- * still buffered, and complete events that arrived in one chunk are measured here.
+ * still buffered, and complete events that arrived in one chunk are measured here. `onRetry`
+ * hears the server's `retry:` field (the reconnection delay it asks for, in milliseconds).
  */
 export const events = <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>,
-  maxEventBytes: number
+  maxEventBytes: number,
+  onRetry: (ms: number) => void = () => {}
 ): Stream.Stream<SseEvent, E | FrameTooLarge, R> =>
   Stream.suspend(() => {
     const ready: Array<SseEvent> = []
@@ -37,6 +39,7 @@ export const events = <E, R>(
       onEvent: (e) => {
         ready.push(e)
       },
+      onRetry,
       onError: (e) => {
         if (e.type === "max-buffer-size-exceeded") overflow = true
       }

@@ -220,3 +220,6 @@ export const classify = (
   }
   return legacy(undefined, headers, served)
 }
+
+/** The JSON-RPC error response for a rejected POST (its HTTP status is `HttpStatus.modernStatus`). */
+export const rejectionResponse = (r: Rejected): JsonRpc.ErrorResponse => JsonRpc.failure(r.id, r.error.code, r.error.message, r.error.data)

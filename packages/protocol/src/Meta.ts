@@ -13,7 +13,7 @@ import { ModernClientCapabilities } from "./Capabilities.js"
 import * as ErrorCode from "./ErrorCode.js"
 import { Implementation } from "./Implementation.js"
 import { describeParseError, isJsonObject, type JsonObject, open, optionalKey } from "./Json.js"
-import { RequestId } from "./JsonRpc.js"
+import * as JsonRpc from "./JsonRpc.js"
 import { ModernRevisions } from "./Revision.js"
 
 /** The request's protocol version (required on modern requests). */
@@ -60,7 +60,7 @@ export const LegacyRequestMeta = open({ [ProgressTokenKey]: optionalKey(Progress
 export type LegacyRequestMeta = typeof LegacyRequestMeta.Type
 
 /** A notification's `_meta`. */
-export const NotificationMeta = open({ [SubscriptionIdKey]: optionalKey(RequestId) })
+export const NotificationMeta = open({ [SubscriptionIdKey]: optionalKey(JsonRpc.RequestId) })
 /** A notification's `_meta`. */
 export type NotificationMeta = typeof NotificationMeta.Type
 
@@ -185,11 +185,21 @@ export const metaErrorObject = (
     ...(missing.length > 0 ? { missing } : {}),
     ...(invalid.length > 0 ? { invalid } : {})
   }
+  const where = (field: string) => (field === "_meta" ? "params._meta" : `_meta ${field}`)
   const parts = [
-    ...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : []),
-    ...invalid.map((i) => `invalid ${i.field} (${i.reason})`)
+    ...missing.map((f) => `${where(f)} is missing`),
+    ...invalid.map((i) => `${where(i.field)} is invalid (${i.reason})`)
   ]
-  return { code: ErrorCode.InvalidParams, message: `Invalid params: _meta ${parts.join("; ")}`, data }
+  return { code: ErrorCode.InvalidParams, message: `Invalid params: ${parts.join("; ")}`, data }
+}
+
+/** The JSON-RPC error response for a `_meta` validation failure of request `id`. */
+export const metaErrorResponse = (
+  id: JsonRpc.RequestId | undefined,
+  e: InvalidRequestMeta | UnsupportedProtocolVersion
+): JsonRpc.ErrorResponse => {
+  const o = metaErrorObject(e)
+  return JsonRpc.failure(id, o.code, o.message, o.data)
 }
 
 /** Builds the `_meta` a modern client puts on a request. */

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Classify from "../src/Classify.js"
 import type * as HeaderCodec from "../src/HeaderCodec.js"
+import * as HttpStatus from "../src/HttpStatus.js"
 import * as JsonRpc from "../src/JsonRpc.js"
 
 const V = "io.modelcontextprotocol/protocolVersion"
@@ -69,6 +70,14 @@ describe("Classify: modern requests", () => {
     const r = rejected(classify(req("tools/list", { _meta: meta() }), modernHeaders("TOOLS/LIST")))
     assert.strictEqual(r.error.code, -32020)
     assert.deepStrictEqual(r.error.data, { header: "Mcp-Method", reason: "Mcp-Method header value 'TOOLS/LIST' does not match body value 'tools/list'" })
+  })
+
+  it("turns a rejection into an error response with HTTP 400", () => {
+    const r = rejected(classify(req("server/discover", {}, 5), modernHeaders("server/discover")))
+    const response = Classify.rejectionResponse(r)
+    assert.strictEqual(response.id, 5)
+    assert.strictEqual(response.error.code, -32602)
+    assert.strictEqual(HttpStatus.modernStatus(response), 400)
   })
 
   it("answers a version it does not serve with -32022 listing what it does", () => {

@@ -99,6 +99,16 @@ describe("Meta.validateRequestMeta", () => {
     })
   })
 
+  it("builds the error response, echoing the request id", () => {
+    const r = Meta.validateRequestMeta({})
+    if (Either.isRight(r)) throw new Error("expected a failure")
+    assert.deepStrictEqual(Meta.metaErrorResponse(9, r.left), {
+      jsonrpc: "2.0",
+      id: 9,
+      error: { code: -32602, message: "Invalid params: params._meta is missing", data: { missing: ["_meta"] } }
+    })
+  })
+
   it("checks the version against the list it is given", () => {
     assert.isTrue(Either.isLeft(Meta.validateRequestMeta({ _meta: good }, ["2027-01-01"])))
     assert.isTrue(Either.isRight(Meta.checkVersion("2027-01-01", ["2026-07-28", "2027-01-01"])))

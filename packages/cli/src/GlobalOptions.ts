@@ -63,9 +63,6 @@ export const options: Options.Options<Globals> = Options.all({
   flags: settingOptions.pipe(Options.map(Record.getSomes))
 })
 
-/** No options given; the identity of `combine`. */
-export const none: Globals = { config: Option.none(), json: false, flags: {} }
-
 /**
  * Folds the options given at each command level into one value. A value given at two levels is
  * refused rather than silently picked: `--pool-max 1 … --pool-max 2` has no obvious winner.

@@ -2,10 +2,10 @@
  * Which protocol version mcpx-fx offers and accepts, per era.
  *
  * Client side (the Prober): what to put in the first `server/discover` `_meta` or `initialize`, how
- * to react to `-32022` (retry with the newest mutual version, each version at most once, or switch
- * era), and which version a session carries once the server has answered. Server side (the
- * host-facing server): what to answer a host's `initialize`, and whether a modern request's version
- * is one we serve.
+ * to react to `-32022` (retry with the newest mutual version, each version once and one refused
+ * version re-sent once, or switch era), and which version a session carries once the server has
+ * answered. Server side (the host-facing server): what to answer a host's `initialize`, and
+ * whether a modern request's version is one we serve.
  *
  * Everything here is pure apart from the per-negotiation memory of tried versions, which lives in a
  * `Ref` so one probe can hand the same `Negotiation` to the discover and the initialize fibers it
@@ -69,8 +69,9 @@ export class DisjointVersionsError extends Schema.TaggedError<DisjointVersionsEr
 
 /**
  * The server refused every mutual version we could still offer: it answered `-32022` for a version
- * it lists itself, and each version is tried once so a confused server cannot keep us looping.
- * Ends a server start, hence a Schema error.
+ * it lists itself. Each version is tried once, and one refusal per negotiation may be answered by
+ * re-sending the version it refused (see `onUnsupportedVersion`), so a confused server cannot keep
+ * us looping. Ends a server start, hence a Schema error.
  */
 export class VersionsExhaustedError extends Schema.TaggedError<VersionsExhaustedError>()("VersionsExhaustedError", {
   /** Versions already sent in this negotiation, in the order they were sent. */
@@ -80,7 +81,7 @@ export class VersionsExhaustedError extends Schema.TaggedError<VersionsExhausted
 }) {
   override get message(): string {
     return `the server refused protocol version ${listOf(this.tried)} and offers nothing else mcpx-fx ` +
-      `has not tried (the server supports ${listOf(this.theirs)}; each version is tried once)`
+      `has not tried (the server supports ${listOf(this.theirs)}; each version is tried once, and re-sent at most once)`
   }
 }
 
@@ -153,7 +154,11 @@ export interface Negotiation {
   readonly offer: <E extends Era>(era: E) => Effect.Effect<RevisionOf<E>>
   /**
    * The server refused the version of an `era` request with `-32022` (or an `initialize` error
-   * carrying `data.supported`); `data` is the JSON-RPC error's `data`.
+   * carrying `data.supported`); `data` is the JSON-RPC error's `data`. When its list names no
+   * mutual version we have not tried but does name the one it just refused, that version is
+   * re-sent, once per negotiation: the specification has the client retry with a version from the
+   * list, a refusal that contradicts the list is most often a passing one (a server restarting or
+   * mid-upgrade behind a balancer), and once bounds a server that is simply confused.
    */
   readonly onUnsupportedVersion: (
     era: Era,
@@ -182,6 +187,8 @@ interface State {
   readonly tried: ReadonlyArray<AnyRevision>
   readonly next: { readonly legacy: Revision.LegacyRevision; readonly modern: Revision.ModernRevision }
   readonly negotiated: Option.Option<AnyRevision>
+  /** Whether this negotiation already re-sent a refused version its server lists. */
+  readonly resent: boolean
 }
 
 const otherEra = (era: Era): Era => (era === "legacy" ? "modern" : "legacy")
@@ -234,9 +241,12 @@ export const make = (versions: SupportedVersions = DefaultSupportedVersions): Co
     const sameEra = listFor(era).filter((v) => theirs.includes(v))
     if (sameEra.length > 0) {
       const untried = sameEra.find((v) => !state.tried.includes(v))
-      return untried === undefined
-        ? Either.left(new VersionsExhaustedError({ tried: state.tried, theirs }))
-        : step((version) => NegotiationStep.Retry({ era, version }), untried)
+      if (untried !== undefined) return step((version) => NegotiationStep.Retry({ era, version }), untried)
+      // `next[era]` is what the refused request carried; every mutual version is tried, so it is one.
+      const refusedVersion = state.next[era]
+      return !state.resent && theirs.includes(refusedVersion)
+        ? Either.right([NegotiationStep.Retry({ era, version: refusedVersion }), { ...state, resent: true }] as const)
+        : Either.left(new VersionsExhaustedError({ tried: state.tried, theirs }))
     }
     const other = otherEra(era)
     const otherEraMutual = listFor(other).filter((v) => theirs.includes(v))
@@ -255,7 +265,8 @@ export const make = (versions: SupportedVersions = DefaultSupportedVersions): Co
     const state = yield* Ref.make<State>({
       tried: [],
       next: { legacy: newestLegacy, modern: newestModern },
-      negotiated: Option.none()
+      negotiated: Option.none(),
+      resent: false
     })
     const offer = <E extends Era>(era: E): Effect.Effect<RevisionOf<E>> =>
       Ref.modify(state, (s) => {

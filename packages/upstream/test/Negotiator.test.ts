@@ -89,13 +89,6 @@ describe("Negotiator", () => {
         expect: { _tag: "SwitchEra", era: "legacy", version: "2025-03-26", reason: "other-era-only" }
       },
       {
-        name: "modern refusal listing the version we just sent: it was tried once, so fail",
-        sent: ["modern"],
-        refusedEra: "modern",
-        data: { supported: ["2026-07-28", "2025-11-25"], requested: "2026-07-28" },
-        expect: { _tag: "VersionsExhaustedError" }
-      },
-      {
         name: "modern refusal for a version we did not pick (inline request): retry with the newest mutual one",
         sent: [],
         refusedEra: "modern",
@@ -181,7 +174,36 @@ describe("Negotiator", () => {
         }).pipe(Effect.provide(Negotiator.layer)))
     }
 
-    it.effect("tries each version at most once, then fails naming what was tried", () =>
+    it.effect("modern refusal listing the version we just sent: re-send it once, then fail", () =>
+      Effect.gen(function*() {
+        const negotiation = yield* (yield* Negotiator).begin
+        assert.strictEqual(yield* negotiation.offer("modern"), "2026-07-28")
+        const data = { supported: ["2026-07-28", "2025-11-25"], requested: "2026-07-28" }
+        const again = yield* negotiation.onUnsupportedVersion("modern", data)
+        assert.deepStrictEqual({ _tag: again._tag, era: again.era, version: again.version }, {
+          _tag: "Retry",
+          era: "modern",
+          version: "2026-07-28"
+        })
+        assert.strictEqual(yield* negotiation.offer("modern"), "2026-07-28")
+        assert.deepStrictEqual(yield* negotiation.tried, ["2026-07-28"])
+        const error = yield* Effect.flip(negotiation.onUnsupportedVersion("modern", data))
+        assert.instanceOf(error, VersionsExhaustedError)
+        assert.deepStrictEqual(error.tried, ["2026-07-28"])
+      }).pipe(Effect.provide(Negotiator.layer)))
+
+    it.effect("a refused version the server does not list is never re-sent", () =>
+      Effect.gen(function*() {
+        const negotiation = yield* (yield* Negotiator).begin
+        yield* negotiation.offer("legacy")
+        const step = yield* negotiation.onUnsupportedVersion("legacy", { supported: ["2025-06-18"] })
+        assert.strictEqual(step.version, "2025-06-18")
+        // Now refused with a list that names only the first version: that one was not the refused one.
+        const error = yield* Effect.flip(negotiation.onUnsupportedVersion("legacy", { supported: ["2025-11-25"] }))
+        assert.strictEqual(error._tag, "VersionsExhaustedError")
+      }).pipe(Effect.provide(Negotiator.layer)))
+
+    it.effect("tries each version once and re-sends one once, then fails naming what was tried", () =>
       Effect.gen(function*() {
         const negotiation = yield* (yield* Negotiator).begin
         assert.strictEqual(yield* negotiation.offer("legacy"), "2025-11-25")
@@ -191,6 +213,8 @@ describe("Negotiator", () => {
         assert.strictEqual(first.version, "2025-06-18")
         const second = yield* negotiation.onUnsupportedVersion("legacy", data)
         assert.strictEqual(second.version, "2025-03-26")
+        const again = yield* negotiation.onUnsupportedVersion("legacy", data)
+        assert.strictEqual(again.version, "2025-03-26")
         const error = yield* Effect.flip(negotiation.onUnsupportedVersion("legacy", data))
         assert.instanceOf(error, VersionsExhaustedError)
         assert.deepStrictEqual(error.tried, ["2025-11-25", "2025-06-18", "2025-03-26"])
@@ -198,7 +222,7 @@ describe("Negotiator", () => {
         assert.include(error.message, "2025-11-25, 2025-06-18, 2025-03-26")
       }).pipe(Effect.provide(Negotiator.layer)))
 
-    it.effect("a second -32022 for the retried version fails instead of looping", () =>
+    it.effect("a -32022 for the retried version gets one re-send, then fails instead of looping", () =>
       Effect.gen(function*() {
         const negotiation = yield* (yield* Negotiator).begin
         yield* negotiation.offer("modern")
@@ -206,6 +230,8 @@ describe("Negotiator", () => {
         const fallBack = yield* negotiation.onUnsupportedVersion("modern", data)
         assert.strictEqual(fallBack._tag, "SwitchEra")
         assert.strictEqual(fallBack.version, "2025-11-25")
+        const again = yield* negotiation.onUnsupportedVersion("legacy", data)
+        assert.strictEqual(again.version, "2025-11-25")
         const error = yield* Effect.flip(negotiation.onUnsupportedVersion("legacy", data))
         assert.strictEqual(error._tag, "VersionsExhaustedError")
       }).pipe(Effect.provide(Negotiator.layer)))
@@ -219,6 +245,9 @@ describe("Negotiator", () => {
         assert.deepStrictEqual(yield* b.tried, [])
         const step = yield* b.onUnsupportedVersion("modern", { supported: ["2026-07-28"] })
         assert.strictEqual(step._tag, "Retry")
+        // b's re-send is b's own: a still has its one re-send, and then no more.
+        yield* b.onUnsupportedVersion("modern", { supported: ["2026-07-28"] })
+        assert.strictEqual((yield* a.onUnsupportedVersion("modern", { supported: ["2026-07-28"] }))._tag, "Retry")
         assert.strictEqual((yield* Effect.flip(a.onUnsupportedVersion("modern", { supported: ["2026-07-28"] })))._tag, "VersionsExhaustedError")
       }).pipe(Effect.provide(Negotiator.layer)))
 

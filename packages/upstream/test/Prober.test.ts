@@ -144,6 +144,36 @@ describe("Prober", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.scoped("2026-07-28/era-probe/32022-naming-the-sent-version-re-sends-it-once", () => {
+    // A server that refuses its first request whatever it carries (the conformance suite's
+    // request-metadata scenario) and lists the very version it refused.
+    let refusals = 0
+    const { recorder, layer } = setup((req) =>
+      req.method === "server/discover" && refusals++ === 0
+        ? err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2026-07-28"], requested: "2026-07-28" })
+        : req.method === "server/discover"
+        ? ok(req, discoverResult(["2026-07-28"]))
+        : err(req, ErrorCode.MethodNotFound, "no such method")
+    )
+    return Effect.gen(function*() {
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "modern")
+      assert.strictEqual(report.negotiated, "2026-07-28")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:server/discover"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-probe/32022-naming-the-sent-version-twice-fails", () => {
+    const { recorder, layer } = setup((req) =>
+      err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2026-07-28"], requested: "2026-07-28" })
+    )
+    return Effect.gen(function*() {
+      const e = yield* Effect.flip(start("force-discover"))
+      assert.strictEqual(e._tag, "VersionsExhaustedError")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:server/discover"])
+    }).pipe(Effect.provide(layer))
+  })
+
   it.scoped("2026-07-28/era-probe/disjoint-versions-fail-naming-both-lists", () => {
     const { layer } = setup((req) =>
       err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2099-01-01"], requested: "2026-07-28" })

@@ -266,9 +266,10 @@ const make = (
     // cancelled explicitly; forked so the interruption that caused it is not held up.
     const cancelUpstream = (id: JsonRpc.RequestId, hints: RequestHints | undefined) =>
       post(cancelled(id, CancelReason), hints).pipe(
-        Effect.interruptible,
         Effect.timeout(cancelTimeout),
-        Effect.catchAllCause((cause) => Effect.logDebug(`could not cancel request ${JSON.stringify(id)} on ${source}`, cause))
+        Effect.catchAllCause((cause) => Effect.logDebug(`could not cancel request ${JSON.stringify(id)} on ${source}`, cause)),
+        // Forked from a finalizer, it would inherit uninterruptibility and hold up the connection's close.
+        Effect.interruptible
       )
 
     const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> =>

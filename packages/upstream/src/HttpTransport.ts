@@ -69,6 +69,8 @@ const AcceptBoth = "application/json, text/event-stream"
 
 /** How long to wait before resuming a legacy response stream whose server named no `retry`. */
 const DefaultRetryMs = 1000
+/** The longest `retry` honoured: a server's typo must not park a request for days. */
+const MaxRetryMs = 60_000
 /** How many resumptions in a row may bring no event before a response stream is given up on. */
 const MaxIdleResumptions = 3
 
@@ -188,9 +190,10 @@ export const openHttp = (
           (response) => Effect.ignore(readBody(def.url, response, maxFrameBytes))
         )
       ).pipe(
-        Effect.interruptible,
         Effect.timeout(cancelTimeout),
-        Effect.catchAllCause((cause) => Effect.logDebug(`could not cancel request ${JSON.stringify(id)} on ${source}`, cause))
+        Effect.catchAllCause((cause) => Effect.logDebug(`could not cancel request ${JSON.stringify(id)} on ${source}`, cause)),
+        // Forked from a finalizer, it would inherit uninterruptibility and hold up the connection's close.
+        Effect.interruptible
       )
     }
 
@@ -223,11 +226,12 @@ export const openHttp = (
       resumable: { readonly hints: RequestHints | undefined; readonly sid: string | undefined } | undefined
     ): Stream.Stream<JsonRpc.Parsed, TransportError> => {
       const mine = isResponseTo(req.id)
-      const cursor: { lastEventId: string | undefined; retryMs: number | undefined; events: number } = {
-        lastEventId: undefined,
-        retryMs: undefined,
-        events: 0
-      }
+      const cursor: {
+        lastEventId: string | undefined
+        retryMs: number | undefined
+        events: number
+        broke: TransportClosed | undefined
+      } = { lastEventId: undefined, retryMs: undefined, events: 0, broke: undefined }
       const read = (r: HttpClientResponse.HttpClientResponse) =>
         events(r.stream.pipe(Stream.mapError((e) => broken(def.url, e))), maxFrameBytes, (ms) => {
           cursor.retryMs = ms
@@ -245,7 +249,9 @@ export const openHttp = (
             JsonRpc.isResponse(p.message) && !mine(p) ? Effect.as(toUnsolicited(p), false) : Effect.succeed(true)
           ),
           Stream.takeUntil(mine),
-          Stream.tap((p) => (mine(p) ? Ref.set(answered, true) : Effect.void))
+          Stream.tap((p) => (mine(p) ? Ref.set(answered, true) : Effect.void)),
+          // A stream that broke off may be resumed like one the server ended; `next` decides.
+          Stream.catchTag("TransportClosed", (e) => Stream.execute(Effect.sync(() => (cursor.broke = e))))
         )
       // `idle` counts resumptions in a row that brought nothing, so a server that keeps closing
       // empty streams is given up on rather than polled forever.
@@ -254,11 +260,12 @@ export const openHttp = (
           if (yield* Ref.get(answered)) return Stream.empty
           const lastEventId = cursor.lastEventId
           if (resumable === undefined || lastEventId === undefined || idle >= MaxIdleResumptions) {
-            return yield* new TransportClosed({
+            return yield* (cursor.broke ?? new TransportClosed({
               reason: `the response stream of request ${JSON.stringify(req.id)} on ${def.url} ended without its response`
-            })
+            }))
           }
-          yield* Effect.sleep(cursor.retryMs ?? DefaultRetryMs)
+          cursor.broke = undefined
+          yield* Effect.sleep(Math.min(cursor.retryMs ?? DefaultRetryMs, MaxRetryMs))
           const before = cursor.events
           const resumed = yield* resume(lastEventId, resumable.hints, resumable.sid)
           return read(resumed).pipe(Stream.concat(Stream.suspend(() => next(cursor.events > before ? 0 : idle + 1))))

@@ -582,6 +582,18 @@ describe("openHttp (Streamable HTTP)", () => {
         assert.strictEqual(resumed.length, 2, "a modern stream is never resumed")
       })))
 
+    it.scopedLive("a legacy response stream that breaks off is resumed too", () =>
+      live(Effect.gen(function*() {
+        const server = yield* stub((req, res) => {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          if (req.method === "GET") return void res.end(sseEvent(JsonRpc.success(2, { resumed: true }), "b2"))
+          res.write("id: b1\nretry: 1\ndata:\n\n", () => res.destroy())
+        })
+        const conn = yield* openHttp(definition(server.url))
+        const seen = yield* collect(conn.request(JsonRpc.request(2, "tools/call", { name: "x" }), legacy))
+        assert.deepStrictEqual(seen.map((p) => p.raw), [JsonRpc.success(2, { resumed: true })])
+      })))
+
     it.scopedLive("resumption gives up after three resumed streams bring nothing", () =>
       live(Effect.gen(function*() {
         let gets = 0

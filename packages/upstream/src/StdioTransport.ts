@@ -173,9 +173,11 @@ export const openStdio = (
       )
     }).pipe(Effect.forkIn(scope))
 
+    // Finalizers run uninterruptibly, and a timeout cannot give up on an uninterruptible wait;
+    // the kill sequence is made interruptible so each grace period really ends.
     yield* Scope.addFinalizer(
       scope,
-      Effect.gen(function*() {
+      Effect.interruptible(Effect.gen(function*() {
         yield* outbox.end
         const gone = yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.option)
         if (Option.isNone(gone)) {
@@ -183,7 +185,7 @@ export const openStdio = (
           if (Option.isNone(termed)) yield* proc.kill("SIGKILL").pipe(Effect.timeout(killGrace), Effect.ignore)
         }
         yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail: yield* Ref.get(stderrTail) }))
-      }).pipe(Effect.ignore)
+      })).pipe(Effect.ignore)
     )
 
     const send = (message: JsonRpc.Message) =>

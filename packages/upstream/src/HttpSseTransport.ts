@@ -287,7 +287,8 @@ const make = (
             const unanswered = pending.get(key) === box
             if (unanswered) pending.delete(key)
             if (token !== undefined && progress.get(token) === box) progress.delete(token)
-            if (!unanswered || refused || (yield* Deferred.isDone(closedWith))) return
+            // Clients must not cancel initialize; an abandoned one simply never becomes a session.
+            if (!unanswered || refused || req.method === "initialize" || (yield* Deferred.isDone(closedWith))) return
             yield* FiberSet.run(fibers, cancelUpstream(req.id, hints))
           })
         )

@@ -306,11 +306,13 @@ export const openHttp = (
         yield* ensureOpen
         const sid = yield* sessionFor(hints, req.method)
         const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
+        // Clients must not cancel initialize; an abandoned one simply never becomes a session.
+        const cancellable = legacy && req.method !== "initialize"
         // Set once nothing can be running upstream any more: answered, refused, or never sent.
         const answered = yield* Ref.make(false)
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
-            if (!legacy || (yield* Ref.get(answered)) || (yield* Deferred.isDone(closedWith))) return
+            if (!cancellable || (yield* Ref.get(answered)) || (yield* Deferred.isDone(closedWith))) return
             yield* FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))
           })
         )

@@ -15,7 +15,7 @@ export type SseEvent = EventSourceMessage
 
 const encoder = new TextEncoder()
 
-/** UTF-8 size of a string, computed only when the cheap bound cannot settle the question. */
+/** Whether a string's UTF-8 encoding is over `limit` bytes; it is encoded only when its length cannot tell. */
 export const exceedsBytes = (text: string, limit: number): boolean =>
   text.length > limit || (text.length * 3 > limit && encoder.encode(text).length > limit)
 

@@ -4,8 +4,10 @@
  * Legacy revisions open with `initialize`; modern ones carry version, identity and
  * capabilities in every request's `_meta`. The two lists are kept apart so a modern
  * version never leaks into an `initialize` and a legacy one never into `server/discover`.
+ *
+ * This module imports nothing, so small programs (test fixtures) can use it without loading
+ * effect/Schema; the schemas live in RevisionSchema.
  */
-import * as Schema from "effect/Schema"
 
 /** Revisions that open with an `initialize` handshake, oldest first. */
 export const LegacyRevisions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const
@@ -23,13 +25,9 @@ export type ModernRevision = (typeof ModernRevisions)[number]
 /** Any revision mcpx-fx speaks. */
 export type Revision = LegacyRevision | ModernRevision
 
-/** Schema for a revision string mcpx-fx speaks. */
-export const RevisionSchema = Schema.Literal(...AllRevisions)
 
 /** The two protocol eras. */
 export type Era = "legacy" | "modern"
-/** Schema for an era name. */
-export const EraSchema = Schema.Literal("legacy", "modern")
 
 /** The oldest revision, whose shapes answer anything that arrives before `initialize`. */
 export const OldestRevision: LegacyRevision = "2024-11-05"

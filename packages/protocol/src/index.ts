@@ -4,6 +4,8 @@
  */
 /** Revisions, eras and negotiation helpers. */
 export * as Revision from "./Revision.js"
+/** Schemas for revision and era names. */
+export * as RevisionSchema from "./RevisionSchema.js"
 /** JSON-RPC and MCP error codes. */
 export * as ErrorCode from "./ErrorCode.js"
 /** Plain JSON helpers: the object guard, open records, structural equality. */

@@ -30,6 +30,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as RevisionSchema from "@mcpx-fx/protocol/RevisionSchema"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -56,9 +57,9 @@ export type HttpTransport = typeof HttpTransport.Type
 
 /** One remembered era. Encoded form = stored form (plain JSON). */
 export const EraRecord = Schema.Struct({
-  era: Revision.EraSchema,
+  era: RevisionSchema.EraSchema,
   /** The negotiated version, which later requests carry. */
-  version: Revision.RevisionSchema,
+  version: RevisionSchema.RevisionSchema,
   /** When it was learned, in epoch milliseconds. */
   at: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
   /** How it was learned; only probes write the cache ("cache" and "forced" are session sources). */

@@ -17,6 +17,7 @@ import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
@@ -101,6 +102,8 @@ export interface SessionOptions {
   readonly clientCapabilities: JsonObject
   /** How many `input_required` rounds a "resolve" call may take. */
   readonly maxInputRounds?: number
+  /** Legacy sessions: how long the start waits for the GET notification stream to open (default 5 s). */
+  readonly notificationStreamWait?: Duration.DurationInput
 }
 
 const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
@@ -157,6 +160,20 @@ export const makeSession = (
         Effect.flatMap((response) => conn.respond(response, { era: "legacy" })),
         Effect.catchAll((e) => Effect.logWarning(`${name}: could not answer ${m.method}: ${e.message}`))
       )
+
+    // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
+    // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so
+    // the stream is opened before the first call. No stream (405) or a refused one costs a log
+    // line (the transport writes it); a server that never answers the GET does not hold the start.
+    if (!isModern && conn.wire !== "stdio") {
+      const wait = options.notificationStreamWait ?? "5 seconds"
+      yield* conn.openNotificationStream.pipe(
+        Effect.timeout(wait),
+        Effect.catchTag("TimeoutException", () =>
+          Effect.logWarning(`${name}: no answer to the notification stream's GET within ${Duration.format(Duration.decode(wait))}; going on without waiting`)),
+        Effect.catchAll((e) => Effect.logDebug(`${name}: no notification stream: ${e.message}`))
+      )
+    }
 
     // Untied traffic: questions go to the latest call that can answer; notifications fan out.
     yield* conn.unsolicited.pipe(

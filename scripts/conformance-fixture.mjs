@@ -3,38 +3,20 @@
 // fixture is the known-green reference the gateway's own conformance runs are compared with,
 // so any scored failure here is a fixture bug.
 //
-// The suite needs Node 22 and lives in tools/conformance-runner with its own node_modules, so
-// its node binary never shadows the workspace's Node 20. It is installed on demand.
-import { spawn, spawnSync } from "node:child_process"
-import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+// The suite and its Node 22 come from tools/conformance-runner (see conformance-lib.mjs).
+import { spawn } from "node:child_process"
+import { createWriteStream, mkdirSync } from "node:fs"
 import { join } from "node:path"
+import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, summaryOf } from "./conformance-lib.mjs"
 
-const root = new URL("..", import.meta.url).pathname
-const runnerDir = join(root, "tools/conformance-runner")
-const runnerNode = join(runnerDir, "node_modules/.bin/node")
-const suite = join(runnerDir, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
+const name = "conformance:fixture"
 const fixtureScript = join(root, "packages/testing/dist/conformance-fixture.js")
 const outDir = join(root, "out/conformance-fixture")
-const requirementSets = ["2025-11-25", "2026-07-28"]
 // Each leg takes seconds; the cap only bounds a hung run well inside the CI budget.
 const LEG_TIMEOUT_MS = 120_000
 const FIXTURE_START_TIMEOUT_MS = 30_000
 
 const say = (line) => process.stdout.write(`${line}\n`)
-
-const runOrDie = (command, args, what) => {
-  const result = spawnSync(command, args, { cwd: root, stdio: "inherit" })
-  if (result.status !== 0) {
-    say(`conformance:fixture: ${what} failed (${result.error?.message ?? `exit ${result.status}`})`)
-    process.exit(1)
-  }
-}
-
-const installRunnerIfMissing = () => {
-  if (existsSync(runnerNode) && existsSync(suite)) return
-  say("conformance:fixture: installing the conformance runner (npm ci --prefix tools/conformance-runner)")
-  runOrDie("npm", ["ci", "--prefix", runnerDir, "--no-audit", "--no-fund"], "installing the runner")
-}
 
 /** Starts the bundled fixture over HTTP and resolves with its URL once it has printed it. */
 const startFixture = (log) =>
@@ -80,41 +62,18 @@ const stopFixture = (child) =>
 
 /** Runs one leg; resolves with the exit code and the suite's full output. */
 const runLeg = (url, requirements) =>
-  new Promise((resolve) => {
-    const legOut = join(outDir, requirements)
-    rmSync(legOut, { recursive: true, force: true })
-    const child = spawn(
-      runnerNode,
-      [suite, "server", "--url", url, "--requirements", requirements, "-o", legOut],
-      { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
-    )
-    let output = ""
-    child.stdout.on("data", (d) => (output += d.toString()))
-    child.stderr.on("data", (d) => (output += d.toString()))
-    const timer = setTimeout(() => {
-      output += `\n(conformance:fixture: leg timed out after ${LEG_TIMEOUT_MS} ms)\n`
-      child.kill("SIGKILL")
-    }, LEG_TIMEOUT_MS)
-    child.on("error", (error) => {
-      clearTimeout(timer)
-      resolve({ code: 1, output: `${output}\n${error.message}\n` })
-    })
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      writeFileSync(join(outDir, `${requirements}.log`), output)
-      resolve({ code: code ?? 1, output })
-    })
+  runSuite({
+    name,
+    args: ["server", "--url", url, "--requirements", requirements],
+    outDir: join(outDir, requirements),
+    logFile: join(outDir, `${requirements}.log`),
+    timeoutMs: LEG_TIMEOUT_MS
   })
-
-const summaryOf = (output) => {
-  const at = output.lastIndexOf("=== SUMMARY ===")
-  return (at < 0 ? output.split("\n").slice(-40).join("\n") : output.slice(at)).trimEnd()
-}
 
 const main = async () => {
   const started = Date.now()
-  installRunnerIfMissing()
-  runOrDie(process.execPath, [join(root, "scripts/bundle.mjs")], "bundling")
+  installRunnerIfMissing(name)
+  bundle(name)
   mkdirSync(outDir, { recursive: true })
   const fixtureLog = createWriteStream(join(outDir, "fixture.log"))
   const { child, url } = await startFixture(fixtureLog)

@@ -1,0 +1,74 @@
+// What the conformance runners share: where the official suite lives, installing it on demand,
+// running it as a child under its own Node 22, and pulling the summary out of its output.
+//
+// The suite needs Node 22 and lives in tools/conformance-runner with its own node_modules, so
+// its node binary never shadows the workspace's Node 20: it is only ever started by absolute
+// path, and nothing here puts tools/conformance-runner/node_modules/.bin on PATH.
+import { spawn, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+
+export const root = new URL("..", import.meta.url).pathname
+export const runnerDir = join(root, "tools/conformance-runner")
+export const runnerNode = join(runnerDir, "node_modules/.bin/node")
+export const suite = join(runnerDir, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
+
+/** The frozen requirement sets every leg is run for. */
+export const requirementSets = ["2025-11-25", "2026-07-28"]
+
+/** Runs a command to completion with inherited stdio, or exits 1 saying what failed. */
+export const runOrDie = (name, command, args, what) => {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit" })
+  if (result.status !== 0) {
+    process.stdout.write(`${name}: ${what} failed (${result.error?.message ?? `exit ${result.status}`})\n`)
+    process.exit(1)
+  }
+}
+
+/** Installs the suite and its Node 22 from tools/conformance-runner's lockfile when either is missing. */
+export const installRunnerIfMissing = (name) => {
+  if (existsSync(runnerNode) && existsSync(suite)) return
+  process.stdout.write(`${name}: installing the conformance runner (npm ci --prefix tools/conformance-runner)\n`)
+  runOrDie(name, "npm", ["ci", "--prefix", runnerDir, "--no-audit", "--no-fund"], "installing the runner")
+}
+
+/** Bundles the CLI and every fixture and driver in packages/testing/src/bin under the project's Node. */
+export const bundle = (name) => runOrDie(name, process.execPath, [join(root, "scripts/bundle.mjs")], "bundling")
+
+/**
+ * Runs the suite with `args` (its output directory `outDir` emptied first) and resolves with its
+ * exit code and full output, which is also written to `logFile`. `timeoutMs` only bounds a hung
+ * run; `env` is added to this process's environment (the suite passes it on to a client).
+ */
+export const runSuite = ({ name, args, outDir, logFile, timeoutMs, env = {} }) =>
+  new Promise((resolve) => {
+    rmSync(outDir, { recursive: true, force: true })
+    mkdirSync(dirname(logFile), { recursive: true })
+    const child = spawn(runnerNode, [suite, ...args, "-o", outDir], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (d) => (output += d.toString()))
+    child.stderr.on("data", (d) => (output += d.toString()))
+    const timer = setTimeout(() => {
+      output += `\n(${name}: the suite timed out after ${timeoutMs} ms)\n`
+      child.kill("SIGKILL")
+    }, timeoutMs)
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      resolve({ code: 1, output: `${output}\n${error.message}\n` })
+    })
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      writeFileSync(logFile, output)
+      resolve({ code: code ?? 1, output })
+    })
+  })
+
+/** The suite's closing summary (from its SUMMARY banner on), or the output's tail when it has none. */
+export const summaryOf = (output) => {
+  const at = Math.max(output.lastIndexOf("=== SUMMARY ==="), output.lastIndexOf("=== SUITE SUMMARY ==="))
+  return (at < 0 ? output.split("\n").slice(-40).join("\n") : output.slice(at)).trimEnd()
+}

@@ -10,3 +10,5 @@ export * as ServerDefinition from "./ServerDefinition.js"
 export * as Negotiator from "./Negotiator.js"
 /** Remembered upstream eras, in memory and in `<stateDir>/upstream-eras.json`. */
 export * as EraCache from "./EraCache.js"
+/** Upstream sessions by server, scope key and era lane: sharing, limits, idle reaping, cooldowns, `follow` lanes. */
+export * as Pool from "./Pool.js"

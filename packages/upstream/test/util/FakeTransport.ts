@@ -1,6 +1,10 @@
 /**
  * A scripted Transport for unit tests: every request is answered by a script (possibly after a
  * delay on the TestClock, possibly never), and every method sent is recorded.
+ *
+ * A recorder that carries a `connections` map also gets a handle on each connection, with which a
+ * test can make the upstream "crash" (the connection closes on its own, as when a process exits)
+ * and see whether the connection was closed.
  */
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
@@ -12,11 +16,23 @@ import { Transport, TransportClosed, type Connection, type TransportError } from
 /** How the fake answers one request: a message, an error, or nothing (Effect.never). */
 export type Script = (req: JsonRpc.Request, opened: number) => Effect.Effect<JsonRpc.Response, TransportError>
 
+/** A test's handle on one opened connection. */
+export interface FakeConnection {
+  /** The connection's number (1-based, in opening order). */
+  readonly n: number
+  /** Closes the connection from the upstream's side: pending requests fail, `closed` completes. */
+  readonly crash: (options?: { readonly reason?: string; readonly stderr?: string; readonly exitCode?: number }) => Effect.Effect<void>
+  /** How the connection ended, once it has: its scope closed, or the upstream crashed. */
+  readonly ended: () => "open" | "closed" | "crashed"
+}
+
 export interface Recorder {
   /** Methods sent (requests and notifications), with the connection number they went to. */
   readonly sent: Array<string>
   /** How many connections were opened. */
   opened: number
+  /** When present, the fake adds a handle for every connection it opens, by number. */
+  readonly connections?: Map<number, FakeConnection>
 }
 
 export const ok = (req: JsonRpc.Request, result: Record<string, unknown>): Effect.Effect<JsonRpc.Response> =>
@@ -46,19 +62,47 @@ export const fakeTransport = (script: Script, recorder: Recorder, wire: Connecti
       Effect.gen(function*() {
         const n = ++recorder.opened
         const closed = yield* Deferred.make<TransportClosed>()
-        yield* Effect.addFinalizer(() => Deferred.succeed(closed, new TransportClosed({ reason: "closed" })))
+        let ended: "open" | "closed" | "crashed" = "open"
+        let stderr = ""
+        yield* Effect.addFinalizer(() =>
+          Effect.suspend(() => {
+            if (ended === "open") ended = "closed"
+            return Deferred.succeed(closed, new TransportClosed({ reason: "closed" }))
+          })
+        )
+        recorder.connections?.set(n, {
+          n,
+          crash: (options = {}) =>
+            Effect.suspend(() => {
+              if (ended !== "open") return Effect.void
+              ended = "crashed"
+              stderr = options.stderr ?? ""
+              return Deferred.succeed(
+                closed,
+                new TransportClosed({
+                  reason: options.reason ?? "the process exited",
+                  exitCode: options.exitCode ?? 1,
+                  stderrTail: stderr
+                })
+              )
+            }),
+          ended: () => ended
+        })
+        // Like the real transports, a request still pending when the connection closes fails.
+        const orClosed = <A>(self: Effect.Effect<A, TransportError>) =>
+          Effect.raceFirst(self, Effect.flatMap(Deferred.await(closed), Effect.fail))
         const conn: Connection = {
           request: (req) => {
             recorder.sent.push(`${n}:${req.method}`)
             return Stream.fromEffect(
-              Effect.map(script(req, n), (message) => ({ message, raw: message as unknown as Record<string, unknown> }))
+              Effect.map(orClosed(script(req, n)), (message) => ({ message, raw: message as unknown as Record<string, unknown> }))
             )
           },
           notify: (note) => Effect.sync(() => void recorder.sent.push(`${n}:${note.method}`)),
           respond: () => Effect.void,
           unsolicited: Stream.never,
           closed: Deferred.await(closed),
-          stderrTail: Effect.succeed(""),
+          stderrTail: Effect.sync(() => stderr),
           openNotificationStream: Effect.void,
           wire
         }

@@ -1,0 +1,140 @@
+/**
+ * The port the host-facing Server asks for everything it does not answer itself: listings, calls,
+ * prompts, resources and completion. The gateway implements it; declaring it here keeps `server`
+ * free of `gateway` and `upstream`, so the protocol core can be tested against a fake.
+ *
+ * Results are raw JSON objects, unknown fields intact: shaping them for the caller's revision is
+ * the Server's job, and what the Backend cannot do is said with the typed errors below, never with
+ * JSON-RPC codes (those are decided in one place, `Server.errorObject`).
+ */
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import type * as Revision from "@mcpx-fx/protocol/Revision"
+import type { Implementation } from "@mcpx-fx/protocol/Implementation"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** A question a call needs answered by the host: the method and params of a server→client request. */
+export interface Question {
+  readonly method: string
+  readonly params: JsonObject
+}
+
+/** The host could not answer a question; the Backend turns it into an error for the upstream. */
+export class QuestionRefused extends Data.TaggedError("QuestionRefused")<{
+  readonly code: number
+  readonly message: string
+}> {}
+
+/**
+ * Asks the host that made this call a question (elicitation, sampling, roots). Only a legacy host
+ * on a bidirectional channel has one; a modern host is asked through `input_required` instead.
+ */
+export type QuestionChannel = (question: Question) => Effect.Effect<JsonObject, QuestionRefused>
+
+/** Who is asking: everything a Backend may know about the caller of one request. */
+export interface Caller {
+  /** The revision the request is served under (negotiated, or the request's own `_meta`). */
+  readonly revision: Revision.Revision
+  readonly era: Revision.Era
+  /** The capabilities the client declared: at `initialize` (legacy) or in this request's `_meta` (modern). */
+  readonly clientCapabilities: JsonObject
+  readonly clientInfo?: Implementation
+  /**
+   * The caller's session identity: `_meta["dev.mcpx/session"]`, a host's own session id such as
+   * `_meta["ai.opencode/sessionID"]`, or the legacy session (connection) id. Absent for a modern
+   * request that names none: such a request is its own call scope.
+   */
+  readonly sessionId?: string
+  /** Asks the host questions on behalf of this call, when the transport can. */
+  readonly questions?: QuestionChannel
+}
+
+/** A server that could not be listed, shown beside the others' results. */
+export interface ListingFailure {
+  readonly server: string
+  readonly message: string
+}
+
+/** An aggregated listing: every item that could be had, and who failed. */
+export interface Listing {
+  readonly items: ReadonlyArray<JsonObject>
+  readonly failures: ReadonlyArray<ListingFailure>
+}
+
+/** A tool, prompt, resource or server name nobody offers; `suggestions` are the closest known names. */
+export class UnknownName extends Schema.TaggedError<UnknownName>("@mcpx-fx/server/UnknownName")("UnknownName", {
+  kind: Schema.Literal("tool", "prompt", "resource", "server"),
+  name: Schema.String,
+  suggestions: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    const hint = this.suggestions.length > 0 ? `; did you mean ${this.suggestions.join(", ")}?` : ""
+    return `Unknown ${this.kind} ${JSON.stringify(this.name)}${hint}`
+  }
+}
+
+/** An upstream answered with a JSON-RPC error; its code, message and data are relayed. */
+export class UpstreamError extends Schema.TaggedError<UpstreamError>("@mcpx-fx/server/UpstreamError")("UpstreamError", {
+  server: Schema.String,
+  method: Schema.String,
+  code: Schema.Number,
+  rpcMessage: Schema.String,
+  data: Schema.optionalWith(Schema.Unknown, { exact: true })
+}) {
+  override get message(): string {
+    return this.rpcMessage
+  }
+}
+
+/** A call ran past its time limit and was cancelled upstream. */
+export class CallTimedOut extends Schema.TaggedError<CallTimedOut>("@mcpx-fx/server/CallTimedOut")("CallTimedOut", {
+  server: Schema.String,
+  method: Schema.String,
+  timeoutMs: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.server} did not answer ${this.method} within ${this.timeoutMs}ms; the call was cancelled`
+  }
+}
+
+/** The call needs a client capability this request did not declare (e.g. elicitation). */
+export class CapabilityRequired extends Schema.TaggedError<CapabilityRequired>("@mcpx-fx/server/CapabilityRequired")(
+  "CapabilityRequired",
+  { requiredCapabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }
+) {
+  override get message(): string {
+    return `This call needs the client capabilities ${Object.keys(this.requiredCapabilities).join(", ")}`
+  }
+}
+
+/** The upstream could not be reached or failed outside JSON-RPC (start failure, closed transport, …). */
+export class BackendUnavailable extends Schema.TaggedError<BackendUnavailable>("@mcpx-fx/server/BackendUnavailable")(
+  "BackendUnavailable",
+  { server: Schema.optionalWith(Schema.String, { exact: true }), reason: Schema.String }
+) {
+  override get message(): string {
+    return this.server === undefined ? this.reason : `${this.server}: ${this.reason}`
+  }
+}
+
+/** Everything a Backend call can fail with. */
+export type BackendError = UnknownName | UpstreamError | CallTimedOut | CapabilityRequired | BackendUnavailable
+
+/**
+ * The Server's view of the gateway. `meta` is the request's `_meta` without the protocol's own
+ * per-request keys (those describe the host→mcpx-fx hop, not the upstream one): a progress token
+ * and third-party keys travel on. Results are passed back as the upstream gave them.
+ */
+export class Backend extends Context.Tag("@mcpx-fx/server/Backend")<Backend, {
+  readonly listTools: (caller: Caller) => Effect.Effect<Listing>
+  readonly listPrompts: (caller: Caller) => Effect.Effect<Listing>
+  readonly listResources: (caller: Caller) => Effect.Effect<Listing>
+  readonly listResourceTemplates: (caller: Caller) => Effect.Effect<Listing>
+  readonly callTool: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, BackendError>
+  readonly getPrompt: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, BackendError>
+  readonly readResource: (caller: Caller, uri: string, meta?: JsonObject) => Effect.Effect<JsonObject, BackendError>
+  /** `completion/complete`, params as sent (`ref`, `argument`, `context`); routing by `ref` is the Backend's. */
+  readonly complete: (caller: Caller, params: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, BackendError>
+}>() {}

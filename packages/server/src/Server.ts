@@ -1,0 +1,470 @@
+/**
+ * The host-facing protocol core, transport-free: one decoded JSON-RPC message in, at most one
+ * response out, for both eras on the same connection.
+ *
+ * - A request whose `_meta` claims a protocol version is modern: its `_meta` is validated on its
+ *   own (nothing is inferred from earlier requests), its caller is built from that `_meta` alone,
+ *   and its result gets the modern envelope.
+ * - Anything else is legacy and is served under the connection's negotiated revision; before any
+ *   `initialize`, under the transport's sessionless revision or else the oldest one, because a
+ *   dual-era server accepts liberally and a modern client never sends `initialize` at all.
+ * - Every failure becomes a JSON-RPC error in `errorObject`, the one place codes are chosen.
+ *
+ * Transports (stdio, Streamable HTTP) own framing, batching, headers, cancellation and concurrency;
+ * the per-connection negotiated state lives in a `Connection` they create and pass in.
+ */
+import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type { Implementation } from "@mcpx-fx/protocol/Implementation"
+import { describeParseError, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Lifecycle from "@mcpx-fx/protocol/Lifecycle"
+import * as Meta from "@mcpx-fx/protocol/Meta"
+import * as Method from "@mcpx-fx/protocol/Method"
+import type { CacheScope } from "@mcpx-fx/protocol/Result"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Shape from "@mcpx-fx/protocol/Shape"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import { Backend, type BackendError, type Caller, type Listing, type QuestionChannel } from "./Backend.js"
+
+/** mcpx-fx's own `_meta` key naming the caller's session (call scope) explicitly. */
+export const SessionKey = "dev.mcpx/session"
+/** opencode's per-conversation id, sent on every call; used as the caller's session when present. */
+export const OpencodeSessionKey = "ai.opencode/sessionID"
+/** The keys read, in order, for a caller's session identity. */
+export const SessionIdentityKeys: ReadonlyArray<string> = [SessionKey, OpencodeSessionKey]
+/** Where a listing's per-server failures are reported, in the result's `_meta`. */
+export const ListingFailuresKey = "dev.mcpx/listingFailures"
+
+/** What a legacy `initialize` settled for a connection. */
+export interface Negotiated {
+  readonly revision: Revision.LegacyRevision
+  readonly clientCapabilities: JsonObject
+  readonly clientInfo: Implementation
+  /** Whether `notifications/initialized` has arrived. */
+  readonly initialized: boolean
+  readonly logLevel?: Meta.LoggingLevel
+}
+
+/**
+ * One host connection (a stdio process, a legacy HTTP session): the legacy negotiation, if any.
+ * Modern requests never read it.
+ */
+export interface Connection {
+  /** The legacy session id (stdio: a connection id); the fallback identity of legacy callers. */
+  readonly id: string
+  readonly negotiated: Ref.Ref<Option.Option<Negotiated>>
+}
+
+/** A fresh connection with nothing negotiated. */
+export const makeConnection = (id: string): Effect.Effect<Connection> =>
+  Effect.map(Ref.make(Option.none<Negotiated>()), (negotiated) => ({ id, negotiated }))
+
+/** The revision a connection negotiated, if any (a transport needs it for batches and headers). */
+export const negotiatedRevision = (connection: Connection): Effect.Effect<Revision.LegacyRevision | undefined> =>
+  Effect.map(Ref.get(connection.negotiated), Option.match({ onNone: () => undefined, onSome: (n) => n.revision }))
+
+/** What the transport knows about one message besides the message itself. */
+export interface RequestContext {
+  readonly connection: Connection
+  /**
+   * For a legacy request outside any negotiated session (sessionless Streamable HTTP), the
+   * revision its transport decided it speaks; ignored once the connection has negotiated.
+   */
+  readonly legacyRevision?: Revision.LegacyRevision
+  /** Asks this request's host questions, when the transport can carry server→client requests. */
+  readonly questions?: QuestionChannel
+}
+
+/** What the Server says about itself. */
+export interface ServerOptions {
+  readonly serverInfo: Implementation
+  readonly instructions?: string
+  /** Capabilities in the union shape of every era; each revision is sent what it can express. */
+  readonly capabilities: JsonObject
+  /** Caching hints of `server/discover`: the answer depends on nobody, so it may be public. */
+  readonly discoverTtlMs: number
+  readonly discoverCacheScope: CacheScope
+  /** Caching hints of listings and reads: upstream lists change, so the default is not to cache. */
+  readonly listTtlMs: number
+  readonly listCacheScope: CacheScope
+}
+
+/** The defaults: every feature the Backend serves, no list_changed (no notifier is running yet). */
+export const DefaultOptions: ServerOptions = {
+  serverInfo: { name: "mcpx-fx", version: "0.1.0" },
+  capabilities: { tools: {}, prompts: {}, resources: {}, completions: {} },
+  discoverTtlMs: 60_000,
+  discoverCacheScope: "public",
+  listTtlMs: 0,
+  listCacheScope: "private"
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures raised while handling a request; `errorObject` turns every one into a JSON-RPC error.
+
+/** The request's params are not what the method takes. */
+export class InvalidParams extends Data.TaggedError("InvalidParams")<{ readonly detail: string; readonly data?: unknown }> {}
+
+/** The method is not served to this caller (unknown, of the other era, or an undeclared feature). */
+export class MethodNotFound extends Data.TaggedError("MethodNotFound")<{ readonly method: string; readonly detail: string }> {}
+
+/** A second `initialize` on a connection that already negotiated. */
+export class AlreadyInitialized extends Data.TaggedError("AlreadyInitialized")<{ readonly revision: Revision.LegacyRevision }> {}
+
+/** A result the caller's era cannot receive (an `input_required` for a legacy caller). */
+export class UnshapeableResult extends Data.TaggedError("UnshapeableResult")<{ readonly detail: string }> {}
+
+/** Anything `handle` can turn into an error response. */
+export type HandleError =
+  | BackendError
+  | InvalidParams
+  | MethodNotFound
+  | AlreadyInitialized
+  | UnshapeableResult
+  | Meta.InvalidRequestMeta
+  | Meta.UnsupportedProtocolVersion
+
+/**
+ * The JSON-RPC error for every failure, for a caller of `era`. The choices the spec leaves open:
+ * - an unknown tool, prompt or server is -32602 naming the closest matches; an unknown resource is
+ *   -32002 for a legacy caller and -32602 for a modern one (the code moved in 2026-07-28);
+ * - an upstream's own error keeps its code, message and data (a legacy -32002 is upgraded to
+ *   -32602 for a modern caller);
+ * - a timeout and an unreachable upstream are -32603 (the server failed, HTTP 500), with data that
+ *   says which, so a client can tell them apart without a code of our own;
+ * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
+ *   so it gets -32603 with the same data.
+ */
+export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObject => {
+  const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject =>
+    data === undefined ? { code, message } : { code, message, data }
+  switch (e._tag) {
+    case "InvalidRequestMeta":
+    case "UnsupportedProtocolVersion": {
+      const m = Meta.metaErrorObject(e)
+      return obj(m.code, m.message, m.data)
+    }
+    case "InvalidParams":
+      return obj(ErrorCode.InvalidParams, `Invalid params: ${e.detail}`, e.data)
+    case "MethodNotFound":
+      return obj(ErrorCode.MethodNotFound, `Method not found: ${e.detail}`, { method: e.method })
+    case "AlreadyInitialized":
+      return obj(ErrorCode.InvalidRequest, `Invalid Request: this connection already negotiated ${e.revision}`)
+    case "UnshapeableResult":
+      return obj(ErrorCode.InternalError, `Internal error: ${e.detail}`)
+    case "UnknownName": {
+      const data = { kind: e.kind, name: e.name, suggestions: [...e.suggestions] }
+      return e.kind === "resource" && era === "legacy"
+        ? obj(ErrorCode.ResourceNotFound, e.message, { uri: e.name, suggestions: [...e.suggestions] })
+        : obj(ErrorCode.InvalidParams, e.message, data)
+    }
+    case "UpstreamError":
+      return obj(era === "modern" ? Shape.upgradeErrorCode(e.code) : e.code, e.rpcMessage, e.data)
+    case "CallTimedOut":
+      return obj(ErrorCode.InternalError, e.message, { reason: "timeout", server: e.server, method: e.method, timeoutMs: e.timeoutMs })
+    case "CapabilityRequired":
+      return era === "modern"
+        ? obj(ErrorCode.MissingRequiredClientCapability, "Missing required client capability", {
+          requiredCapabilities: e.requiredCapabilities
+        })
+        : obj(ErrorCode.InternalError, e.message, { requiredCapabilities: e.requiredCapabilities })
+    case "BackendUnavailable":
+      return obj(
+        ErrorCode.InternalError,
+        e.message,
+        e.server === undefined ? { reason: "unavailable" } : { reason: "unavailable", server: e.server }
+      )
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Params
+
+const NameParams = Schema.Struct({
+  name: Schema.String,
+  arguments: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { exact: true })
+})
+const PromptParams = Schema.Struct({
+  name: Schema.String,
+  arguments: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true })
+})
+const ReadParams = Schema.Struct({ uri: Schema.String })
+const CompleteParams = Schema.Struct({
+  ref: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  argument: Schema.Struct({ name: Schema.String, value: Schema.String })
+})
+const ListParams = Schema.Struct({ cursor: Schema.optionalWith(Schema.String, { exact: true }) })
+
+const decodeParams = <A, I>(schema: Schema.Schema<A, I>, params: JsonObject): Effect.Effect<A, InvalidParams> =>
+  Either.match(Schema.decodeUnknownEither(schema)(params), {
+    onLeft: (e) => Effect.fail(new InvalidParams({ detail: describeParseError(e) })),
+    onRight: Effect.succeed
+  })
+
+
+/**
+ * The `_meta` that travels on to the upstream: the protocol's reserved keys describe this hop (and
+ * the Backend declares its own), everything else (progress token, third-party keys) is the caller's.
+ */
+export const forwardMeta = (params: JsonObject): JsonObject | undefined => {
+  const meta = Meta.metaOf(params)
+  if (meta === undefined) return undefined
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(meta)) if (!Meta.isReservedKey(k)) out[k] = v
+  return Object.keys(out).length === 0 ? undefined : out
+}
+
+/** The caller's explicit session identity from a request's `_meta`, if it names one. */
+export const sessionIdentity = (params: JsonObject | undefined): string | undefined => {
+  const meta = Meta.metaOf(params)
+  if (meta === undefined) return undefined
+  for (const key of SessionIdentityKeys) {
+    const v = meta[key]
+    if (typeof v === "string" && v.length > 0) return v
+  }
+  return undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service
+
+/** The host-facing protocol core. */
+export class Server extends Context.Tag("@mcpx-fx/server/Server")<Server, {
+  readonly options: ServerOptions
+  /**
+   * Handles one decoded message: a response for a request, undefined for notifications and for
+   * responses (those answer questions; the transport routes them). Never fails: every failure is
+   * an error response. Interruption is left alone, so a transport's cancellation reaches the call.
+   */
+  readonly handle: (message: JsonRpc.Message, context: RequestContext) => Effect.Effect<JsonRpc.Response | undefined>
+}>() {
+  /** The Server with `DefaultOptions`, over a Backend. */
+  static readonly layer: Layer.Layer<Server, never, Backend> = Layer.effect(Server, Effect.suspend(() => make(DefaultOptions)))
+
+  /** The Server with the given options, over a Backend. */
+  static readonly layerWith = (options: ServerOptions): Layer.Layer<Server, never, Backend> =>
+    Layer.effect(Server, Effect.suspend(() => make(options)))
+}
+
+const make = (options: ServerOptions) =>
+  Effect.gen(function*() {
+    const backend = yield* Backend
+
+    const listing = (
+      list: (caller: Caller) => Effect.Effect<Listing>,
+      key: string,
+      caller: Caller,
+      params: JsonObject
+    ): Effect.Effect<JsonObject, InvalidParams> =>
+      Effect.flatMap(decodeParams(ListParams, params), (p) =>
+        // mcpx-fx hands out the whole aggregated list and never a cursor, so any cursor is one it
+        // did not issue.
+        p.cursor !== undefined
+          ? Effect.fail(new InvalidParams({ detail: `unknown cursor ${JSON.stringify(p.cursor)}` }))
+          : Effect.map(list(caller), (l) =>
+            l.failures.length === 0
+              ? { [key]: [...l.items] }
+              : { [key]: [...l.items], _meta: { [ListingFailuresKey]: l.failures.map((f) => ({ ...f })) } }))
+
+    /** The features both eras share, dispatched to the Backend. */
+    const feature = (caller: Caller, method: string, params: JsonObject): Effect.Effect<JsonObject, HandleError> => {
+      const meta = forwardMeta(params)
+      switch (method) {
+        case Method.ToolsList:
+          return listing(backend.listTools, "tools", caller, params)
+        case Method.PromptsList:
+          return listing(backend.listPrompts, "prompts", caller, params)
+        case Method.ResourcesList:
+          return listing(backend.listResources, "resources", caller, params)
+        case Method.ResourcesTemplatesList:
+          return listing(backend.listResourceTemplates, "resourceTemplates", caller, params)
+        case Method.ToolsCall:
+          return Effect.flatMap(decodeParams(NameParams, params), (p) => backend.callTool(caller, p.name, p.arguments ?? {}, meta))
+        case Method.PromptsGet:
+          return Effect.flatMap(decodeParams(PromptParams, params), (p) => backend.getPrompt(caller, p.name, p.arguments ?? {}, meta))
+        case Method.ResourcesRead:
+          return Effect.flatMap(decodeParams(ReadParams, params), (p) => backend.readResource(caller, p.uri, meta))
+        case Method.CompletionComplete: {
+          const rest: Record<string, unknown> = { ...params }
+          delete rest._meta
+          return Effect.flatMap(decodeParams(CompleteParams, params), () => backend.complete(caller, rest, meta))
+        }
+        default:
+          return Effect.fail(new MethodNotFound({ method, detail: `${method} is not served by mcpx-fx` }))
+      }
+    }
+
+    const capabilitiesFor = (revision: Revision.Revision): JsonObject =>
+      Capabilities.serverCapabilitiesFor(revision, options.capabilities)
+
+    // ---- modern
+
+    const modern = (request: JsonRpc.Request): Effect.Effect<JsonObject, HandleError> =>
+      Effect.gen(function*() {
+        const params = request.params ?? {}
+        const meta = yield* Either.match(Meta.validateRequestMeta(params, Revision.ModernRevisions), {
+          onLeft: (e) => Effect.fail(e),
+          onRight: (m) => Effect.succeed(m)
+        })
+        const revision = meta[Meta.ProtocolVersionKey]
+        if (!Revision.isModernRevision(revision)) {
+          return yield* new Meta.UnsupportedProtocolVersion({ supported: Revision.ModernRevisions, requested: revision })
+        }
+        const method = request.method
+        if (Method.LegacyOnlyClientRequests.includes(method)) {
+          return yield* new MethodNotFound({ method, detail: `${method} is not part of ${revision}` })
+        }
+        if (!Method.isClientRequestIn(revision, method)) {
+          return yield* new MethodNotFound({ method, detail: `${method} is not served to ${revision} callers` })
+        }
+        if (method === Method.ServerDiscover) {
+          return Lifecycle.discoverResult({
+            supportedVersions: Revision.ModernRevisions,
+            capabilities: capabilitiesFor(revision),
+            serverInfo: options.serverInfo,
+            ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+            ttlMs: options.discoverTtlMs,
+            cacheScope: options.discoverCacheScope
+          })
+        }
+        if (method === Method.SubscriptionsListen) {
+          return yield* new MethodNotFound({ method, detail: `${method} is not served yet` })
+        }
+        const sessionId = sessionIdentity(params)
+        const clientInfo = meta[Meta.ClientInfoKey]
+        const caller: Caller = {
+          revision,
+          era: "modern",
+          clientCapabilities: meta[Meta.ClientCapabilitiesKey],
+          ...(clientInfo !== undefined ? { clientInfo } : {}),
+          ...(sessionId !== undefined ? { sessionId } : {})
+        }
+        const result = yield* feature(caller, method, params)
+        return Shape.toModern(result, method, {
+          ttlMs: options.listTtlMs,
+          cacheScope: options.listCacheScope,
+          serverInfo: options.serverInfo
+        })
+      })
+
+    // ---- legacy
+
+    const initialize = (
+      params: JsonObject,
+      context: RequestContext
+    ): Effect.Effect<JsonObject, InvalidParams | AlreadyInitialized> =>
+      Effect.gen(function*() {
+        const init = yield* decodeParams(Lifecycle.InitializeParams, params)
+        // A version mcpx-fx does not speak gets its newest legacy one as the counter-offer; the
+        // client decides whether it can live with that.
+        const revision = Revision.isLegacyRevision(init.protocolVersion) ? init.protocolVersion : Revision.LatestLegacyRevision
+        const negotiated: Negotiated = {
+          revision,
+          clientCapabilities: init.capabilities,
+          clientInfo: init.clientInfo,
+          initialized: false
+        }
+        const previous = yield* Ref.modify(
+          context.connection.negotiated,
+          (current): readonly [Option.Option<Negotiated>, Option.Option<Negotiated>] =>
+            Option.isSome(current) ? [current, current] : [current, Option.some(negotiated)]
+        )
+        // The negotiated revision decides the shape of every later reply, so it is settled once.
+        if (Option.isSome(previous)) return yield* new AlreadyInitialized({ revision: previous.value.revision })
+        const result: JsonObject = {
+          protocolVersion: revision,
+          capabilities: capabilitiesFor(revision),
+          serverInfo: options.serverInfo,
+          ...(options.instructions !== undefined ? { instructions: options.instructions } : {})
+        }
+        return Shape.downgrade(result, Method.Initialize, revision)
+      })
+
+    const legacy = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> =>
+      Effect.gen(function*() {
+        const params = request.params ?? {}
+        const method = request.method
+        // A modern-only method without its envelope is a modern request missing required _meta,
+        // which is -32602 (what the conformance suite expects), not a legacy unknown method.
+        if (method === Method.ServerDiscover || method === Method.SubscriptionsListen) {
+          return yield* Either.match(Meta.parseRequestMeta(params), {
+            onLeft: (e) => Effect.fail(e),
+            onRight: () => Effect.fail(new MethodNotFound({ method, detail: `${method} needs a modern _meta` }))
+          })
+        }
+        if (method === Method.Initialize) return yield* initialize(params, context)
+        const negotiated = Option.getOrUndefined(yield* Ref.get(context.connection.negotiated))
+        const revision = negotiated?.revision ?? context.legacyRevision ?? Revision.OldestRevision
+        if (!Method.isClientRequestIn(revision, method)) {
+          return yield* new MethodNotFound({ method, detail: `${method} is not part of ${revision}` })
+        }
+        switch (method) {
+          case Method.Ping:
+            return {}
+          case Method.LoggingSetLevel: {
+            const level = yield* decodeParams(Schema.Struct({ level: Meta.LoggingLevel }), params)
+            yield* Ref.update(context.connection.negotiated, Option.map((n) => ({ ...n, logLevel: level.level })))
+            return {}
+          }
+          case Method.ResourcesSubscribe:
+          case Method.ResourcesUnsubscribe:
+            return yield* new MethodNotFound({ method, detail: `${method}: mcpx-fx does not declare resources.subscribe` })
+          case Method.TasksGet:
+          case Method.TasksResult:
+          case Method.TasksList:
+          case Method.TasksCancel:
+            return yield* new MethodNotFound({ method, detail: `${method}: mcpx-fx does not declare tasks` })
+        }
+        const sessionId = sessionIdentity(params) ?? context.connection.id
+        const caller: Caller = {
+          revision,
+          era: "legacy",
+          clientCapabilities: negotiated?.clientCapabilities ?? {},
+          ...(negotiated !== undefined ? { clientInfo: negotiated.clientInfo } : {}),
+          sessionId,
+          ...(context.questions !== undefined ? { questions: context.questions } : {})
+        }
+        const result = yield* feature(caller, method, params)
+        if (Shape.resultTypeOf(result) !== "complete") {
+          return yield* new UnshapeableResult({ detail: `${method} ended as ${Shape.resultTypeOf(result)}, which ${revision} cannot carry` })
+        }
+        return Shape.downgrade(result, method, revision)
+      })
+
+    const notification = (n: JsonRpc.Notification, context: RequestContext): Effect.Effect<void> =>
+      n.method === Method.Initialized
+        ? Ref.update(context.connection.negotiated, Option.map((s) => ({ ...s, initialized: true })))
+        : Effect.void
+
+    const handle = (message: JsonRpc.Message, context: RequestContext): Effect.Effect<JsonRpc.Response | undefined> => {
+      if (!JsonRpc.isRequest(message)) {
+        return Effect.as(JsonRpc.isNotification(message) ? notification(message, context) : Effect.void, undefined)
+      }
+      const request = message
+      const era: Revision.Era = Meta.hasVersionClaim(request.params) ? "modern" : "legacy"
+      const run = era === "modern" ? modern(request) : legacy(request, context)
+      return run.pipe(
+        Effect.map((result): JsonRpc.Response => JsonRpc.success(request.id, result)),
+        Effect.catchAll((e) => {
+          const o = errorObject(e, era)
+          return Effect.succeed(JsonRpc.failure(request.id, o.code, o.message, o.data))
+        }),
+        Effect.catchAllDefect((defect) =>
+          Effect.as(
+            Effect.logError("request failed unexpectedly", defect),
+            JsonRpc.failure(request.id, ErrorCode.InternalError, "Internal error")
+          )
+        )
+      )
+    }
+
+    return Server.of({ options, handle })
+  })

@@ -1,0 +1,7 @@
+/**
+ * @mcpx-fx/server: mcpx-fx as an MCP server, in every revision at once, in front of a Backend.
+ */
+/** The port the Server asks: listings, calls, prompts, resources, completion, and their typed errors. */
+export * as Backend from "./Backend.js"
+/** The transport-free protocol core: one message in, at most one response out, for both eras. */
+export * as Server from "./Server.js"

@@ -671,7 +671,7 @@ const make = Effect.gen(function*() {
         inst.crash = error
         return markRetiring(lane, inst, "crash")
       })
-      if (!first) return inst.crash ?? error
+      if (!first) return inst.crash ?? stoppedError(pool, lane, `reason: ${inst.retiring ?? "stop"}`)
       yield* Deferred.fail(inst.gone, error)
       yield* Effect.logWarning(error.message)
       yield* publish({

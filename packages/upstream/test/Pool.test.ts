@@ -27,7 +27,7 @@ import type { Preference } from "../src/Preference.js"
 import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import type { Session } from "../src/Session.js"
-import type { TransportError } from "../src/Transport.js"
+import { TransportClosed, type TransportError } from "../src/Transport.js"
 import {
   discoverResult,
   err,
@@ -65,6 +65,10 @@ const modernOnly: Handshake = (req) =>
     : req.method === "server/discover"
     ? ok(req, discoverResult(["2026-07-28"]))
     : err(req, ErrorCode.MethodNotFound, "no such method")
+
+/** The handshake, with `server/discover` answered only once `gate` opens. */
+const heldDiscover = (handshake: Handshake, gate: Deferred.Deferred<void>): Handshake => (req, n) =>
+  req.method === "server/discover" ? Effect.zipRight(Deferred.await(gate), handshake(req, n)) : handshake(req, n)
 
 /**
  * A server: the handshake, plus `tools/call`, answered with the number of the connection that
@@ -194,7 +198,7 @@ describe("Pool", () => {
   describe("sharing", () => {
     it.effect("pool/shared-start: concurrent first calls share one start and one instance", () => {
       const gate = Deferred.unsafeMake<void>(FiberId.none)
-      const held: Handshake = (req, n) => req.method === "server/discover" ? Effect.zipRight(Deferred.await(gate), dual(req, n)) : dual(req, n)
+      const held = heldDiscover(dual, gate)
       const { layer, recorder } = setup(serve(held))
       return Effect.gen(function*() {
         const server = serverOf("prefer-discover")
@@ -527,8 +531,7 @@ describe("Pool", () => {
 
     it.effect("pool/follow/legacy-only: concurrent legacy and modern first callers share one start", () => {
       const gate = Deferred.unsafeMake<void>(FiberId.none)
-      const held: Handshake = (req, n) =>
-        req.method === "server/discover" ? Effect.zipRight(Deferred.await(gate), legacyOnly(req, n)) : legacyOnly(req, n)
+      const held = heldDiscover(legacyOnly, gate)
       const { layer, recorder } = setup(serve(held))
       return Effect.gen(function*() {
         const server = serverOf("follow")
@@ -559,6 +562,26 @@ describe("Pool", () => {
         assert.strictEqual((yield* call(server, legacy())).conn, 1)
         assert.strictEqual(recorder.sent.filter((m) => m.endsWith(":initialize")).length, 1)
         assert.strictEqual(recorder.opened, 3)
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.effect("pool/follow/legacy-failure: a failed legacy-only start is cooled down, not remembered; legacy callers share meanwhile", () => {
+      const flaky: Handshake = (req, n) =>
+        req.method === "initialize" && n === 2
+          ? Effect.fail(new TransportClosed({ reason: "the process exited", exitCode: 1 }))
+          : dual(req, n)
+      const { layer, recorder } = setup(serve(flaky))
+      return Effect.gen(function*() {
+        const server = serverOf("follow", { cooldownBase: "1 second" })
+        yield* call(server, modern())
+        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
+        const s = yield* status()
+        assert.isUndefined(s.legacyRefused)
+        assert.strictEqual(s.lanes.find((l) => l.lane === "legacy")?.cooldown?.retryInMs, 1000)
+        assert.strictEqual((yield* call(server, legacy())).conn, 1)
+        assert.strictEqual(recorder.opened, 2)
+        yield* TestClock.adjust("1 second")
+        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 3, era: "legacy", eraSource: "forced" })
       }).pipe(Effect.provide(layer))
     })
 
@@ -617,7 +640,7 @@ describe("Pool", () => {
 
     it.effect("pool/interrupt: interrupting a caller waiting for a start leaves the start to the others", () => {
       const gate = Deferred.unsafeMake<void>(FiberId.none)
-      const held: Handshake = (req, n) => req.method === "server/discover" ? Effect.zipRight(Deferred.await(gate), dual(req, n)) : dual(req, n)
+      const held = heldDiscover(dual, gate)
       const { layer, recorder } = setup(serve(held))
       return Effect.gen(function*() {
         const server = serverOf("prefer-discover")

@@ -621,7 +621,11 @@ const make = Effect.gen(function*() {
           })
         }
         yield* Deferred.succeed(inst.stopped, undefined)
-      }).pipe(Effect.annotateLogs({ server: pool.name, lane: lane.lane }))
+      }).pipe(
+        // Whoever marked the instance relies on this fiber to finish the job.
+        Effect.uninterruptible,
+        Effect.annotateLogs({ server: pool.name, lane: lane.lane })
+      )
     )
 
   /** Retires every instance of the pool and waits until they are gone. */
@@ -686,7 +690,7 @@ const make = Effect.gen(function*() {
       })
       yield* spawnCloser(pool, lane, inst)
       return error
-    })
+    }).pipe(Effect.uninterruptible)
 
   // --- starting instances
 
@@ -752,7 +756,7 @@ const make = Effect.gen(function*() {
       })
       yield* Deferred.fail(inst.ready, failure)
       yield* spawnCloser(pool, lane, inst)
-    })
+    }).pipe(Effect.uninterruptible)
 
   const started = (pool: ServerPool, lane: LaneState, inst: Instance, scope: Scope.Scope, result: Started, began: number) =>
     Effect.gen(function*() {
@@ -806,7 +810,7 @@ const make = Effect.gen(function*() {
         Effect.forkIn(scope)
       )
       if (evict) yield* spawnCloser(pool, lane, inst)
-    })
+    }).pipe(Effect.uninterruptible)
 
   /** Waits for a permit (bounded by startTimeout: the lane is saturated), then starts the session. */
   const startInstance = (pool: ServerPool, lane: LaneState, inst: Instance) =>
@@ -844,21 +848,21 @@ const make = Effect.gen(function*() {
             formatMs(pool.settings.startMs)
           }${busy.length > 0 ? ` (${busy.join(", ")})` : ""}`
         })
-        if (yield* Effect.sync(() => markRetiring(lane, inst, "saturated"))) {
+        return yield* Effect.uninterruptible(Effect.gen(function*() {
+          if (!markRetiring(lane, inst, "saturated")) return
           yield* Deferred.fail(inst.ready, error)
           yield* Deferred.succeed(inst.stopped, undefined)
-        }
-        return
+        }))
       }
       const began = yield* Clock.currentTimeMillis
       // A start failed while this key waited for its permit.
       const cooling = coolingError(pool, lane, began)
       if (Option.isSome(cooling)) {
-        if (yield* Effect.sync(() => markRetiring(lane, inst, "start-failed"))) {
+        return yield* Effect.uninterruptible(Effect.gen(function*() {
+          if (!markRetiring(lane, inst, "start-failed")) return
           yield* Deferred.fail(inst.ready, cooling.value)
           yield* spawnCloser(pool, lane, inst)
-        }
-        return
+        }))
       }
       const options: ProbeOptions = lane.lane === "legacy"
         ? { ...pool.server.probe, preference: "force-initialize" }

@@ -8,6 +8,8 @@
 // under the suite's Node 22 (see conformance-lib.mjs).
 import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { loadavg } from "node:os"
 import { join } from "node:path"
 import { installRunnerIfMissing, requirementSets, root, runSuite, summaryOf } from "./conformance-lib.mjs"
 
@@ -17,12 +19,13 @@ const outDir = join(root, "out/conformance-client")
 const driver = join(outDir, "driver/conformance-client.js")
 const baseline = join(root, "conformance/client-baseline.yml")
 // The suite runs a leg's scenarios all at once, a Node process each: on a small or busy machine
-// a client can wait seconds for CPU, so it gets well over the suite's default 30 s, and gives up
-// itself a little before the suite would kill it, leaving its reason in stderr.txt.
-const CLIENT_TIMEOUT_MS = 90_000
-const CLIENT_GIVE_UP_MS = 80_000
+// a client can wait seconds for CPU, so it gets twice the suite's default 30 s, and gives up
+// itself a little before the suite would kill it, leaving its reason in stderr.txt. Both legs
+// stay within about three minutes even when every client runs out its time.
+const CLIENT_TIMEOUT_MS = 60_000
+const CLIENT_GIVE_UP_MS = 55_000
 // Only bounds a hung leg; a healthy one takes well under a minute.
-const LEG_TIMEOUT_MS = 150_000
+const LEG_TIMEOUT_MS = 90_000
 
 const say = (line) => process.stdout.write(`${line}\n`)
 
@@ -76,6 +79,22 @@ const runLeg = (requirements) =>
     env: { MCPX_CONFORMANCE_GIVE_UP_MS: String(CLIENT_GIVE_UP_MS) }
   })
 
+// The suite's mock servers share one event loop, and on a machine busy with other work it can
+// stall long enough to drop keep-alive connections a client is reusing. Unexpected failures whose
+// client saw such a reset are named, so a red run on a loaded machine is told apart from a regression.
+const unexpectedFailures = (output) =>
+  output.split("\n").flatMap((line) => {
+    const m = /^\s+✗ (\S+)$/.exec(line)
+    return m === null ? [] : [m[1]]
+  })
+
+const resetIn = (legDir, scenarios) =>
+  readdirSync(legDir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith("stderr.txt") && /other side closed|ECONNRESET/.test(readFileSync(join(legDir, f), "utf8")))
+    .map((f) => f.replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z\/stderr\.txt$/, ""))
+    .filter((scenario) => scenarios.includes(scenario))
+
 const main = async () => {
   const started = Date.now()
   installRunnerIfMissing(name)
@@ -89,7 +108,16 @@ const main = async () => {
     say(`\n--- requirements ${requirements} (exit ${code}, ${seconds} s; full log out/conformance-client/${requirements}.log, ` +
       `per-scenario checks and client stderr under out/conformance-client/${requirements}/)`)
     say(summaryOf(output))
-    if (code !== 0) failed.push(requirements)
+    if (code !== 0) {
+      failed.push(requirements)
+      const unexpected = unexpectedFailures(output)
+      const reset = resetIn(join(outDir, requirements), unexpected)
+      if (reset.length > 0) {
+        say(`${name}: the suite's mock server reset the client's connection in ${reset.join(", ")} ` +
+          `(load average ${loadavg()[0].toFixed(1)}): ${reset.length === unexpected.length ? "every" : "some"} unexpected ` +
+          `failure may be the machine being too busy for the suite's server rather than a regression`)
+      }
+    }
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   if (failed.length > 0) {

@@ -5,3 +5,5 @@
 export * as Backend from "./Backend.js"
 /** The transport-free protocol core: one message in, at most one response out, for both eras. */
 export * as Server from "./Server.js"
+/** The stdio host transport: concurrent requests, cancellation, batches by revision, drain at end of input. */
+export * as StdioHost from "./StdioHost.js"

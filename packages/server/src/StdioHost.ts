@@ -1,0 +1,201 @@
+/**
+ * The stdio host transport: newline-delimited JSON-RPC between one host and the Server, in every
+ * revision (seed 002, "stdio, every revision").
+ *
+ * - Requests run concurrently, each in its own fiber, so a `notifications/cancelled` can be read
+ *   while the request it names is still running; it interrupts that fiber (which reaches the
+ *   upstream call through the Backend's finalizers) and the reply is never written.
+ * - `initialize` and notifications are handled in line: a notification must land before whatever
+ *   follows it, and `initialize` settles what every later reply looks like.
+ * - Notifications are never answered, not even with an error.
+ * - Batches follow the connection's negotiated revision (2025-03-26 before any `initialize`): only
+ *   2025-03-26 has them. Their reply is one array; `initialize` inside one is an error element.
+ * - At end of input, requests in flight get the drain duration to answer, then are interrupted.
+ * - Output is one JSON-RPC message (or batch) per line, written by one writer at a time, so frames
+ *   never interleave; nothing else is ever written to it.
+ * - A legacy request's Backend may ask the host questions (elicitation, sampling, roots): they go
+ *   out as server→client requests and the host's responses come back by id.
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Method from "@mcpx-fx/protocol/Method"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberMap from "effect/FiberMap"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { type Question, type QuestionChannel, QuestionRefused } from "./Backend.js"
+import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+
+/** How a stdio connection behaves. */
+export interface StdioOptions {
+  /** How long requests in flight at end of input may still answer (`transport.stdioDrain`). */
+  readonly drain: Duration.DurationInput
+  /** The connection's id: the fallback session identity of its legacy callers. */
+  readonly connectionId?: string
+}
+
+/** Serves one stdio connection. */
+export class StdioHost extends Context.Tag("@mcpx-fx/server/StdioHost")<StdioHost, {
+  /**
+   * Reads lines from `input` until it ends, writes every reply with `write` (one line each, no
+   * newline included), and returns once the drain is over. Fails only if `input` does.
+   */
+  readonly serve: <E>(
+    input: Stream.Stream<string, E>,
+    write: (line: string) => Effect.Effect<void>,
+    options: StdioOptions
+  ) => Effect.Effect<void, E>
+}>() {
+  /** The stdio host over the Server. */
+  static readonly layer: Layer.Layer<StdioHost, never, Server> = Layer.effect(
+    StdioHost,
+    Effect.map(Server, (server) => StdioHost.of({ serve: (input, write, options) => serve(server, input, write, options) }))
+  )
+}
+
+type ServerService = Context.Tag.Service<Server>
+
+const cancelledRequestId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefined => {
+  const id = n.params?.requestId
+  return typeof id === "string" || typeof id === "number" ? id : undefined
+}
+
+const serve = <E>(
+  server: ServerService,
+  input: Stream.Stream<string, E>,
+  write: (line: string) => Effect.Effect<void>,
+  options: StdioOptions
+): Effect.Effect<void, E> =>
+  Effect.scoped(Effect.gen(function*() {
+    const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
+    const lock = yield* Effect.makeSemaphore(1)
+    const requests = yield* FiberMap.make<JsonRpc.RequestId>()
+    const batches = yield* FiberSet.make()
+    const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
+    let questionSeq = 0
+
+    // A frame is written whole or not at all, whatever interrupts the fiber that wrote it.
+    const send = (body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Effect.Effect<void> =>
+      Effect.uninterruptible(lock.withPermits(1)(write(JSON.stringify(body))))
+
+    const ask: QuestionChannel = (question: Question) =>
+      Effect.gen(function*() {
+        const id = `mcpx-fx-q-${++questionSeq}`
+        const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
+        questions.set(id, answer)
+        yield* send(JsonRpc.request(id, question.method, question.params))
+        return yield* Deferred.await(answer).pipe(
+          // A call cancelled while its question is open tells the host to stop asking.
+          Effect.onInterrupt(() => send(JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason: "the call was cancelled" }))),
+          Effect.ensuring(Effect.sync(() => questions.delete(id)))
+        )
+      })
+
+    const context: RequestContext = { connection, questions: ask }
+
+    const answerQuestion = (response: JsonRpc.Response): Effect.Effect<void> => {
+      const id = JsonRpc.idOf(response)
+      const waiting = id === undefined ? undefined : questions.get(String(id))
+      if (waiting === undefined) return Effect.void
+      return JsonRpc.isSuccess(response)
+        ? Deferred.succeed(waiting, response.result)
+        : JsonRpc.isErrorResponse(response)
+        ? Deferred.fail(waiting, new QuestionRefused({ code: response.error.code, message: response.error.message }))
+        : Effect.void
+    }
+
+    const handle = (message: JsonRpc.Message) => server.handle(message, context)
+
+    const runRequest = (request: JsonRpc.Request): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (request.method === Method.Initialize) {
+          const reply = yield* handle(request)
+          if (reply !== undefined) yield* send(reply)
+          return
+        }
+        if (yield* FiberMap.has(requests, request.id)) {
+          return yield* send(JsonRpc.failure(request.id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(request.id)} is already in flight`))
+        }
+        yield* FiberMap.run(
+          requests,
+          request.id,
+          Effect.flatMap(handle(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
+        )
+      })
+
+    const runNotification = (n: JsonRpc.Notification): Effect.Effect<void> => {
+      if (n.method === Method.NotificationsCancelled) {
+        const id = cancelledRequestId(n)
+        return id === undefined ? Effect.void : FiberMap.remove(requests, id)
+      }
+      return Effect.asVoid(handle(n))
+    }
+
+    const runSingle = (message: JsonRpc.Message): Effect.Effect<void> =>
+      JsonRpc.isRequest(message)
+        ? runRequest(message)
+        : JsonRpc.isNotification(message)
+        ? runNotification(message)
+        : JsonRpc.isResponse(message)
+        ? answerQuestion(message)
+        : Effect.void
+
+    const batchElement = (element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>): Effect.Effect<JsonRpc.Response | undefined> =>
+      Either.match(element, {
+        onLeft: (e) => Effect.succeed(JsonRpc.frameErrorResponse(e)),
+        onRight: ({ message }) => {
+          if (JsonRpc.isRequest(message) && message.method === Method.Initialize) {
+            return Effect.succeed(JsonRpc.failure(message.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch"))
+          }
+          if (JsonRpc.isResponse(message)) return Effect.as(answerQuestion(message), undefined)
+          return handle(message)
+        }
+      })
+
+    const runBatch = (elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const revision = (yield* negotiatedRevision(connection)) ?? "2025-03-26"
+        if (!Revision.allowsBatches(revision)) {
+          return yield* send(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`))
+        }
+        // Notifications keep their order; the requests around them need not.
+        for (const element of elements) {
+          if (Either.isRight(element) && JsonRpc.isNotification(element.right.message)) yield* runNotification(element.right.message)
+        }
+        const rest = elements.filter((e) => !(Either.isRight(e) && JsonRpc.isNotification(e.right.message)))
+        if (rest.length === 0) return
+        yield* FiberSet.run(
+          batches,
+          Effect.flatMap(Effect.forEach(rest, batchElement, { concurrency: "unbounded" }), (replies) => {
+            const answered = replies.filter((r): r is JsonRpc.Response => r !== undefined)
+            return answered.length === 0 ? Effect.void : send(answered)
+          })
+        )
+      })
+
+    const onLine = (line: string): Effect.Effect<void> => {
+      const text = line.trim()
+      if (text.length === 0) return Effect.void
+      return Either.match(JsonRpc.decodeFrame(text), {
+        onLeft: (e) => send(JsonRpc.frameErrorResponse(e)),
+        onRight: (frame) => (frame._tag === "Single" ? runSingle(frame.parsed.message) : runBatch(frame.elements))
+      })
+    }
+
+    const read = yield* Effect.either(Stream.runForEach(input, onLine))
+
+    // End of input: what is in flight may still answer within the drain, then it is cancelled.
+    yield* Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches)], { discard: true }).pipe(
+      Effect.timeoutOption(Duration.decode(options.drain)),
+      Effect.ignore
+    )
+    yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches)], { discard: true })
+    if (Either.isLeft(read)) return yield* Effect.fail(read.left)
+  }))

@@ -1,0 +1,420 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { Backend, type Caller, UnknownName } from "../src/Backend.js"
+import { Server } from "../src/Server.js"
+import { StdioHost } from "../src/StdioHost.js"
+import { meta } from "./support.js"
+
+/** A Backend whose tools take time (`sleep`), ask the host (`ask`), and record interruption. */
+const makeBackend = () => {
+  const interrupted: Array<string> = []
+  const callers: Array<Caller> = []
+  const empty = { items: [], failures: [] }
+  const layer = Layer.succeed(
+    Backend,
+    Backend.of({
+      listTools: () => Effect.succeed({ items: [{ name: "sleep", inputSchema: { type: "object" } }], failures: [] }),
+      listPrompts: () => Effect.succeed(empty),
+      listResources: () => Effect.succeed(empty),
+      listResourceTemplates: () => Effect.succeed(empty),
+      callTool: (caller, name, args) =>
+        Effect.suspend(() => {
+          callers.push(caller)
+          const label = typeof args.label === "string" ? args.label : name
+          if (name === "sleep") {
+            const ms = typeof args.ms === "number" ? args.ms : 0
+            return Effect.sleep(ms).pipe(
+              Effect.as({ content: [{ type: "text", text: `slept ${ms}\nline two` }], structuredContent: { ms } }),
+              Effect.onInterrupt(() => Effect.sync(() => void interrupted.push(label)))
+            )
+          }
+          if (name === "ask" && caller.questions !== undefined) {
+            return caller.questions({ method: "elicitation/create", params: { message: "name?", requestedSchema: { type: "object" } } }).pipe(
+              Effect.map((answer): JsonObject => ({ content: [{ type: "text", text: JSON.stringify(answer) }] })),
+              Effect.catchAll((e) => Effect.succeed({ content: [{ type: "text", text: `refused ${e.code}` }], isError: true }))
+            )
+          }
+          return Effect.fail(new UnknownName({ kind: "tool", name, suggestions: [] }))
+        }),
+      getPrompt: (_, name) => Effect.fail(new UnknownName({ kind: "prompt", name, suggestions: [] })),
+      readResource: (_, uri) => Effect.fail(new UnknownName({ kind: "resource", name: uri, suggestions: [] })),
+      complete: () => Effect.succeed({ completion: { values: [] } })
+    })
+  )
+  return { layer, interrupted, callers }
+}
+
+interface Harness {
+  readonly send: (body: unknown) => Effect.Effect<void>
+  readonly sendLine: (line: string) => Effect.Effect<void>
+  readonly eof: Effect.Effect<void>
+  /** The next line written, parsed. */
+  readonly next: Effect.Effect<unknown>
+  /** How many written lines nobody has read yet. */
+  readonly pending: Effect.Effect<number>
+  readonly lines: ReadonlyArray<string>
+  readonly served: Fiber.Fiber<void>
+  readonly interrupted: ReadonlyArray<string>
+  readonly callers: ReadonlyArray<Caller>
+}
+
+/** Lets forked fibers run until `cond` holds (no real time passes). */
+const until = (cond: () => boolean): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1000 && !cond(); i++) yield* Effect.yieldNow()
+    assert.isTrue(cond(), "condition never held")
+  })
+
+/** Lets forked fibers settle. */
+const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
+const stdio = <A, E>(f: (h: Harness) => Effect.Effect<A, E>, drain: Duration.DurationInput = "1 second"): Effect.Effect<A, E> => {
+  const backend = makeBackend()
+  const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer))
+  return Effect.gen(function*() {
+    const host = yield* StdioHost
+    const input = yield* Queue.unbounded<string | null>()
+    const output = yield* Queue.unbounded<string>()
+    const lines: Array<string> = []
+    const served = yield* Effect.fork(
+      host.serve(
+        Stream.fromQueue(input).pipe(Stream.takeWhile((l) => l !== null), Stream.map((l) => l ?? "")),
+        (line) => Effect.zipRight(Effect.sync(() => void lines.push(line)), Queue.offer(output, line)),
+        { drain, connectionId: "stdio-1" }
+      )
+    )
+    return yield* f({
+      send: (body) => Queue.offer(input, JSON.stringify(body)),
+      sendLine: (line) => Queue.offer(input, line),
+      eof: Queue.offer(input, null),
+      next: Effect.map(Queue.take(output), (l): unknown => JSON.parse(l)),
+      pending: Queue.size(output),
+      lines,
+      served,
+      interrupted: backend.interrupted,
+      callers: backend.callers
+    })
+  }).pipe(Effect.provide(layer))
+}
+
+const request = (id: JsonRpc.RequestId, method: string, params?: JsonObject) => JsonRpc.request(id, method, params)
+const init = (version: string, id: JsonRpc.RequestId = 0) =>
+  request(id, "initialize", { protocolVersion: version, capabilities: { elicitation: {} }, clientInfo: { name: "h", version: "1" } })
+const sleep = (id: JsonRpc.RequestId, ms: number, label = String(id)) => request(id, "tools/call", { name: "sleep", arguments: { ms, label } })
+
+const asObject = (u: unknown): JsonObject => {
+  assert.isTrue(typeof u === "object" && u !== null && !Array.isArray(u), `expected an object, got ${JSON.stringify(u)}`)
+  return u as JsonObject
+}
+
+const opened = (h: Harness, version: string) =>
+  Effect.gen(function*() {
+    yield* h.send(init(version))
+    const r = asObject(yield* h.next)
+    assert.strictEqual(asObject(r.result).protocolVersion, version)
+    yield* h.send(JsonRpc.notification("notifications/initialized"))
+  })
+
+describe("stdio host", () => {
+  it.effect("2025-11-25/stdio/requests-run-concurrently-and-replies-match-by-id", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(sleep(1, 1000))
+        yield* h.send(sleep(2, 10))
+        yield* until(() => h.callers.length === 2)
+        yield* TestClock.adjust(10)
+        assert.strictEqual(asObject(yield* h.next).id, 2)
+        yield* TestClock.adjust(1000)
+        assert.strictEqual(asObject(yield* h.next).id, 1)
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/initialize-is-settled-before-the-request-that-follows-it", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.send(init("2025-06-18"))
+        yield* h.send(sleep(1, 0))
+        asObject(yield* h.next)
+        asObject(yield* h.next)
+        assert.strictEqual(h.callers[0]?.revision, "2025-06-18")
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/cancelled-interrupts-the-request-and-suppresses-its-reply", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(sleep(5, 1000, "five"))
+        yield* until(() => h.callers.length === 1)
+        yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 5, reason: "user" }))
+        yield* until(() => h.interrupted.includes("five"))
+        yield* TestClock.adjust(2000)
+        yield* h.send(request(6, "ping"))
+        assert.deepStrictEqual(yield* h.next, { jsonrpc: "2.0", id: 6, result: {} })
+        assert.strictEqual(yield* h.pending, 0)
+      })
+    ))
+
+  it.effect("2026-07-28/stdio/cancelled-interrupts-a-modern-request", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.send(request("m", "tools/call", { name: "sleep", arguments: { ms: 1000, label: "m" }, _meta: meta() }))
+        yield* until(() => h.callers.length === 1)
+        yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: "m" }))
+        yield* until(() => h.interrupted.includes("m"))
+        yield* h.eof
+        yield* Fiber.join(h.served)
+        assert.deepStrictEqual(h.lines, [])
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/notifications-are-never-answered", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.send(JsonRpc.notification("notifications/nobody/knows"))
+        yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 99 }))
+        yield* opened(h, "2025-11-25")
+        yield* h.send(JsonRpc.notification("notifications/roots/list_changed"))
+        yield* h.send(request(1, "ping"))
+        assert.deepStrictEqual(yield* h.next, { jsonrpc: "2.0", id: 1, result: {} })
+        assert.strictEqual(yield* h.pending, 0)
+      })
+    ))
+
+  it.effect("2024-11-05/stdio/requests-before-initialize-use-the-oldest-revisions-shapes", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.send(request(1, "ping"))
+        assert.deepStrictEqual(yield* h.next, { jsonrpc: "2.0", id: 1, result: {} })
+        yield* h.send(sleep(2, 0))
+        const r = asObject(asObject(yield* h.next).result)
+        assert.isUndefined(r.structuredContent)
+        assert.strictEqual(h.callers[0]?.revision, "2024-11-05")
+      })
+    ))
+
+  it.effect("2026-07-28/stdio/modern-requests-are-served", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.send(request("d", "server/discover", { _meta: meta() }))
+        const r = asObject(asObject(yield* h.next).result)
+        assert.deepStrictEqual(r.supportedVersions, ["2026-07-28"])
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/every-line-written-is-one-json-rpc-message", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(request(1, "tools/list"))
+        yield* h.send(sleep(2, 0))
+        yield* h.send(request(3, "tools/call", { name: "nope" }))
+        yield* h.send(request(4, "no/such/method"))
+        yield* h.sendLine("{not json")
+        for (let i = 0; i < 5; i++) yield* h.next
+        for (const line of h.lines) {
+          assert.notInclude(line, "\n")
+          const frame = JsonRpc.decodeFrame(line)
+          assert.isTrue(Either.isRight(frame) && frame.right._tag === "Single", line)
+        }
+        assert.include(h.lines.join(""), "slept 0\\nline two")
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/unparseable-line-is-a-parse-error-without-id", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.sendLine("{not json")
+        const r = asObject(yield* h.next)
+        assert.isFalse("id" in r)
+        assert.strictEqual(asObject(r.error).code, -32700)
+        yield* h.sendLine(JSON.stringify({ jsonrpc: "1.0", id: 4, method: "ping" }))
+        const bad = asObject(yield* h.next)
+        assert.strictEqual(bad.id, 4)
+        assert.strictEqual(asObject(bad.error).code, -32600)
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/blank-lines-are-ignored", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.sendLine("")
+        yield* h.sendLine("   \r")
+        yield* h.send(request(1, "ping"))
+        assert.strictEqual(asObject(yield* h.next).id, 1)
+        assert.strictEqual(yield* h.pending, 0)
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/an-id-already-in-flight-is-32600", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(sleep(1, 100))
+        yield* until(() => h.callers.length === 1)
+        yield* h.send(sleep(1, 0))
+        const dup = asObject(yield* h.next)
+        assert.strictEqual(asObject(dup.error).code, -32600)
+        yield* TestClock.adjust(100)
+        assert.isDefined(asObject(yield* h.next).result)
+      })
+    ))
+})
+
+describe("stdio batches", () => {
+  it.effect("2025-03-26/stdio/batch-reply-is-an-array", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-03-26")
+        yield* h.send([request(1, "ping"), JsonRpc.notification("notifications/whatever"), request(2, "tools/list")])
+        const reply = yield* h.next
+        assert.isTrue(Array.isArray(reply))
+        const ids = (reply as ReadonlyArray<JsonObject>).map((r) => r.id)
+        assert.sameMembers(ids, [1, 2])
+      })
+    ))
+
+  it.effect("2025-03-26/stdio/initialize-in-a-batch-is-an-error-element", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        // Before any initialize the connection batches as 2025-03-26.
+        yield* h.send([init("2025-03-26", 1), request(2, "ping")])
+        const reply = (yield* h.next) as ReadonlyArray<JsonObject>
+        const byId = new Map(reply.map((r) => [r.id, r]))
+        assert.strictEqual(asObject(byId.get(1)?.error).code, -32600)
+        assert.deepStrictEqual(byId.get(2)?.result, {})
+        // Nothing was negotiated, so a real initialize still works.
+        yield* opened(h, "2025-11-25")
+      })
+    ))
+
+  it.effect("2025-03-26/stdio/a-batch-of-notifications-gets-no-reply", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-03-26")
+        yield* h.send([JsonRpc.notification("notifications/a"), JsonRpc.notification("notifications/b")])
+        yield* h.send(request(3, "ping"))
+        assert.strictEqual(asObject(yield* h.next).id, 3)
+        assert.strictEqual(yield* h.pending, 0)
+      })
+    ))
+
+  it.effect("2025-03-26/stdio/invalid-batch-elements-are-error-elements", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-03-26")
+        yield* h.send([{ jsonrpc: "2.0", id: 1 }, request(2, "ping")])
+        const reply = (yield* h.next) as ReadonlyArray<JsonObject>
+        assert.strictEqual(reply.length, 2)
+        assert.isTrue(reply.some((r) => asObject(r.error ?? {}).code === -32600))
+      })
+    ))
+
+  for (const version of ["2025-06-18", "2025-11-25", "2024-11-05"] as const) {
+    it.effect(`${version}/stdio/batches-are-refused-outside-2025-03-26`, () =>
+      stdio((h) =>
+        Effect.gen(function*() {
+          yield* opened(h, version)
+          yield* h.send([request(1, "ping"), request(2, "ping")])
+          const r = asObject(yield* h.next)
+          assert.isFalse("id" in r)
+          assert.strictEqual(asObject(r.error).code, -32600)
+          assert.strictEqual(yield* h.pending, 0)
+        })
+      ))
+  }
+})
+
+describe("stdio end of input", () => {
+  it.effect("2025-11-25/stdio/eof-lets-requests-in-flight-answer-within-the-drain", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(sleep(1, 500))
+        yield* until(() => h.callers.length === 1)
+        yield* h.eof
+        yield* settle
+        yield* TestClock.adjust(500)
+        assert.strictEqual(asObject(yield* h.next).id, 1)
+        yield* Fiber.join(h.served)
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/eof-cancels-what-is-still-running-after-the-drain", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(sleep(1, 10_000, "long"))
+        yield* until(() => h.callers.length === 1)
+        yield* h.eof
+        yield* settle
+        yield* TestClock.adjust(999)
+        assert.isTrue((yield* Fiber.poll(h.served))._tag === "None")
+        yield* TestClock.adjust(1)
+        yield* Fiber.join(h.served)
+        assert.deepStrictEqual(h.interrupted, ["long"])
+        assert.strictEqual(yield* h.pending, 0)
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/eof-with-nothing-in-flight-ends-at-once", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* h.eof
+        yield* Fiber.join(h.served)
+      })
+    ))
+})
+
+describe("stdio questions", () => {
+  it.effect("2025-11-25/stdio/a-legacy-calls-question-goes-to-the-host-and-the-answer-comes-back", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(request(1, "tools/call", { name: "ask" }))
+        const q = asObject(yield* h.next)
+        assert.strictEqual(q.method, "elicitation/create")
+        assert.isString(q.id)
+        yield* h.send({ jsonrpc: "2.0", id: q.id, result: { action: "accept", content: { name: "ann" } } })
+        const r = asObject(yield* h.next)
+        assert.strictEqual(r.id, 1)
+        assert.include(JSON.stringify(r.result), "ann")
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/a-refused-question-reaches-the-backend-as-a-refusal", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(request(1, "tools/call", { name: "ask" }))
+        const q = asObject(yield* h.next)
+        yield* h.send({ jsonrpc: "2.0", id: q.id, error: { code: -32601, message: "no" } })
+        assert.include(JSON.stringify(asObject(yield* h.next).result), "refused -32601")
+      })
+    ))
+
+  it.effect("2025-11-25/stdio/cancelling-a-call-withdraws-its-open-question", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(request(1, "tools/call", { name: "ask" }))
+        const q = asObject(yield* h.next)
+        yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 1 }))
+        const n = asObject(yield* h.next)
+        assert.strictEqual(n.method, "notifications/cancelled")
+        assert.strictEqual(asObject(n.params).requestId, q.id)
+        yield* h.send(request(2, "ping"))
+        assert.strictEqual(asObject(yield* h.next).id, 2)
+      })
+    ))
+})

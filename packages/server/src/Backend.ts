@@ -49,6 +49,17 @@ export interface Caller {
   readonly sessionId?: string
   /** Asks the host questions on behalf of this call, when the transport can. */
   readonly questions?: QuestionChannel
+  /**
+   * A modern retry of an `input_required` call (`tools/call`, `prompts/get`, `resources/read`): the
+   * answers and the state the earlier result handed out, as the caller sent them.
+   */
+  readonly retry?: InputRetry
+}
+
+/** The MRTR retry fields of a modern request. */
+export interface InputRetry {
+  readonly inputResponses?: JsonObject
+  readonly requestState?: string
 }
 
 /** A server that could not be listed, shown beside the others' results. */

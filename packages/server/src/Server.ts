@@ -32,7 +32,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { Backend, type BackendError, type Caller, type Listing, type QuestionChannel } from "./Backend.js"
+import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel } from "./Backend.js"
 
 /** mcpx-fx's own `_meta` key naming the caller's session (call scope) explicitly. */
 export const SessionKey = "dev.mcpx/session"
@@ -210,6 +210,19 @@ const decodeParams = <A, I>(schema: Schema.Schema<A, I>, params: JsonObject): Ef
   })
 
 
+const RetryFields = Schema.Struct({
+  inputResponses: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { exact: true }),
+  requestState: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/**
+ * The MRTR retry fields of a modern request, if it is a retry. The answers are kept raw: which
+ * answer fits which question is for whoever asked it (the Backend) to judge.
+ */
+const retryOf = (params: JsonObject): Effect.Effect<InputRetry | undefined, InvalidParams> =>
+  Effect.map(decodeParams(RetryFields, params), (r) =>
+    r.inputResponses === undefined && r.requestState === undefined ? undefined : r)
+
 /**
  * The `_meta` that travels on to the upstream: the protocol's reserved keys describe this hop (and
  * the Backend declares its own), everything else (progress token, third-party keys) is the caller's.
@@ -340,12 +353,14 @@ const make = (options: ServerOptions) =>
         }
         const sessionId = sessionIdentity(params)
         const clientInfo = meta[Meta.ClientInfoKey]
+        const retry = Method.allowsInputRequired(method) ? yield* retryOf(params) : undefined
         const caller: Caller = {
           revision,
           era: "modern",
           clientCapabilities: meta[Meta.ClientCapabilitiesKey],
           ...(clientInfo !== undefined ? { clientInfo } : {}),
-          ...(sessionId !== undefined ? { sessionId } : {})
+          ...(sessionId !== undefined ? { sessionId } : {}),
+          ...(retry !== undefined ? { retry } : {})
         }
         const result = yield* feature(caller, method, params)
         return Shape.toModern(result, method, {

@@ -209,6 +209,31 @@ describe("tools/call", () => {
       })
     ))
 
+  it.effect("2026-07-28/tools/a-retry-hands-inputResponses-and-requestState-to-the-backend", () =>
+    withServer((t) =>
+      Effect.gen(function*() {
+        const inputResponses = { q1: { action: "accept", content: { name: "ann" } } }
+        resultOf(yield* t.handle(call(modern({ name: "echo", inputResponses, requestState: "opaque" }))))
+        assert.deepStrictEqual(t.received[0]?.caller.retry, { inputResponses, requestState: "opaque" })
+        resultOf(yield* t.handle(call(modern({ name: "echo" }))))
+        assert.isUndefined(t.received[1]?.caller.retry)
+      })
+    ))
+
+  it.effect("2026-07-28/tools/a-malformed-requestState-is-32602", () =>
+    withServer((t) =>
+      Effect.gen(function*() {
+        assert.strictEqual(errorOf(yield* t.handle(call(modern({ name: "echo", requestState: 7 })))).code, -32602)
+      })
+    ))
+
+  it.effect("2025-11-25/tools/legacy-callers-never-carry-a-retry", () =>
+    legacySession("2025-11-25", (t) =>
+      Effect.gen(function*() {
+        resultOf(yield* t.handle(call({ name: "echo", requestState: "x" })))
+        assert.isUndefined(t.received[0]?.caller.retry)
+      })))
+
   it.effect("2025-11-25/tools/input-required-cannot-reach-a-legacy-caller", () =>
     legacySession("2025-11-25", (t) =>
       Effect.gen(function*() {

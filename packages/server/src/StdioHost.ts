@@ -26,6 +26,8 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -113,6 +115,10 @@ const serve = <E>(
 
     const handle = (message: JsonRpc.Message) => server.handle(message, context)
 
+    // Ids key the cancellation map, so two live requests must not share one.
+    const duplicate = (id: JsonRpc.RequestId) =>
+      JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
+
     const runRequest = (request: JsonRpc.Request): Effect.Effect<void> =>
       Effect.gen(function*() {
         if (request.method === Method.Initialize) {
@@ -120,9 +126,7 @@ const serve = <E>(
           if (reply !== undefined) yield* send(reply)
           return
         }
-        if (yield* FiberMap.has(requests, request.id)) {
-          return yield* send(JsonRpc.failure(request.id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(request.id)} is already in flight`))
-        }
+        if (yield* FiberMap.has(requests, request.id)) return yield* send(duplicate(request.id))
         yield* FiberMap.run(
           requests,
           request.id,
@@ -147,15 +151,29 @@ const serve = <E>(
         ? answerQuestion(message)
         : Effect.void
 
-    const batchElement = (element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>): Effect.Effect<JsonRpc.Response | undefined> =>
+    // A batch's requests run in the same fiber map as single ones, so a notifications/cancelled
+    // reaches them too; a cancelled element is left out of the reply array.
+    const batchElement = (
+      element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>
+    ): Effect.Effect<Effect.Effect<ReadonlyArray<JsonRpc.Response>>> =>
       Either.match(element, {
-        onLeft: (e) => Effect.succeed(JsonRpc.frameErrorResponse(e)),
+        onLeft: (e) => Effect.succeed(Effect.succeed([JsonRpc.frameErrorResponse(e)])),
         onRight: ({ message }) => {
-          if (JsonRpc.isRequest(message) && message.method === Method.Initialize) {
-            return Effect.succeed(JsonRpc.failure(message.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch"))
+          if (JsonRpc.isResponse(message)) return Effect.as(answerQuestion(message), Effect.succeed([]))
+          if (!JsonRpc.isRequest(message)) return Effect.succeed(Effect.succeed([]))
+          if (message.method === Method.Initialize) {
+            return Effect.succeed(
+              Effect.succeed([JsonRpc.failure(message.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch")])
+            )
           }
-          if (JsonRpc.isResponse(message)) return Effect.as(answerQuestion(message), undefined)
-          return handle(message)
+          return Effect.flatMap(FiberMap.has(requests, message.id), (busy) =>
+            busy
+              ? Effect.succeed(Effect.succeed([duplicate(message.id)]))
+              : Effect.map(
+                FiberMap.run(requests, message.id, handle(message)),
+                (fiber) =>
+                  Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) && exit.value !== undefined ? [exit.value] : []))
+              ))
         }
       })
 
@@ -165,16 +183,19 @@ const serve = <E>(
         if (!Revision.allowsBatches(revision)) {
           return yield* send(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`))
         }
-        // Notifications keep their order; the requests around them need not.
+        // Notifications keep their order and land before the requests of the same batch start.
         for (const element of elements) {
           if (Either.isRight(element) && JsonRpc.isNotification(element.right.message)) yield* runNotification(element.right.message)
         }
-        const rest = elements.filter((e) => !(Either.isRight(e) && JsonRpc.isNotification(e.right.message)))
-        if (rest.length === 0) return
+        const replies = yield* Effect.forEach(
+          elements.filter((e) => !(Either.isRight(e) && JsonRpc.isNotification(e.right.message))),
+          batchElement
+        )
+        if (replies.length === 0) return
         yield* FiberSet.run(
           batches,
-          Effect.flatMap(Effect.forEach(rest, batchElement, { concurrency: "unbounded" }), (replies) => {
-            const answered = replies.filter((r): r is JsonRpc.Response => r !== undefined)
+          Effect.flatMap(Effect.all(replies, { concurrency: "unbounded" }), (all) => {
+            const answered = all.flat()
             return answered.length === 0 ? Effect.void : send(answered)
           })
         )

@@ -284,6 +284,20 @@ describe("stdio batches", () => {
       })
     ))
 
+  it.effect("2025-03-26/stdio/batch-elements-run-concurrently-and-can-be-cancelled-one-by-one", () =>
+    stdio((h) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-03-26")
+        yield* h.send([sleep(1, 100, "one"), sleep(2, 1000, "two")])
+        yield* until(() => h.callers.length === 2)
+        yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 2 }))
+        yield* until(() => h.interrupted.includes("two"))
+        yield* TestClock.adjust(100)
+        const reply = (yield* h.next) as ReadonlyArray<JsonObject>
+        assert.deepStrictEqual(reply.map((r) => r.id), [1])
+      })
+    ))
+
   it.effect("2025-03-26/stdio/initialize-in-a-batch-is-an-error-element", () =>
     stdio((h) =>
       Effect.gen(function*() {

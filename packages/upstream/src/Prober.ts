@@ -101,7 +101,8 @@ type Opened =
   | { readonly _tag: "Legacy"; readonly established: Omit<Established, "eraSource"> }
   | { readonly _tag: "Refused"; readonly why: string; readonly modernEvidence: boolean }
 
-type ProbeError = ProbeFailed | NegotiationError | TransportError | UnsendableRequest
+/** Everything a start can fail with. */
+export type ProbeError = ProbeFailed | NegotiationError | TransportError | UnsendableRequest
 
 /** Starts upstream sessions, deciding each one's era. */
 export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {

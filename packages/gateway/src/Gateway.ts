@@ -1,0 +1,338 @@
+/**
+ * The product core: the configured upstream servers under their namespaces, listings aggregated
+ * across them, and calls routed to the right upstream session through the Pool.
+ *
+ * Listing is concurrent and forgiving: one slow or broken server is reported beside the others'
+ * results, never allowed to hide them. Results of calls are passed through unchanged; shaping
+ * them for a host's revision is the host-facing server's job.
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import type * as Revision from "@mcpx-fx/protocol/Revision"
+import { EraCache, type EraRecord } from "@mcpx-fx/upstream/EraCache"
+import { type Caller as PoolCaller, Pool, type PoolError, type PoolServer, ScopeKey } from "@mcpx-fx/upstream/Pool"
+import type { Preference } from "@mcpx-fx/upstream/Preference"
+import { type ProbeError, Prober, type ProbeReport } from "@mcpx-fx/upstream/Prober"
+import type { CallContext, SessionError } from "@mcpx-fx/upstream/Session"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Config, type ConfiguredServer } from "./Config.js"
+import * as Names from "./Names.js"
+import { Settings } from "./Settings.js"
+
+/** mcpx-fx's identity towards upstreams. */
+export const ClientInfo = { name: "mcpx-fx", version: "0.1.0" } as const
+
+/**
+ * Capabilities mcpx-fx declares to upstreams when a call brings none of its own: it can always
+ * answer an elicitation (cancelling it when nobody can be asked) and list roots (none).
+ */
+export const DefaultClientCapabilities: JsonObject = { elicitation: { form: {} }, roots: {} }
+
+/** One configured server as the gateway runs it. */
+export interface GatewayServer extends Names.Named {
+  readonly name: string
+  readonly configured: ConfiguredServer
+  readonly pool: PoolServer
+  readonly preference: Preference
+  readonly callTimeout: Duration.Duration
+  readonly scope: "global" | "session" | "call"
+}
+
+/** Who is asking, and how to reach them with questions. */
+export interface Caller extends CallContext {
+  /** A caller-provided session identity (`dev.mcpx/session`, a host's session id, a legacy session). */
+  readonly sessionId?: string
+  /** The revision the caller reached mcpx-fx with; none (CLI, /v1) counts as modern. */
+  readonly revision?: Revision.Revision
+}
+
+/** A name that no configured server offers; `suggestions` are the closest known names. */
+export class UnknownName extends Schema.TaggedError<UnknownName>("@mcpx-fx/gateway/UnknownName")("UnknownName", {
+  kind: Schema.Literal("tool", "prompt", "resource", "server"),
+  name: Schema.String,
+  suggestions: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    const hint = this.suggestions.length > 0 ? `; did you mean ${this.suggestions.join(", ")}?` : ""
+    return `unknown ${this.kind} ${JSON.stringify(this.name)}${hint}`
+  }
+}
+
+/** A call ran past `pool.callTimeout` and was cancelled upstream. */
+export class CallTimedOut extends Schema.TaggedError<CallTimedOut>("@mcpx-fx/gateway/CallTimedOut")("CallTimedOut", {
+  server: Schema.String,
+  method: Schema.String,
+  timeoutMs: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.server} did not answer ${this.method} within ${Duration.format(Duration.millis(this.timeoutMs))}; the call was cancelled`
+  }
+}
+
+/** A server that could not be listed, and why (shown beside the others' results). */
+export interface ListingFailure {
+  readonly server: string
+  readonly message: string
+}
+
+/** An aggregated listing. */
+export interface Listing {
+  readonly items: ReadonlyArray<JsonObject>
+  readonly failures: ReadonlyArray<ListingFailure>
+}
+
+/** What `mcpx-fx protocol` and `GET /v1/protocol` report for one upstream. */
+export interface ServerProtocol {
+  readonly server: string
+  readonly namespace: string
+  readonly preference: Preference
+  readonly era: Revision.Era | null
+  readonly negotiated: string | null
+  readonly eraSource: ProbeReport["eraSource"] | null
+  readonly cached: EraRecord | null
+}
+
+/** The gateway's upstream side. */
+export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
+  readonly servers: ReadonlyArray<GatewayServer>
+  readonly listTools: (caller: Caller) => Effect.Effect<Listing>
+  readonly listPrompts: (caller: Caller) => Effect.Effect<Listing>
+  readonly listResources: (caller: Caller) => Effect.Effect<Listing>
+  readonly listResourceTemplates: (caller: Caller) => Effect.Effect<Listing>
+  /** Calls a tool by its qualified name; the upstream's result comes back unchanged. */
+  readonly callTool: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  readonly getPrompt: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  readonly readResource: (caller: Caller, uri: string, meta?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  /** Sends any request to one server's session (completion, subscriptions, …) with the caller's context. */
+  readonly forward: (caller: Caller, namespace: string, method: string, params: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  readonly protocol: Effect.Effect<ReadonlyArray<ServerProtocol>>
+  /** Probes a server now, ignoring the era cache, and reports what was sent and what decided it. */
+  readonly probe: (namespace: string) => Effect.Effect<ProbeReport, GatewayCallError>
+}>() {
+  /** The gateway over the configuration, settings, pool, prober and era cache. */
+  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache> = Layer.effect(
+    Gateway,
+    Effect.suspend(() => make)
+  )
+}
+
+/** The configuration cannot be run as given (e.g. prefixing off with several servers). */
+export class GatewayConfigError extends Schema.TaggedError<GatewayConfigError>("@mcpx-fx/gateway/GatewayConfigError")(
+  "GatewayConfigError",
+  { detail: Schema.String }
+) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/** What a routed call can fail with (the upstream's own errors pass through as they are). */
+export type GatewayCallError =
+  | UnknownName
+  | CallTimedOut
+  | PoolError
+  | SessionError
+  | ProbeError
+
+const make = Effect.gen(function*() {
+  const config = yield* Config
+  const settings = yield* Settings
+  const pool = yield* Pool
+  const prober = yield* Prober
+  const cache = yield* EraCache
+
+  const prefix = yield* settings.get("names.prefix")
+  if (!prefix && config.servers.length > 1) {
+    return yield* new GatewayConfigError({
+      detail: `names.prefix=false needs exactly one server, but ${config.servers.length} are configured ` +
+        `(${config.servers.map((s) => s.name).join(", ")}); their names could collide`
+    })
+  }
+  const upstreamProtocol = yield* settings.get("upstream.protocol")
+  const probeTimeout = yield* settings.get("upstream.probeTimeout")
+  const defaults = {
+    max: yield* settings.get("pool.max"),
+    scope: yield* settings.get("pool.scope"),
+    idleTimeout: yield* settings.get("pool.idleTimeout"),
+    callTimeout: yield* settings.get("pool.callTimeout"),
+    startTimeout: yield* settings.get("pool.startTimeout")
+  }
+  const sessionOptions = { clientInfo: ClientInfo, clientCapabilities: DefaultClientCapabilities }
+
+  const servers: ReadonlyArray<GatewayServer> = config.servers.map((configured) => {
+    const preference = configured.definition.protocol ?? upstreamProtocol
+    const p = configured.pool
+    return {
+      name: configured.name,
+      namespace: configured.namespace,
+      prefixed: prefix,
+      configured,
+      preference,
+      callTimeout: Duration.decode(p.callTimeout ?? defaults.callTimeout),
+      scope: p.scope ?? defaults.scope,
+      pool: {
+        definition: configured.definition,
+        probe: { preference, probeTimeout, session: sessionOptions },
+        settings: {
+          max: p.max ?? defaults.max,
+          idleTimeout: p.idleTimeout ?? defaults.idleTimeout,
+          startTimeout: p.startTimeout ?? defaults.startTimeout
+        }
+      }
+    }
+  })
+
+  const poolCaller = (server: GatewayServer, caller: Caller): PoolCaller => {
+    const key = server.scope === "global"
+      ? ScopeKey.global
+      : server.scope === "session" && caller.sessionId !== undefined
+      ? ScopeKey.session(caller.sessionId)
+      : ScopeKey.call
+    return caller.revision === undefined ? { key } : { key, revision: caller.revision }
+  }
+
+  const request = (server: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
+    pool.withSession(server.pool, poolCaller(server, caller), (session) => session.request(method, params, caller)).pipe(
+      Effect.timeoutFail({
+        duration: server.callTimeout,
+        onTimeout: () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
+      })
+    )
+
+  // Every page, so hosts see the whole list; a server that never stops paging is cut off.
+  const listAll = (server: GatewayServer, caller: Caller, method: string, key: string) =>
+    Effect.gen(function*() {
+      const items: Array<JsonObject> = []
+      let cursor: string | undefined
+      for (let page = 0; page < 100; page++) {
+        const result = yield* request(server, caller, method, cursor === undefined ? {} : { cursor })
+        const list = result[key]
+        if (Array.isArray(list)) for (const item of list) if (isJsonObject(item)) items.push(item)
+        cursor = typeof result.nextCursor === "string" && result.nextCursor.length > 0 ? result.nextCursor : undefined
+        if (cursor === undefined) break
+      }
+      return items
+    })
+
+  const aggregate = (
+    method: string,
+    key: string,
+    rename: (server: GatewayServer, item: JsonObject) => JsonObject
+  ) =>
+  (caller: Caller): Effect.Effect<Listing> =>
+    Effect.forEach(
+      servers,
+      (server) =>
+        listAll(server, caller, method, key).pipe(
+          Effect.map((items) => ({ items: items.map((item) => rename(server, item)), failure: undefined })),
+          Effect.catchAll((e) =>
+            Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure })
+          )
+        ),
+      { concurrency: "unbounded" }
+    ).pipe(
+      Effect.map((parts) => ({
+        items: parts.flatMap((p) => p.items),
+        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [p.failure]))
+      }))
+    )
+
+  const renamed = (field: "name" | "uri" | "uriTemplate") => (server: GatewayServer, item: JsonObject): JsonObject => {
+    const value = item[field]
+    if (typeof value !== "string") return item
+    return { ...item, [field]: field === "name" ? Names.qualify(server, value) : Names.qualifyUri(server, value) }
+  }
+
+  const listTools = aggregate("tools/list", "tools", renamed("name"))
+  const listPrompts = aggregate("prompts/list", "prompts", renamed("name"))
+  const listResources = aggregate("resources/list", "resources", renamed("uri"))
+  const listResourceTemplates = aggregate("resources/templates/list", "resourceTemplates", renamed("uriTemplate"))
+
+  const unknown = (kind: UnknownName["kind"], name: string, listing: (c: Caller) => Effect.Effect<Listing>, caller: Caller) =>
+    Effect.flatMap(listing(caller), (l) => {
+      const known = l.items.flatMap((i) => (typeof i.name === "string" ? [i.name] : typeof i.uri === "string" ? [i.uri] : []))
+      return Effect.fail(new UnknownName({ kind, name, suggestions: [...Names.closest(name, known)] }))
+    })
+
+  const withMeta = (params: JsonObject, meta: JsonObject | undefined): JsonObject =>
+    meta === undefined ? params : { ...params, _meta: meta }
+
+  const serverByNamespace = (namespace: string) =>
+    Option.fromNullable(servers.find((s) => s.namespace === namespace || s.name === namespace))
+
+  const noSuchServer = (namespace: string) =>
+    new UnknownName({ kind: "server", name: namespace, suggestions: [...Names.closest(namespace, servers.map((s) => s.namespace))] })
+
+  return Gateway.of({
+    servers,
+    listTools,
+    listPrompts,
+    listResources,
+    listResourceTemplates,
+    callTool: (caller, name, args, meta) => {
+      const found = Names.resolve(servers, name)
+      if (found === undefined) return unknown("tool", name, listTools, caller)
+      // The fast path sends the call as is; only when the upstream refuses it is the listing
+      // consulted, to tell a mistyped name (with suggestions) from a real upstream error.
+      return request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args }, meta)).pipe(
+        Effect.catchTag("UpstreamRpcError", (e) =>
+          e.code !== ErrorCode.InvalidParams && e.code !== ErrorCode.MethodNotFound
+            ? Effect.fail(e)
+            : Effect.flatMap(
+              listAll(found.server, caller, "tools/list", "tools").pipe(Effect.orElseSucceed(() => undefined)),
+              (tools): Effect.Effect<never, UnknownName | typeof e> =>
+                tools === undefined || tools.some((t) => t.name === found.name)
+                  ? Effect.fail(e)
+                  : unknown("tool", name, listTools, caller)
+            ))
+      )
+    },
+    getPrompt: (caller, name, args, meta) => {
+      const found = Names.resolve(servers, name)
+      return found === undefined
+        ? unknown("prompt", name, listPrompts, caller)
+        : request(found.server, caller, "prompts/get", withMeta({ name: found.name, arguments: args }, meta))
+    },
+    readResource: (caller, uri, meta) => {
+      const found = Names.resolveUri(servers, uri)
+      return found === undefined
+        ? unknown("resource", uri, listResources, caller)
+        : request(found.server, caller, "resources/read", withMeta({ uri: found.uri }, meta))
+    },
+    forward: (caller, namespace, method, params) =>
+      Option.match(serverByNamespace(namespace), {
+        onNone: () => Effect.fail(noSuchServer(namespace)),
+        onSome: (server) => request(server, caller, method, params)
+      }),
+    protocol: Effect.forEach(servers, (server) =>
+      Effect.gen(function*() {
+        const report = yield* pool.report(server.name)
+        const cached = yield* cache.get(server.configured.definition)
+        return {
+          server: server.name,
+          namespace: server.namespace,
+          preference: server.preference,
+          era: Option.match(report, { onNone: () => null, onSome: (r) => r.era }),
+          negotiated: Option.match(report, { onNone: () => null, onSome: (r) => r.negotiated }),
+          eraSource: Option.match(report, { onNone: () => null, onSome: (r) => r.eraSource }),
+          cached: Option.getOrNull(cached)
+        } satisfies ServerProtocol
+      })),
+    probe: (namespace) =>
+      Option.match(serverByNamespace(namespace), {
+        onNone: () => Effect.fail(noSuchServer(namespace)),
+        onSome: (server) =>
+          Effect.scoped(
+            Effect.map(
+              prober.start(server.configured.definition, { ...server.pool.probe, ignoreCache: true }),
+              (started) => started.report
+            )
+          )
+      })
+  })
+})

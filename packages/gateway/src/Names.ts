@@ -1,0 +1,94 @@
+/**
+ * How upstream names appear to hosts: tools and prompts as `<namespace>__<name>`, resources as
+ * `mcpx://<namespace>/<original uri>` — or, for a single server with prefixing off, exactly as the
+ * upstream names them (what the conformance suite needs when it talks through the gateway).
+ */
+
+/** The separator between a namespace and a tool or prompt name. */
+export const Separator = "__"
+
+/** The URI scheme resources are re-homed under. */
+export const ResourceScheme = "mcpx:"
+
+/** A server as naming sees it. */
+export interface Named {
+  readonly namespace: string
+  /** False only for the single-server, unprefixed configuration. */
+  readonly prefixed: boolean
+}
+
+/** The name a host sees for an upstream tool or prompt. */
+export const qualify = (server: Named, name: string): string =>
+  server.prefixed ? `${server.namespace}${Separator}${name}` : name
+
+/** The URI a host sees for an upstream resource. */
+export const qualifyUri = (server: Named, uri: string): string =>
+  server.prefixed ? `${ResourceScheme}//${server.namespace}/${uri}` : uri
+
+/**
+ * Finds the server and upstream name behind a qualified name. Namespaces never contain `__` (the
+ * config refuses them), so the first separator is the split.
+ */
+export const resolve = <S extends Named>(
+  servers: ReadonlyArray<S>,
+  qualified: string
+): { readonly server: S; readonly name: string } | undefined => {
+  const plain = servers.find((s) => !s.prefixed)
+  if (plain !== undefined) return { server: plain, name: qualified }
+  const at = qualified.indexOf(Separator)
+  if (at <= 0) return undefined
+  const namespace = qualified.slice(0, at)
+  const server = servers.find((s) => s.namespace === namespace)
+  return server === undefined ? undefined : { server, name: qualified.slice(at + Separator.length) }
+}
+
+/** Finds the server and upstream URI behind a re-homed resource URI. */
+export const resolveUri = <S extends Named>(
+  servers: ReadonlyArray<S>,
+  uri: string
+): { readonly server: S; readonly uri: string } | undefined => {
+  const plain = servers.find((s) => !s.prefixed)
+  if (plain !== undefined) return { server: plain, uri }
+  const prefix = `${ResourceScheme}//`
+  if (!uri.startsWith(prefix)) return undefined
+  const rest = uri.slice(prefix.length)
+  const slash = rest.indexOf("/")
+  if (slash <= 0) return undefined
+  const server = servers.find((s) => s.namespace === rest.slice(0, slash))
+  return server === undefined ? undefined : { server, uri: rest.slice(slash + 1) }
+}
+
+// Optimal string alignment distance: enough to catch the typos people make in tool names.
+const distance = (a: string, b: string): number => {
+  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
+  for (let j = 0; j <= b.length; j++) d[0]![j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1)
+      d[i]![j] = best
+    }
+  }
+  return d[a.length]![b.length]!
+}
+
+/**
+ * The known names closest to an unknown one, best first: near misses by edit distance, and names
+ * that contain it or end with it (someone who typed the bare tool name without its namespace).
+ */
+export const closest = (unknown: string, known: ReadonlyArray<string>, limit = 5): ReadonlyArray<string> => {
+  const lower = unknown.toLowerCase()
+  const scored = known.map((name) => {
+    const l = name.toLowerCase()
+    const contains = l.endsWith(`${Separator}${lower}`) || l.includes(lower) || lower.includes(l)
+    const d = distance(lower, l)
+    return { name, score: contains ? Math.min(d, 1) : d }
+  })
+  const threshold = Math.max(2, Math.floor(unknown.length / 3))
+  return scored
+    .filter((s) => s.score <= threshold)
+    .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name))
+    .slice(0, limit)
+    .map((s) => s.name)
+}

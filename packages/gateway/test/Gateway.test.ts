@@ -1,0 +1,130 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import { Fixtures } from "@mcpx-fx/testing"
+import { EraCache } from "@mcpx-fx/upstream/EraCache"
+import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
+import { Pool } from "@mcpx-fx/upstream/Pool"
+import { Prober } from "@mcpx-fx/upstream/Prober"
+import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Config, layerSettings } from "../src/Config.js"
+import { Gateway } from "../src/Gateway.js"
+
+const era = (mode: string) => {
+  const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode])
+  return { command, args }
+}
+
+/** A gateway over a config file written to a temp dir; the dir goes when the scope closes. */
+const gatewayFor = (mcpServers: Record<string, unknown>, settings: Record<string, unknown> = {}) => {
+  const dir = mkdtempSync(join(tmpdir(), "mcpx-gateway-"))
+  const file = join(dir, "mcpx.json")
+  writeFileSync(file, JSON.stringify({ mcpServers, settings: { "upstream.probeTimeout": "20s", ...settings } }))
+  const config = Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })
+  const upstream = Pool.layer.pipe(
+    Layer.provideMerge(Prober.layer),
+    Layer.provideMerge(EraCache.layerMemory),
+    Layer.provide(Negotiator.layer),
+    Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
+    Layer.provide(FetchHttpClient.layer)
+  )
+  const layer = Gateway.layer.pipe(
+    Layer.provide(layerSettings({ env: {}, flags: {} })),
+    Layer.provideMerge(config),
+    Layer.provide(upstream),
+    Layer.provide(NodeContext.layer),
+    Layer.orDie
+  )
+  return Layer.merge(layer, Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))))
+}
+
+const names = (items: ReadonlyArray<Record<string, unknown>>) => items.map((t) => String(t.name)).sort()
+
+describe("Gateway", () => {
+  it.scopedLive("gateway/names/tools-are-namespaced-and-listing-survives-a-broken-server", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const listing = yield* gateway.listTools({})
+      const got = names(listing.items)
+      assert.include(got, "alpha__hello")
+      assert.include(got, "beta_2__echo")
+      assert.deepStrictEqual(listing.failures.map((f) => f.server), ["broken"])
+      assert.include(listing.failures[0]!.message, "broken")
+    }).pipe(
+      Effect.provide(gatewayFor({
+        alpha: era("dual"),
+        "beta-2": era("legacy-32601"),
+        broken: { command: process.execPath, args: ["-e", "process.stderr.write('no token configured'); process.exit(4)"] }
+      }))
+    ))
+
+  it.scopedLive("gateway/calls/routed-to-the-right-server-in-its-own-era", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const a = yield* gateway.callTool({}, "alpha__hello", {})
+      const b = yield* gateway.callTool({}, "beta__hello", {})
+      assert.include(JSON.stringify(a.content), "over modern")
+      assert.include(JSON.stringify(b.content), "over legacy")
+      const echoed = yield* gateway.callTool({}, "beta__echo", { message: "line one\nline two" })
+      assert.include(JSON.stringify(echoed.content), "line one\\nline two")
+      const failed = yield* gateway.callTool({}, "alpha__boom", {})
+      assert.isTrue(failed.isError === true)
+    }).pipe(Effect.provide(gatewayFor({ alpha: era("dual"), beta: era("legacy-32601") }))))
+
+  it.scopedLive("gateway/calls/unknown-tools-name-the-closest-ones", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const e = yield* Effect.flip(gateway.callTool({}, "alpha__helo", {}))
+      assert.strictEqual(e._tag, "UnknownName")
+      assert.include(e.message, "alpha__hello")
+      const bare = yield* Effect.flip(gateway.callTool({}, "echo", {}))
+      assert.include(bare.message, "alpha__echo")
+    }).pipe(Effect.provide(gatewayFor({ alpha: era("dual") }))))
+
+  it.scopedLive("gateway/names/a-single-server-with-prefixing-off-keeps-its-names", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const listing = yield* gateway.listTools({})
+      assert.include(names(listing.items), "hello")
+      const resources = yield* gateway.listResources({})
+      assert.isTrue(resources.items.some((r) => r.uri === "era://readme"))
+      const r = yield* gateway.callTool({}, "hello", {})
+      assert.include(JSON.stringify(r.content), "over modern")
+    }).pipe(Effect.provide(gatewayFor({ only: era("dual") }, { "names.prefix": false }))))
+
+  it.scopedLive("gateway/names/resources-are-rehomed-under-mcpx-and-read-back", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const listing = yield* gateway.listResources({})
+      const uri = listing.items.map((r) => String(r.uri)).find((u) => u.startsWith("mcpx://alpha/"))
+      assert.strictEqual(uri, "mcpx://alpha/era://readme")
+      const read = yield* gateway.readResource({}, uri!)
+      assert.include(JSON.stringify(read.contents), "era://readme")
+    }).pipe(Effect.provide(gatewayFor({ alpha: era("dual") }))))
+
+  it.scopedLive("gateway/protocol/reports-preference-era-and-source-per-server", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      yield* gateway.callTool({}, "old__hello", {})
+      yield* gateway.callTool({}, "new__hello", {})
+      const rows = yield* gateway.protocol
+      const old = rows.find((r) => r.server === "old")!
+      const fresh = rows.find((r) => r.server === "new")!
+      assert.strictEqual(old.preference, "force-initialize")
+      assert.strictEqual(old.eraSource, "forced")
+      assert.strictEqual(old.era, "legacy")
+      assert.strictEqual(fresh.preference, "prefer-discover")
+      assert.strictEqual(fresh.era, "modern")
+      assert.strictEqual(fresh.cached?.era, "modern")
+      const report = yield* gateway.probe("new")
+      assert.strictEqual(report.eraSource, "probe")
+      assert.isTrue(report.steps.some((s) => s.includes("server/discover")))
+    }).pipe(
+      Effect.provide(gatewayFor({ old: { ...era("dual"), protocol: "force-legacy" }, new: era("dual") }))
+    ))
+})

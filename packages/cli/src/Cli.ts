@@ -3,13 +3,23 @@
  * the runtime are bin.ts's.
  */
 import * as Command from "@effect/cli/Command"
+import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
+import * as ProtocolCommand from "./commands/Protocol.js"
 import { root } from "./commands/Root.js"
 import * as SettingsCommand from "./commands/Settings.js"
+import * as ToolsCommand from "./commands/Tools.js"
 import { version } from "./version.js"
 
 /** The whole `mcpx-fx` command. */
-export const command = root.pipe(Command.withSubcommands([SettingsCommand.command, ConfigCommand.command]))
+export const command = root.pipe(Command.withSubcommands([
+  ToolsCommand.command,
+  CallCommand.command,
+  ProtocolCommand.protocol,
+  ProtocolCommand.probe,
+  SettingsCommand.command,
+  ConfigCommand.command
+]))
 
 /** Parses argv and runs the matching command. */
 export const run = Command.run(command, { name: "mcpx-fx", version })

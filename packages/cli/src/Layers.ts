@@ -4,11 +4,19 @@
  * `ProcessEnvironment`, and the layers here hand them to Config, Settings and StateDir as inputs,
  * so tests and the daemon can give other ones.
  */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Config from "@mcpx-fx/gateway/Config"
+import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as StateDir from "@mcpx-fx/gateway/StateDir"
+import * as EraCache from "@mcpx-fx/upstream/EraCache"
+import * as Negotiator from "@mcpx-fx/upstream/Negotiator"
+import * as Pool from "@mcpx-fx/upstream/Pool"
+import * as Prober from "@mcpx-fx/upstream/Prober"
+import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -59,3 +67,32 @@ export const configured = (
 export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.SettingsError, ProcessEnvironment> =>
   Effect.flatMap(ProcessEnvironment, (environment) =>
     Effect.asVoid(Settings.resolveAll({ env: environment.env, flags: globals.flags })))
+
+/**
+ * The gateway for one in-process invocation, with everything under it: the pool, the prober, the
+ * era cache in the state directory (unless `upstream.eraCache` is off), the transports on the
+ * platform's process and HTTP clients.
+ */
+export const gateway = (
+  globals: Globals
+): Layer.Layer<
+  Gateway.Gateway | Configured,
+  ConfiguredError | Gateway.GatewayConfigError,
+  ProcessEnvironment | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
+> => {
+  const eraCache = Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const stateDir = yield* StateDir.StateDir
+      const enabled = yield* Settings.get("upstream.eraCache")
+      return EraCache.EraCache.layer.pipe(Layer.provide(EraCache.EraCacheConfig.layer({ stateDir: stateDir.path, enabled })))
+    })
+  )
+  const upstream = Pool.Pool.layer.pipe(
+    Layer.provideMerge(Prober.Prober.layer),
+    Layer.provideMerge(eraCache),
+    Layer.provide(Negotiator.Negotiator.layer),
+    Layer.provide(TransportLayer.layer()),
+    Layer.provide(FetchHttpClient.layer)
+  )
+  return Gateway.Gateway.layer.pipe(Layer.provideMerge(upstream), Layer.provideMerge(configured(globals)))
+}

@@ -8,12 +8,18 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import { homedir } from "node:os"
 import { run } from "./Cli.js"
 import * as ExitCode from "./ExitCode.js"
 import { ProcessEnvironment } from "./Layers.js"
 
-const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))
+// Warnings and worse by default: a command's output is what a person asked for; `--log-level`
+// shows more.
+const StderrLogger = Layer.merge(
+  Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true })),
+  Logger.minimumLogLevel(LogLevel.Warning)
+)
 
 const environment = ProcessEnvironment.layer({ env: process.env, cwd: process.cwd(), home: homedir() })
 

@@ -28,6 +28,8 @@ export interface RunOptions {
   readonly cwd?: string
   /** Variables added to the sandbox's base environment (PATH, HOME, XDG_CONFIG_HOME). */
   readonly env?: Readonly<Record<string, string>>
+  /** What the command reads on stdin (default: nothing, stdin closed). */
+  readonly stdin?: string
 }
 
 /** A temporary directory tree with a home directory inside it. */
@@ -48,7 +50,7 @@ export interface Sandbox {
   readonly run: (args: ReadonlyArray<string>, options?: RunOptions) => Effect.Effect<Run>
 }
 
-const exec = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>): Effect.Effect<Run> =>
+const exec = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>, stdin?: string): Effect.Effect<Run> =>
   Effect.async<Run>((resume) => {
     const child = execFile(
       process.execPath,
@@ -59,6 +61,8 @@ const exec = (args: ReadonlyArray<string>, cwd: string, env: Record<string, stri
         resume(Effect.succeed({ stdout, stderr, code }))
       }
     )
+    // Without input the child's stdin is closed at once, as a non-interactive caller's would be.
+    child.stdin?.end(stdin ?? "")
     return Effect.sync(() => child.kill())
   })
 
@@ -93,7 +97,7 @@ export const sandbox: Effect.Effect<Sandbox, never, Scope.Scope> = Effect.gen(fu
         await fs.mkdir(at(dir), { recursive: true })
         return at(dir)
       }),
-    run: (args, options) => exec(args, at(options?.cwd ?? "."), { ...base, ...options?.env })
+    run: (args, options) => exec(args, at(options?.cwd ?? "."), { ...base, ...options?.env }, options?.stdin)
   } satisfies Sandbox
 })
 

@@ -1,0 +1,71 @@
+/**
+ * `mcpx-fx protocol` and `mcpx-fx probe <namespace>`: which era each upstream speaks, how that was
+ * decided, and — for probe — every step of deciding it again, ignoring the era cache.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Effect from "effect/Effect"
+import * as GlobalOptions from "../GlobalOptions.js"
+import { describe } from "../Help.js"
+import * as Output from "../Output.js"
+import { globalsFrom } from "./Root.js"
+import { withGateway } from "./Upstream.js"
+
+const dash = (v: string | null | undefined): string => (v === null || v === undefined ? "-" : v)
+
+/** `mcpx-fx protocol`. */
+export const protocol = Command.make("protocol", { globals: GlobalOptions.options }, ({ globals }) =>
+  Effect.gen(function*() {
+    const options = yield* globalsFrom(globals)
+    const rows = yield* withGateway(options, (gateway) => gateway.protocol)
+    if (options.json) return yield* Output.json({ servers: rows })
+    yield* Output.text(
+      Output.table(
+        ["SERVER", "PREFERENCE", "ERA", "NEGOTIATED", "SOURCE", "CACHED"],
+        rows.map((r) => [
+          r.server,
+          r.preference,
+          dash(r.era),
+          dash(r.negotiated),
+          dash(r.eraSource),
+          r.cached === null
+            ? "-"
+            : `${r.cached.era} ${r.cached.version} (${new Date(r.cached.at).toISOString()}${r.cached.transport !== undefined ? `, ${r.cached.transport}` : ""})`
+        ])
+      )
+    )
+  })).pipe(
+    Command.withDescription(
+      describe(
+        "Show, per upstream server, the effective upstream.protocol preference, the era and negotiated version of " +
+          "its running session (none until it is used), how the era was decided (probe, cache, forced) and the era " +
+          "cache's record.",
+        "mcpx-fx protocol --json"
+      )
+    )
+  )
+
+/** `mcpx-fx probe`. */
+export const probe = Command.make(
+  "probe",
+  { globals: GlobalOptions.options, namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The server to probe.")) },
+  ({ globals, namespace }) =>
+    Effect.gen(function*() {
+      const options = yield* globalsFrom(globals)
+      const report = yield* withGateway(options, (gateway) => gateway.probe(namespace))
+      if (options.json) return yield* Output.json(report)
+      yield* Output.text(
+        [
+          `${report.server}: ${report.era} ${report.negotiated} over ${report.wire} (upstream.protocol=${report.preference}, ${report.durationMs}ms)`,
+          ...report.steps.map((s) => `  ${s}`)
+        ].join("\n")
+      )
+    })
+).pipe(
+  Command.withDescription(
+    describe(
+      "Probe one server now, ignoring the era cache, and print what was sent and what each answer meant.",
+      "mcpx-fx probe github"
+    )
+  )
+)

@@ -1,0 +1,23 @@
+/**
+ * What the gateway-backed commands share: the gateway for this invocation, and the errors that
+ * mean the user named something that does not exist (exit 2) rather than that something broke.
+ */
+import * as Gateway from "@mcpx-fx/gateway/Gateway"
+import * as Effect from "effect/Effect"
+import type * as GlobalOptions from "../GlobalOptions.js"
+import * as Layers from "../Layers.js"
+import { UsageError } from "../UsageError.js"
+
+/** Runs `use` with this invocation's gateway; unknown names become usage errors. */
+export const withGateway = <A, E, R>(
+  globals: GlobalOptions.Globals,
+  use: (gateway: Gateway.Gateway["Type"]) => Effect.Effect<A, E, R>
+) =>
+  Effect.flatMap(Gateway.Gateway, use).pipe(
+    Effect.catchIf(
+      (e): e is E & Gateway.UnknownName => e instanceof Gateway.UnknownName,
+      (e) => Effect.fail(new UsageError({ message: e.message }))
+    ),
+    Effect.provide(Layers.gateway(globals)),
+    Effect.scoped
+  )

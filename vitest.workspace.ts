@@ -6,5 +6,6 @@ export const projects = [
   "packages/server/vitest.config.ts",
   "packages/gateway/vitest.config.ts",
   "packages/cli/vitest.config.ts",
-  "packages/testing/vitest.config.ts"
+  "packages/testing/vitest.config.ts",
+  "examples/vitest.config.ts"
 ]

@@ -58,3 +58,16 @@ if (existsSync(binDir)) {
     })
   }
 }
+
+// Benchmarks run under plain node as well; they are bundled only when asked for (npm run bench).
+if (process.argv.includes("--bench")) {
+  const benchDir = join(root, "bench")
+  const entryPoints = readdirSync(benchDir).filter((f) => f.endsWith(".ts")).map((f) => join(benchDir, f))
+  await esbuild.build({
+    ...common,
+    entryPoints,
+    outdir: join(benchDir, "dist"),
+    banner: { js: requireShim },
+    plugins: [externalThirdParty]
+  })
+}

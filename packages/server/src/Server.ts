@@ -477,7 +477,8 @@ const make = (options: ServerOptions) =>
             Effect.logError("request failed unexpectedly", defect),
             JsonRpc.failure(request.id, ErrorCode.InternalError, "Internal error")
           )
-        )
+        ),
+        Effect.withSpan("Server.handle", { attributes: { "mcp.method": request.method, "mcp.era": era } })
       )
     }
 

@@ -61,7 +61,7 @@ export const command = Command.make(
           }
           // Every server asked for failed: that is a failure of the command, not an empty list.
           if (failures.length > 0 && failures.length === servers.length) {
-            return yield* Effect.fail(new ListingFailed({ count: failures.length }))
+            return yield* new ListingFailed({ count: failures.length })
           }
         }))
     })

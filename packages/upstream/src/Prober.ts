@@ -42,7 +42,7 @@ import { type Negotiation, type NegotiationError, Negotiator } from "./Negotiato
 import { type Preference, usesEraCache } from "./Preference.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
 import { type EraSource, type Established, makeSession, type Session, type SessionOptions } from "./Session.js"
-import { type Connection, Transport, type TransportError } from "./Transport.js"
+import { type Connection, Transport, TransportClosed, type TransportError } from "./Transport.js"
 
 /** What the Prober needs besides the definition. */
 export interface ProbeOptions {
@@ -367,7 +367,23 @@ const start = (
         } else if (stale) {
           yield* cache.invalidate(def)
         }
-        const session = yield* makeSession(def.name, conn, { ...established, eraSource }, options.session)
+        // Only a legacy HTTP session can be forgotten by its server; it is opened again the same way.
+        const reinitialize = established.era === "legacy" && conn.wire !== "stdio"
+          ? Effect.flatMap(negotiator.begin, (n) => initialize(conn, n)).pipe(
+            Effect.flatMap((opened) =>
+              opened._tag === "Legacy"
+                ? Effect.void
+                : Effect.fail(new TransportClosed({ reason: `${def.name} refused to initialize again: ${opened.why}` }))
+            ),
+            Effect.catchTags({
+              ProbeFailed: (e) => Effect.fail(new TransportClosed({ reason: `${def.name} could not initialize again: ${e.message}` })),
+              DisjointVersionsError: (e) => Effect.fail(new TransportClosed({ reason: `${def.name}: ${e.message}` })),
+              VersionsExhaustedError: (e) => Effect.fail(new TransportClosed({ reason: `${def.name}: ${e.message}` })),
+              UnacceptableVersionError: (e) => Effect.fail(new TransportClosed({ reason: `${def.name}: ${e.message}` }))
+            })
+          )
+          : undefined
+        const session = yield* makeSession(def.name, conn, { ...established, eraSource }, options.session, reinitialize)
         const now = yield* Clock.currentTimeMillis
         const report: ProbeReport = {
           server: def.name,

@@ -130,7 +130,12 @@ export const makeSession = (
   name: string,
   conn: Connection,
   established: Established,
-  options: SessionOptions
+  options: SessionOptions,
+  /**
+   * Legacy HTTP: runs the handshake again on this connection after the server forgot the session
+   * (404). A request that meets `SessionExpired` re-initializes once and is sent again.
+   */
+  reinitialize?: Effect.Effect<void, SessionError>
 ): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxRounds = options.maxInputRounds ?? 16
@@ -257,7 +262,15 @@ export const makeSession = (
         )
         let current = params
         for (let round = 0; ; round++) {
-          const result = yield* once(method, current, ctx)
+          const result = yield* once(method, current, ctx).pipe(
+            Effect.catchTag("SessionExpired", (e) =>
+              reinitialize === undefined
+                ? Effect.fail(e)
+                : Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
+                  Effect.zipRight(reinitialize),
+                  Effect.zipRight(once(method, current, ctx))
+                ))
+          )
           const listed = method === "tools/list" && isModern ? yield* keepSendableTools(name, conn.wire, result) : result
           if (method === "tools/list" && isModern) recordToolHeaders(toolHeaders, listed)
           const resolving = isModern && ctx.inputRequired === "resolve" && ctx.questions !== undefined

@@ -45,7 +45,11 @@ export interface Connection {
    * GET stream. Single consumer; it ends when the connection closes.
    */
   readonly unsolicited: Stream.Stream<JsonRpc.Parsed>
-  /** Completes with the reason once the connection is closed (process exit, session ended). */
+  /**
+   * Completes with the reason once the connection is closed (process exit, scope closed, HTTP
+   * connection lost). A legacy HTTP session the server forgot is not a closed connection: that is
+   * `SessionExpired` on the request, and the caller may re-initialize on the same connection.
+   */
   readonly closed: Effect.Effect<TransportClosed>
   /** The last few KiB the upstream wrote on stderr (stdio only; empty for HTTP). */
   readonly stderrTail: Effect.Effect<string>

@@ -9,8 +9,8 @@ import { EraCache } from "../src/EraCache.js"
 import { Negotiator } from "../src/Negotiator.js"
 import type { Preference } from "../src/Preference.js"
 import { Prober, type ProbeOptions } from "../src/Prober.js"
-import { StdioDefinition } from "../src/ServerDefinition.js"
-import { TransportClosed } from "../src/Transport.js"
+import { HttpDefinition, StdioDefinition } from "../src/ServerDefinition.js"
+import { SessionExpired, TransportClosed } from "../src/Transport.js"
 import { discoverResult, err, fakeTransport, initializeResult, ok, type Recorder, type Script } from "./util/FakeTransport.js"
 
 const def = new StdioDefinition({ transport: "stdio", name: "fake", command: "fake-server" })
@@ -22,12 +22,12 @@ const options = (preference: Preference, extra: Partial<ProbeOptions> = {}): Pro
   ...extra
 })
 
-const setup = (script: Script) => {
+const setup = (script: Script, wire: "stdio" | "streamable-http" = "stdio") => {
   const recorder: Recorder = { sent: [], opened: 0 }
   const layer = Prober.layer.pipe(
     Layer.provideMerge(EraCache.layerMemory),
     Layer.provide(Negotiator.layer),
-    Layer.provide(fakeTransport(script, recorder))
+    Layer.provide(fakeTransport(script, recorder, wire))
   )
   return { recorder, layer }
 }
@@ -239,6 +239,30 @@ describe("Prober", () => {
       const e = yield* Effect.flip(start("force-discover"))
       assert.strictEqual(e._tag, "ProbeFailed")
       assert.include(e.message, "does not speak 2026-07-28")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2025-11-25/session/a-forgotten-http-session-is-initialized-again-once", () => {
+    let calls = 0
+    const forgetful: Script = (req) => {
+      if (req.method === "initialize") return ok(req, initializeResult("2025-11-25"))
+      if (req.method === "tools/call" && ++calls === 1) return Effect.fail(new SessionExpired({ sessionId: "s-1" }))
+      return req.method === "tools/call" ? ok(req, { content: [] }) : err(req, ErrorCode.MethodNotFound, "no")
+    }
+    const { recorder, layer } = setup(forgetful, "streamable-http")
+    const http = new HttpDefinition({ transport: "http", name: "remote", url: "http://127.0.0.1:1/mcp" })
+    return Effect.gen(function*() {
+      const { session } = yield* Effect.flatMap(Prober, (p) => p.start(http, options("force-initialize")))
+      const result = yield* session.request("tools/call", { name: "x", arguments: {} })
+      assert.deepStrictEqual(result, { content: [] })
+      assert.deepStrictEqual(recorder.sent, [
+        "1:initialize",
+        "1:notifications/initialized",
+        "1:tools/call",
+        "1:initialize",
+        "1:notifications/initialized",
+        "1:tools/call"
+      ])
     }).pipe(Effect.provide(layer))
   })
 })

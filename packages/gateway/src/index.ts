@@ -1,6 +1,6 @@
 /**
- * @mcpx-fx/gateway: the product — configuration, settings, and (as they land) the gateway core,
- * the /v1 API and the daemon.
+ * @mcpx-fx/gateway: the product — configuration, settings, and the gateway core (namespaces,
+ * aggregated listings, routed calls); the /v1 API and the daemon come later.
  */
 /** The settings registry and its resolved values with their sources. */
 export * as Settings from "./Settings.js"
@@ -8,3 +8,7 @@ export * as Settings from "./Settings.js"
 export * as Config from "./Config.js"
 /** Where mcpx-fx keeps its state. */
 export * as StateDir from "./StateDir.js"
+/** The gateway core: configured servers under namespaces, aggregated listings, routed calls. */
+export * as Gateway from "./Gateway.js"
+/** How upstream names appear to hosts (`<namespace>__<name>`, `mcpx://<namespace>/<uri>`). */
+export * as Names from "./Names.js"

@@ -12,3 +12,21 @@ export * as Negotiator from "./Negotiator.js"
 export * as EraCache from "./EraCache.js"
 /** Upstream sessions by server, scope key and era lane: sharing, limits, idle reaping, cooldowns, `follow` lanes. */
 export * as Pool from "./Pool.js"
+/** One live connection to an upstream: the contract and the typed transport errors. */
+export * as Transport from "./Transport.js"
+/** The Transport that picks stdio, Streamable HTTP or HTTP+SSE from a server definition. */
+export * as TransportLayer from "./TransportLayer.js"
+/** The stdio transport: a child process speaking NDJSON. */
+export * as StdioTransport from "./StdioTransport.js"
+/** The Streamable HTTP transport, both eras. */
+export * as HttpTransport from "./HttpTransport.js"
+/** The deprecated 2024-11-05 HTTP+SSE transport, the fallback for servers that refuse Streamable HTTP. */
+export * as HttpSseTransport from "./HttpSseTransport.js"
+/** Decides an upstream's era per `upstream.protocol` and reports what decided it. */
+export * as Prober from "./Prober.js"
+/** A negotiated upstream connection with one request surface for both eras. */
+export * as Session from "./Session.js"
+/** Answering what upstream servers ask (ping, roots, elicitation, sampling). */
+export * as Questions from "./Questions.js"
+/** The mirrored Mcp-* headers of modern HTTP requests. */
+export * as ModernHeaders from "./ModernHeaders.js"

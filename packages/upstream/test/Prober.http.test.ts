@@ -1,0 +1,84 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import { Fixtures } from "@mcpx-fx/testing"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import { EraCache } from "../src/EraCache.js"
+import { Negotiator } from "../src/Negotiator.js"
+import type { Preference } from "../src/Preference.js"
+import { Prober } from "../src/Prober.js"
+import { HttpDefinition } from "../src/ServerDefinition.js"
+import * as TransportLayer from "../src/TransportLayer.js"
+
+const prober = Prober.layer.pipe(
+  Layer.provideMerge(EraCache.layerMemory),
+  Layer.provide(Negotiator.layer),
+  Layer.provide(TransportLayer.layer()),
+  Layer.provide(FetchHttpClient.layer),
+  Layer.provide(NodeContext.layer)
+)
+
+/** Starts the era fixture over HTTP, probes it and greets it through the session. */
+const probeAndGreet = (mode: string, preference: Preference) =>
+  Effect.gen(function*() {
+    const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", mode])
+    const p = yield* Prober
+    const { report, session } = yield* p.start(new HttpDefinition({ transport: "http", name: mode, url }), {
+      preference,
+      probeTimeout: "2 seconds",
+      session: { clientInfo: { name: "mcpx-fx-test", version: "0" }, clientCapabilities: {} }
+    })
+    const result = yield* session.request("tools/call", { name: "hello", arguments: {} })
+    return { report, hello: JSON.stringify(result.content) }
+  })
+
+// The value × server-era table of seed 000, over Streamable HTTP: status codes decide, no timeout.
+const table: ReadonlyArray<readonly [Preference, string, "legacy" | "modern" | "fails"]> = [
+  ["prefer-discover", "legacy-32601", "legacy"],
+  ["prefer-discover", "dual", "modern"],
+  ["prefer-discover", "modern-only", "modern"],
+  ["prefer-initialize", "legacy-32601", "legacy"],
+  ["prefer-initialize", "dual", "legacy"],
+  ["prefer-initialize", "modern-only", "modern"],
+  ["force-discover", "legacy-32601", "fails"],
+  ["force-discover", "dual", "modern"],
+  ["force-discover", "modern-only", "modern"],
+  ["force-initialize", "legacy-32601", "legacy"],
+  ["force-initialize", "dual", "legacy"],
+  ["force-initialize", "modern-only", "fails"],
+  ["follow", "legacy-32601", "legacy"],
+  ["follow", "dual", "modern"],
+  ["follow", "modern-only", "modern"]
+]
+
+describe("Prober over real Streamable HTTP servers", () => {
+  for (const [preference, mode, expected] of table) {
+    it.scopedLive(`upstream/era-table/http/${preference}/${mode}/${expected}`, () =>
+      Effect.gen(function*() {
+        const outcome = yield* probeAndGreet(mode, preference).pipe(Effect.exit)
+        if (expected === "fails") {
+          assert.isTrue(Exit.isFailure(outcome), `${preference} against ${mode} should fail`)
+          return
+        }
+        assert.isTrue(Exit.isSuccess(outcome), `${preference} against ${mode}: ${String(outcome)}`)
+        if (Exit.isSuccess(outcome)) {
+          assert.strictEqual(outcome.value.report.era, expected)
+          assert.strictEqual(outcome.value.report.wire, "streamable-http")
+          assert.include(outcome.value.hello, `over ${expected}`)
+        }
+      }).pipe(Effect.provide(prober)))
+  }
+
+  it.scopedLive("upstream/era-probe/http/initialize-refused-bare-falls-back-to-http-sse", () =>
+    Effect.gen(function*() {
+      const { report, hello } = yield* probeAndGreet("legacy-sse", "prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(report.wire, "http+sse")
+      assert.include(hello, "over legacy")
+      assert.isTrue(report.steps.some((s) => s.includes("HTTP+SSE")))
+      const cached = yield* Effect.flatMap(EraCache, (c) => c.entries)
+      assert.deepStrictEqual([...cached.values()].map((r) => r.transport), ["http+sse"])
+    }).pipe(Effect.provide(prober)))
+})

@@ -76,7 +76,7 @@ export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.Setti
 export const gateway = (
   globals: Globals
 ): Layer.Layer<
-  Gateway.Gateway | Configured,
+  Gateway.Gateway | Pool.Pool | Configured,
   ConfiguredError | Gateway.GatewayConfigError,
   ProcessEnvironment | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
 > => {

@@ -6,6 +6,7 @@ import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as Effect from "effect/Effect"
 import type * as GlobalOptions from "../GlobalOptions.js"
 import * as Layers from "../Layers.js"
+import * as Progress from "../Progress.js"
 import { UsageError } from "../UsageError.js"
 
 /** Runs `use` with this invocation's gateway; unknown names become usage errors. */
@@ -13,7 +14,11 @@ export const withGateway = <A, E, R>(
   globals: GlobalOptions.Globals,
   use: (gateway: Gateway.Gateway["Type"]) => Effect.Effect<A, E, R>
 ) =>
-  Effect.flatMap(Gateway.Gateway, use).pipe(
+  Effect.gen(function*() {
+    // A long start (npx fetching an upstream) should not look like a hang to a person watching.
+    if (process.stderr.isTTY) yield* Progress.show((text) => process.stderr.write(text))
+    return yield* Effect.flatMap(Gateway.Gateway, use)
+  }).pipe(
     Effect.catchIf(
       (e): e is E & Gateway.UnknownName => e instanceof Gateway.UnknownName,
       (e) => Effect.fail(new UsageError({ message: e.message }))

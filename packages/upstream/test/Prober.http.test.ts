@@ -11,6 +11,7 @@ import type { Preference } from "../src/Preference.js"
 import { Prober } from "../src/Prober.js"
 import { HttpDefinition } from "../src/ServerDefinition.js"
 import * as TransportLayer from "../src/TransportLayer.js"
+import { eraTable } from "./util/EraTable.js"
 
 const prober = Prober.layer.pipe(
   Layer.provideMerge(EraCache.layerMemory),
@@ -34,27 +35,8 @@ const probeAndGreet = (mode: string, preference: Preference) =>
     return { report, hello: JSON.stringify(result.content) }
   })
 
-// The value × server-era table of seed 000, over Streamable HTTP: status codes decide, no timeout.
-const table: ReadonlyArray<readonly [Preference, string, "legacy" | "modern" | "fails"]> = [
-  ["prefer-discover", "legacy-32601", "legacy"],
-  ["prefer-discover", "dual", "modern"],
-  ["prefer-discover", "modern-only", "modern"],
-  ["prefer-initialize", "legacy-32601", "legacy"],
-  ["prefer-initialize", "dual", "legacy"],
-  ["prefer-initialize", "modern-only", "modern"],
-  ["force-discover", "legacy-32601", "fails"],
-  ["force-discover", "dual", "modern"],
-  ["force-discover", "modern-only", "modern"],
-  ["force-initialize", "legacy-32601", "legacy"],
-  ["force-initialize", "dual", "legacy"],
-  ["force-initialize", "modern-only", "fails"],
-  ["follow", "legacy-32601", "legacy"],
-  ["follow", "dual", "modern"],
-  ["follow", "modern-only", "modern"]
-]
-
 describe("Prober over real Streamable HTTP servers", () => {
-  for (const [preference, mode, expected] of table) {
+  for (const [preference, mode, expected] of eraTable) {
     it.scopedLive(`upstream/era-table/http/${preference}/${mode}/${expected}`, () =>
       Effect.gen(function*() {
         const outcome = yield* probeAndGreet(mode, preference).pipe(Effect.exit)

@@ -14,6 +14,7 @@ import type { Preference } from "../src/Preference.js"
 import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import { stdioTransport } from "./util/StdioOnly.js"
+import { eraTable } from "./util/EraTable.js"
 
 const server = (mode: string, extra: ReadonlyArray<string> = []) => {
   const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode, ...extra])
@@ -46,27 +47,8 @@ const startAndGreet = (def: StdioDefinition, preference: Preference, probeTimeou
     return { report, hello: JSON.stringify(result.content) }
   })
 
-// The value × server-era table of seed 000 / the reference §7.1.
-const table: ReadonlyArray<readonly [Preference, string, "legacy" | "modern" | "fails"]> = [
-  ["prefer-discover", "legacy-32601", "legacy"],
-  ["prefer-discover", "dual", "modern"],
-  ["prefer-discover", "modern-only", "modern"],
-  ["prefer-initialize", "legacy-32601", "legacy"],
-  ["prefer-initialize", "dual", "legacy"],
-  ["prefer-initialize", "modern-only", "modern"],
-  ["force-discover", "legacy-32601", "fails"],
-  ["force-discover", "dual", "modern"],
-  ["force-discover", "modern-only", "modern"],
-  ["force-initialize", "legacy-32601", "legacy"],
-  ["force-initialize", "dual", "legacy"],
-  ["force-initialize", "modern-only", "fails"],
-  ["follow", "legacy-32601", "legacy"],
-  ["follow", "dual", "modern"],
-  ["follow", "modern-only", "modern"]
-]
-
 describe("Prober over real stdio servers", () => {
-  for (const [preference, mode, expected] of table) {
+  for (const [preference, mode, expected] of eraTable) {
     it.scopedLive(`upstream/era-table/${preference}/${mode}/${expected}`, () =>
       Effect.gen(function*() {
         const outcome = yield* startAndGreet(server(mode), preference).pipe(Effect.exit)

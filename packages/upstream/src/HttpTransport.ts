@@ -291,9 +291,10 @@ export const openHttp = (
         if (response.status === 404 && sid !== undefined) return yield* expire(sid)
         const body = yield* refusedBody(response)
         const parsed = singleMessage(body)
-        // A modern server refuses with a status *and* the request's JSON-RPC error (-32022 and
-        // friends); that error is the answer the negotiation needs.
-        if (parsed !== undefined && isResponseTo(req.id)(parsed)) return Stream.make(parsed)
+        // A modern server refuses with a 4xx *and* the request's JSON-RPC error (-32022 and
+        // friends); that error is the answer the negotiation needs. A 5xx stays an HTTP error
+        // whatever its body: the server is failing, and the probe must not read an era into it.
+        if (response.status < 500 && parsed !== undefined && isResponseTo(req.id)(parsed)) return Stream.make(parsed)
         const rpcError = rpcErrorOf(parsed)
         if (req.method === "initialize" && refusalStatuses.has(response.status) && rpcError === undefined) {
           return yield* new LegacyHTTPRefusedError({ status: response.status })

@@ -259,6 +259,25 @@ describe("openHttp (Streamable HTTP)", () => {
         assert.include((error.data as { supported: ReadonlyArray<string> }).supported, ModernVersion)
       })))
 
+    it.scopedLive("a 5xx stays an HTTPStatusError even when its body answers the request's id", () =>
+      live(Effect.gen(function*() {
+        const { url } = yield* stub((_req, res, body) => {
+          const { id } = JSON.parse(body) as { id: number }
+          res.writeHead(500, { "content-type": "application/json" })
+          res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: "database is down" } }))
+        })
+        const conn = yield* openHttp(definition(url))
+        const e = yield* Effect.flip(collect(conn.request(
+          JsonRpc.request(5, "server/discover", { _meta: meta() }),
+          modern("server/discover")
+        )))
+        assert.strictEqual(e._tag, "HTTPStatusError")
+        if (e._tag === "HTTPStatusError") {
+          assert.strictEqual(e.status, 500)
+          assert.strictEqual(e.rpcError?.code, -32603)
+        }
+      })))
+
     it.scopedLive("a bare 4xx is an HTTPStatusError with the status and body; an id-less JSON-RPC error is kept", () =>
       live(Effect.gen(function*() {
         const silent = yield* start("legacy-silent")

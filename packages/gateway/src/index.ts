@@ -12,3 +12,5 @@ export * as StateDir from "./StateDir.js"
 export * as Gateway from "./Gateway.js"
 /** How upstream names appear to hosts (`<namespace>__<name>`, `mcpx://<namespace>/<uri>`). */
 export * as Names from "./Names.js"
+/** The host-facing Server's Backend over the in-process gateway, for `mcpx-fx serve`. */
+export * as GatewayBackend from "./GatewayBackend.js"

@@ -1,0 +1,89 @@
+/**
+ * The host-facing Server's Backend, served by the in-process Gateway: what a host asks for over
+ * `mcpx-fx serve` is routed to the configured upstreams, and the gateway's failures are retold in
+ * the Backend's typed errors so the Server alone decides the JSON-RPC codes.
+ */
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Backend from "@mcpx-fx/server/Backend"
+import * as Questions from "@mcpx-fx/upstream/Questions"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./Gateway.js"
+import * as Names from "./Names.js"
+
+/** The server's caller as the gateway needs it: identity for pooling, capabilities and questions for the upstream. */
+export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
+  const channel = caller.questions
+  const base: GatewayCaller = {
+    revision: caller.revision,
+    clientCapabilities: caller.clientCapabilities,
+    ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId })
+  }
+  if (channel === undefined) return base
+  // The two packages declare their own refusal so neither depends on the other; only the class differs.
+  const questions: Questions.QuestionHandler = Questions.withPing((q) =>
+    Effect.mapError(channel(q), (e) => new Questions.QuestionRefused({ code: e.code, message: e.message }))
+  )
+  return { ...base, questions }
+}
+
+/** Retells a gateway failure as the Backend error the Server knows how to answer. */
+export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
+  switch (e._tag) {
+    case "UnknownName":
+      return new Backend.UnknownName({ kind: e.kind, name: e.name, suggestions: e.suggestions })
+    case "CallTimedOut":
+      return new Backend.CallTimedOut({ server: e.server, method: e.method, timeoutMs: e.timeoutMs })
+    case "UpstreamRpcError":
+      return new Backend.UpstreamError({
+        server: e.server,
+        method: e.method,
+        code: e.code,
+        rpcMessage: e.rpcMessage,
+        ...(e.data === undefined ? {} : { data: e.data })
+      })
+    case "PoolError":
+      return new Backend.BackendUnavailable({ server: e.server, reason: e.message })
+    default:
+      return new Backend.BackendUnavailable({ reason: e.message })
+  }
+}
+
+/** The Backend over the Gateway. */
+export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
+  Backend.Backend,
+  Effect.map(Gateway, (gateway) => {
+    const call = <A>(effect: Effect.Effect<A, GatewayCallError>) => Effect.mapError(effect, toBackendError)
+
+    // `completion/complete` names its target by `ref`; the upstream must see its own name for it.
+    const complete = (caller: Backend.Caller, params: JsonObject, meta?: JsonObject) => {
+      const ref = params.ref
+      const target = isJsonObject(ref) ? ref : {}
+      const withMeta = (p: JsonObject): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
+      const to = (namespace: string, upstreamRef: JsonObject) =>
+        call(gateway.forward(toGatewayCaller(caller), namespace, "completion/complete", withMeta({ ...params, ref: upstreamRef })))
+      if (target.type === "ref/resource" && typeof target.uri === "string") {
+        const found = Names.resolveUri(gateway.servers, target.uri)
+        return found === undefined
+          ? Effect.fail(new Backend.UnknownName({ kind: "resource", name: target.uri, suggestions: [] }))
+          : to(found.server.namespace, { ...target, uri: found.uri })
+      }
+      const name = typeof target.name === "string" ? target.name : ""
+      const found = Names.resolve(gateway.servers, name)
+      return found === undefined
+        ? Effect.fail(new Backend.UnknownName({ kind: "prompt", name, suggestions: [] }))
+        : to(found.server.namespace, { ...target, name: found.name })
+    }
+
+    return Backend.Backend.of({
+      listTools: (caller) => gateway.listTools(toGatewayCaller(caller)),
+      listPrompts: (caller) => gateway.listPrompts(toGatewayCaller(caller)),
+      listResources: (caller) => gateway.listResources(toGatewayCaller(caller)),
+      listResourceTemplates: (caller) => gateway.listResourceTemplates(toGatewayCaller(caller)),
+      callTool: (caller, name, args, meta) => call(gateway.callTool(toGatewayCaller(caller), name, args, meta)),
+      getPrompt: (caller, name, args, meta) => call(gateway.getPrompt(toGatewayCaller(caller), name, args, meta)),
+      readResource: (caller, uri, meta) => call(gateway.readResource(toGatewayCaller(caller), uri, meta)),
+      complete
+    })
+  })
+)

@@ -7,6 +7,7 @@ import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
 import * as ProtocolCommand from "./commands/Protocol.js"
 import { root } from "./commands/Root.js"
+import * as ServeCommand from "./commands/Serve.js"
 import * as SettingsCommand from "./commands/Settings.js"
 import * as ToolsCommand from "./commands/Tools.js"
 import { version } from "./version.js"
@@ -18,7 +19,8 @@ export const command = root.pipe(Command.withSubcommands([
   ProtocolCommand.protocol,
   ProtocolCommand.probe,
   SettingsCommand.command,
-  ConfigCommand.command
+  ConfigCommand.command,
+  ServeCommand.command
 ]))
 
 /** Parses argv and runs the matching command. */

@@ -1,0 +1,66 @@
+/**
+ * `mcpx-fx serve`: mcpx-fx as a stdio MCP server for a host, with the gateway in-process.
+ *
+ * stdout is the JSON-RPC channel: nothing but frames may ever reach it, so this command writes no
+ * progress line and no output of its own; logs and failures go to stderr (bin.ts).
+ */
+import * as Command from "@effect/cli/Command"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Server from "@mcpx-fx/server/Server"
+import * as StdioHost from "@mcpx-fx/server/StdioHost"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as GlobalOptions from "../GlobalOptions.js"
+import { describe } from "../Help.js"
+import * as Layers from "../Layers.js"
+import { globalsFrom } from "./Root.js"
+
+/** stdin could not be read. */
+export class StdinError extends Data.TaggedError("StdinError")<{ readonly cause: unknown }> {
+  override get message(): string {
+    return `reading stdin failed: ${String(this.cause)}`
+  }
+}
+
+const stdinLines: Stream.Stream<string, StdinError> = NodeStream.fromReadable(
+  () => process.stdin,
+  (cause) => new StdinError({ cause })
+).pipe(Stream.decodeText(), Stream.splitLines)
+
+// Waiting for the write callback keeps a slow host from buffering replies without bound.
+const writeLine = (line: string): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    process.stdout.write(`${line}\n`, () => resume(Effect.void))
+  })
+
+const host = StdioHost.StdioHost.layer.pipe(
+  Layer.provide(Server.Server.layer),
+  Layer.provide(GatewayBackend.layer)
+)
+
+/** `mcpx-fx serve`. */
+export const command = Command.make("serve", { globals: GlobalOptions.options }, ({ globals }) =>
+  Effect.gen(function*() {
+    const options = yield* globalsFrom(globals)
+    yield* Effect.gen(function*() {
+      const drain = yield* Settings.get("transport.stdioDrain")
+      const stdio = yield* StdioHost.StdioHost
+      yield* stdio.serve(stdinLines, writeLine, { drain, connectionId: `stdio-${process.pid}` })
+    }).pipe(
+      Effect.provide(host.pipe(Layer.provideMerge(Layers.gateway(options)))),
+      Effect.scoped
+    )
+  })).pipe(
+    Command.withDescription(
+      describe(
+        "Serve MCP over stdio for a host (any revision, 2024-11-05 through 2026-07-28), with the configured " +
+          "servers behind it under their namespaces. stdout carries only JSON-RPC; logs go to stderr. " +
+          "To add it to a host: {\"mcpServers\":{\"mcpx\":{\"command\":\"mcpx-fx\",\"args\":[\"serve\"]}}}",
+        "mcpx-fx serve --config ~/.mcp.json"
+      )
+    )
+  )

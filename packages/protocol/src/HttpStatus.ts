@@ -19,7 +19,7 @@ export const Ok = 200
 export const Accepted = 202
 /** 400: the request was malformed, disagreed with its headers, or named an unsupported version. */
 export const BadRequest = 400
-/** 404: the method is not implemented (or a legacy session is unknown). */
+/** 404: the server has no such method (or the legacy session is unknown). */
 export const NotFound = 404
 /** 500: the server failed. */
 export const InternalServerError = 500

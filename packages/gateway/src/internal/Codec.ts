@@ -211,7 +211,7 @@ export const oneOf = <const L extends readonly [string, ...Array<string>]>(value
   })
 
 /**
- * `upstream.protocol` and a server's own `protocol` key: any accepted spelling, normalised by
+ * `upstream.protocol` and a server's own `protocol` key: every accepted spelling, normalised by
  * `PreferenceFromString`, whose refusal already lists every accepted value.
  */
 export const preference: Codec<Preference> = (() => {

@@ -177,14 +177,25 @@ const downgradePrompt = (prompt: JsonObject, revision: LegacyRevision): JsonObje
 export const downgradeImplementation = (impl: JsonObject, revision: LegacyRevision): JsonObject =>
   dropNewer(impl, revision, { title: has2506, icons: has2511, description: has2511, websiteUrl: has2511 })
 
+// A modern upstream names itself in every result's _meta; a legacy caller learned who it talks
+// to at initialize, and that name is mcpx-fx's, not the upstream's.
+const ModernResultMetaKeys: ReadonlyArray<string> = [ServerInfoKey]
+
+const withoutModernMeta = (result: JsonObject): JsonObject => {
+  if (!isJsonObject(result._meta) || !ModernResultMetaKeys.some((k) => hasKey(result._meta as JsonObject, k))) return result
+  const meta = omitKeys(result._meta, ModernResultMetaKeys)
+  return Object.keys(meta).length === 0 ? omitKeys(result, ["_meta"]) : { ...result, _meta: meta }
+}
+
 /**
  * A result of `method` as a caller speaking the legacy `revision` can read it: `resultType`,
- * `ttlMs` and `cacheScope` removed, and the method's payload rewritten to what the revision has.
+ * `ttlMs`, `cacheScope` and the modern serverInfo in `_meta` removed, and the method's payload
+ * rewritten to what the revision has.
  * An `input_required` result cannot be downgraded (its questions must become requests first);
  * callers handle it before calling this.
  */
 export const downgrade = (result: JsonObject, method: string, revision: LegacyRevision): JsonObject => {
-  const r = omitKeys(result, ModernOnlyResultFields)
+  const r = withoutModernMeta(omitKeys(result, ModernOnlyResultFields))
   switch (method) {
     case Method.ToolsCall:
       return downgradeCallToolResult(r, revision)

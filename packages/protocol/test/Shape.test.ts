@@ -81,6 +81,16 @@ describe("Shape.downgrade", () => {
     }
   })
 
+  it("2025-11-25/shaping/an-upstream-serverInfo-in-result-meta-is-not-passed-to-a-legacy-caller", () => {
+    const upstream = { "io.modelcontextprotocol/serverInfo": { name: "upstream", version: "9" } }
+    for (const rev of ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const) {
+      const only = Shape.downgrade({ content: [], _meta: upstream }, "tools/call", rev)
+      assert.deepStrictEqual(only, { content: [] }, rev)
+      const mixed = Shape.downgrade({ tools: [], _meta: { ...upstream, "com.example/trace": "t-1" } }, "tools/list", rev)
+      assert.deepStrictEqual(mixed, { tools: [], _meta: { "com.example/trace": "t-1" } }, rev)
+    }
+  })
+
   it("turns structured content into appended text before 2025-06-18 and drops it", () => {
     const r = Shape.downgrade({ content: [{ type: "text", text: "Weather:" }], structuredContent: { temp: 21 } }, "tools/call", "2025-03-26")
     assert.deepStrictEqual(r, { content: [{ type: "text", text: "Weather:" }, { type: "text", text: "{\"temp\":21}" }] })

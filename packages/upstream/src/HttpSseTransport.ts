@@ -18,6 +18,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { events, messagesOf, type SseEvent } from "./internal/Sse.js"
+import * as Waiting from "./internal/Waiting.js"
 import {
   broken,
   CancelReason,
@@ -59,15 +60,6 @@ const defaults = {
   cancelTimeout: "5 seconds",
   unsolicitedCapacity: 1024
 } as const
-
-type Box = Mailbox.Mailbox<JsonRpc.Parsed, TransportError>
-
-const progressTokenOf = (params: JsonRpc.Request["params"]): string | undefined => {
-  const meta = params?.["_meta"]
-  if (typeof meta !== "object" || meta === null) return undefined
-  const token: unknown = (meta as Record<string, unknown>)["progressToken"]
-  return typeof token === "string" || typeof token === "number" ? idKey(token) : undefined
-}
 
 /**
  * Where to look for the SSE endpoint: the configured URL, then `/sse` on its origin, which is
@@ -117,16 +109,14 @@ const make = (
       capacity: options.unsolicitedCapacity ?? defaults.unsolicitedCapacity,
       strategy: "sliding"
     })
-    const pending = new Map<string, Box>()
-    const progress = new Map<string, Box>()
+    const waiting = Waiting.make()
+    const { pending, progress } = waiting
     const source = `${def.name} (${def.url}, HTTP+SSE)`
 
     const close = (reason: TransportClosed) =>
       Effect.gen(function*() {
         if (!(yield* Deferred.succeed(closedWith, reason))) return
-        for (const box of pending.values()) yield* box.fail(reason)
-        pending.clear()
-        progress.clear()
+        yield* waiting.failAll(reason)
         yield* unsolicited.end
       })
     yield* Effect.addFinalizer(() => close(new TransportClosed({ reason: `connection to ${def.url} closed` })))
@@ -182,24 +172,7 @@ const make = (
 
     const dispatch = (parsed: JsonRpc.Parsed) =>
       Effect.gen(function*() {
-        const m = parsed.message
-        if (JsonRpc.isResponse(m)) {
-          const id = JsonRpc.idOf(m)
-          const box = id === undefined ? undefined : pending.get(idKey(id))
-          if (id !== undefined && box !== undefined) {
-            pending.delete(idKey(id))
-            yield* box.offer(parsed)
-            yield* box.end
-            return
-          }
-        } else if (JsonRpc.isNotification(m) && m.method === "notifications/progress") {
-          const token: unknown = m.params?.["progressToken"]
-          const box = typeof token === "string" || typeof token === "number" ? progress.get(idKey(token)) : undefined
-          if (box !== undefined) {
-            yield* box.offer(parsed)
-            return
-          }
-        }
+        if (yield* waiting.route(parsed)) return
         // Server→client requests land here too: this transport cannot tell which call asked.
         yield* unsolicited.offer(parsed)
       })
@@ -276,8 +249,8 @@ const make = (
       Stream.unwrapScoped(Effect.gen(function*() {
         yield* ensureOpen
         const key = idKey(req.id)
-        const token = progressTokenOf(req.params)
-        const box: Box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
+        const token = Waiting.requestProgressKey(req.params)
+        const box: Waiting.Box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
         // Registered before the POST: the reply may overtake the POST's own 202.
         pending.set(key, box)
         if (token !== undefined) progress.set(token, box)

@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
 import { splitLinesCapped } from "./internal/lines.js"
+import * as Waiting from "./internal/Waiting.js"
 
 /** Tunables of the stdio transport. */
 export interface StdioOptions {
@@ -33,20 +34,6 @@ export interface StdioOptions {
 }
 
 const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
-
-type Pending = Mailbox.Mailbox<JsonRpc.Parsed, TransportError>
-
-// JSON-RPC ids are strings or numbers and `1` and `"1"` are different ids.
-const idKey = (id: JsonRpc.RequestId): string => `${typeof id}:${id}`
-
-const tokenKey = (token: unknown): string | undefined =>
-  typeof token === "string" || typeof token === "number" ? idKey(token) : undefined
-
-// A request opts into progress with `_meta.progressToken`; the notifications name it at top level.
-const requestProgressToken = (params: JsonRpc.Request["params"]): string | undefined => {
-  const meta = params?._meta
-  return typeof meta === "object" && meta !== null ? tokenKey((meta as Record<string, unknown>).progressToken) : undefined
-}
 
 /**
  * Starts the upstream process and returns a connection to it. Closing the scope closes stdin,
@@ -77,17 +64,15 @@ export const openStdio = (
 
     const stderrTail = yield* Ref.make("")
     const closedWith = yield* Deferred.make<TransportClosed>()
-    const pending = new Map<string, Pending>()
-    const progress = new Map<string, Pending>()
+    const waiting = Waiting.make()
+    const { pending, progress } = waiting
     const unsolicited = yield* Queue.sliding<JsonRpc.Parsed>(1024)
     const outbox = yield* Mailbox.make<string>()
 
     const close = (reason: TransportClosed) =>
       Effect.gen(function*() {
         if (!(yield* Deferred.succeed(closedWith, reason))) return
-        for (const box of pending.values()) yield* box.fail(reason)
-        pending.clear()
-        progress.clear()
+        yield* waiting.failAll(reason)
         yield* Queue.shutdown(unsolicited)
         yield* outbox.end
       })
@@ -112,24 +97,7 @@ export const openStdio = (
 
     const dispatch = (parsed: JsonRpc.Parsed) =>
       Effect.gen(function*() {
-        const m = parsed.message
-        if (JsonRpc.isResponse(m)) {
-          const id = JsonRpc.idOf(m)
-          const box = id === undefined ? undefined : pending.get(idKey(id))
-          if (box !== undefined && id !== undefined) {
-            pending.delete(idKey(id))
-            yield* box.offer(parsed)
-            yield* box.end
-            return
-          }
-        } else if (JsonRpc.isNotification(m) && m.method === "notifications/progress") {
-          const token = tokenKey(m.params?.progressToken)
-          const box = token === undefined ? undefined : progress.get(token)
-          if (box !== undefined) {
-            yield* box.offer(parsed)
-            return
-          }
-        }
+        if (yield* waiting.route(parsed)) return
         yield* Queue.offer(unsolicited, parsed)
       })
 
@@ -197,9 +165,9 @@ export const openStdio = (
     const request: Connection["request"] = (req) =>
       Stream.unwrapScoped(
         Effect.gen(function*() {
-          const box: Pending = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
-          const key = idKey(req.id)
-          const token = requestProgressToken(req.params)
+          const box: Waiting.Box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
+          const key = Waiting.idKey(req.id)
+          const token = Waiting.requestProgressKey(req.params)
           pending.set(key, box)
           if (token !== undefined) progress.set(token, box)
           yield* Effect.addFinalizer(() =>

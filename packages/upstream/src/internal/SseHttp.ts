@@ -18,7 +18,7 @@ export const ErrorBodyChars = 4 * 1024
 
 // JSON-RPC ids are strings or numbers, and `1` and `"1"` are different ids.
 /** A map key for a request id that keeps `1` and `"1"` apart. */
-export const idKey = (id: JsonRpc.RequestId): string => `${typeof id}:${id}`
+export { idKey } from "./Waiting.js"
 
 /** The cause chain of a fetch failure as one line ("fetch failed: connect ECONNREFUSED …"). */
 export const describeCause = (cause: unknown): string => {

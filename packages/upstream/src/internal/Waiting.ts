@@ -1,0 +1,73 @@
+/**
+ * The requests a connection is waiting on, when every answer arrives on one shared channel (a
+ * stdio process's stdout, the HTTP+SSE GET stream): responses are matched by id, progress by the
+ * request's progress token, and everything else is left for the caller to treat as unsolicited.
+ */
+import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
+import * as Effect from "effect/Effect"
+import type * as Mailbox from "effect/Mailbox"
+import type { TransportError } from "../Transport.js"
+
+/** Where one request's messages go: its tied notifications, then its response. */
+export type Box = Mailbox.Mailbox<JsonRpc.Parsed, TransportError>
+
+/** JSON-RPC ids are strings or numbers, and `1` and `"1"` are different ids. */
+export const idKey = (id: JsonRpc.RequestId): string => `${typeof id}:${id}`
+
+/** The key of a progress token, when the value is one. */
+export const tokenKey = (token: unknown): string | undefined =>
+  typeof token === "string" || typeof token === "number" ? idKey(token) : undefined
+
+/** A request opts into progress with `_meta.progressToken`; the notifications name it at top level. */
+export const requestProgressKey = (params: JsonRpc.Request["params"]): string | undefined => {
+  const meta = params?._meta
+  return typeof meta === "object" && meta !== null ? tokenKey((meta as Record<string, unknown>).progressToken) : undefined
+}
+
+/** The waiting requests of one connection. */
+export interface Waiting {
+  readonly pending: Map<string, Box>
+  readonly progress: Map<string, Box>
+  /** Delivers a message to the request it belongs to; false when it belongs to none. */
+  readonly route: (parsed: JsonRpc.Parsed) => Effect.Effect<boolean>
+  /** Fails every waiting request with the reason the connection closed, and forgets them. */
+  readonly failAll: (reason: TransportError) => Effect.Effect<void>
+}
+
+/** An empty set of waiting requests. */
+export const make = (): Waiting => {
+  const pending = new Map<string, Box>()
+  const progress = new Map<string, Box>()
+  return {
+    pending,
+    progress,
+    route: (parsed) =>
+      Effect.gen(function*() {
+        const m = parsed.message
+        if (isResponse(m)) {
+          const id = idOf(m)
+          const box = id === undefined ? undefined : pending.get(idKey(id))
+          if (id === undefined || box === undefined) return false
+          pending.delete(idKey(id))
+          yield* box.offer(parsed)
+          yield* box.end
+          return true
+        }
+        if (isNotification(m) && m.method === "notifications/progress") {
+          const token = tokenKey(m.params?.progressToken)
+          const box = token === undefined ? undefined : progress.get(token)
+          if (box === undefined) return false
+          yield* box.offer(parsed)
+          return true
+        }
+        return false
+      }),
+    failAll: (reason) =>
+      Effect.gen(function*() {
+        for (const box of pending.values()) yield* box.fail(reason)
+        pending.clear()
+        progress.clear()
+      })
+  }
+}

@@ -2,7 +2,9 @@
  * The settings registry and the service that resolves it. Every knob is one registry entry, and
  * its config-file key, `MCPX_*` environment variable, CLI flag and `/v1/settings` row are all
  * derived from that entry, so the spellings can never drift apart. Values are resolved with the
- * precedence default < file < env < flag, and each remembers which layer it came from.
+ * precedence default < file < env < flag < runtime, and each remembers which layer it came from.
+ * The runtime layer (`PUT /v1/settings/{path}`) holds only hot settings: a cold one would report a
+ * value nothing in the running process uses, so it is refused with `restartRequired` instead.
  */
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -46,7 +48,10 @@ export interface Setting<P extends string, A> {
   /** `--<path-kebab>`, derived from the path. */
   readonly flag: string
   readonly description: string
-  /** Whether a change takes effect without a restart (the value is re-read on use). */
+  /**
+   * Whether a runtime change (`PUT /v1/settings/{path}`) takes effect without a restart: the
+   * gateway re-reads a hot value on every call, while a cold one is read once at start.
+   */
   readonly hot: boolean
   readonly default: A
   /** What a valid value looks like, for errors and help text. */
@@ -89,7 +94,7 @@ export const registry = [
   define("upstream.protocol", {
     codec: Codec.preference,
     default: DefaultPreference,
-    hot: false,
+    hot: true,
     description:
       "Which request is sent to an upstream first (prefer-discover, prefer-initialize, force-discover, " +
       "force-initialize, follow; older names are accepted and normalised). A server's own protocol key overrides it."
@@ -97,7 +102,7 @@ export const registry = [
   define("upstream.eraCache", {
     codec: Codec.boolean,
     default: true,
-    hot: true,
+    hot: false,
     description: "Remember each upstream's era in <state>/upstream-eras.json, so later starts skip the probe."
   }),
   define("upstream.probeTimeout", {
@@ -149,19 +154,19 @@ export const registry = [
   define("transport.stdioDrain", {
     codec: Codec.duration,
     default: Duration.seconds(5),
-    hot: true,
+    hot: false,
     description: "After a host closes stdin, how long requests in flight get to answer before they are cancelled."
   }),
   define("transport.sseKeepAlive", {
     codec: Codec.duration,
     default: Duration.seconds(15),
-    hot: true,
+    hot: false,
     description: "Interval of the keep-alive comment on open SSE streams."
   }),
   define("transport.allowedOrigins", {
     codec: Codec.origins,
     default: [],
-    hot: true,
+    hot: false,
     description:
       "Browser origins allowed on /mcp besides loopback and daemon.address: exact scheme://host[:port], " +
       "comma-separated in the environment and on the command line."
@@ -383,7 +388,60 @@ const rowOf = (setting: Erased, entry: Entry): SettingRow => ({
   description: setting.description
 })
 
-/** The settings service: typed reads of effective values, their sources, and the full listing. */
+/** What a runtime change did: the normalised value, and whether the running gateway uses it. */
+export const SetResult = Schema.Struct({
+  path: Schema.String,
+  /** The value as JSON after normalisation (e.g. `legacy` → `prefer-initialize`). */
+  value: Schema.Unknown,
+  /** The value as an env var or flag would spell it. */
+  text: Schema.String,
+  /** Whether it is now the effective value: true for a hot setting. */
+  applied: Schema.Boolean,
+  /** A cold setting: nothing was stored; set it in a config file, env var or flag and restart. */
+  restartRequired: Schema.Boolean,
+  /** Where the effective value now comes from (`runtime` once applied). */
+  source: Source,
+  note: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/** What a runtime change did. */
+export type SetResult = typeof SetResult.Type
+
+/** What dropping a runtime override did: the value and source in effect afterwards. */
+export const UnsetResult = Schema.Struct({
+  path: Schema.String,
+  /** False when there was no runtime override to drop. */
+  removed: Schema.Boolean,
+  value: Schema.Unknown,
+  text: Schema.String,
+  source: Source
+})
+
+/** What dropping a runtime override did. */
+export type UnsetResult = typeof UnsetResult.Type
+
+/** A path no registry entry has; `suggestions` are the closest paths. */
+export class UnknownSetting extends Schema.TaggedError<UnknownSetting>("@mcpx-fx/gateway/UnknownSetting")("UnknownSetting", {
+  path: Schema.String,
+  suggestions: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    const hint = this.suggestions.length > 0 ? `did you mean ${this.suggestions.join(" or ")}?` : `expected one of: ${paths.join(", ")}`
+    return `unknown setting ${JSON.stringify(this.path)}; ${hint}`
+  }
+}
+
+/** A runtime value the setting's codec refused; `detail` says what was expected (for `upstream.protocol`, every accepted name). */
+export class InvalidSettingValue extends Schema.TaggedError<InvalidSettingValue>("@mcpx-fx/gateway/InvalidSettingValue")(
+  "InvalidSettingValue",
+  { path: Schema.String, detail: Schema.String }
+) {
+  override get message(): string {
+    return `${this.path}: ${this.detail}`
+  }
+}
+
+/** The settings service: typed reads of effective values, their sources, and runtime overrides. */
 export interface SettingsService {
   /** The effective value of one setting, typed by its path. */
   readonly get: <P extends SettingPath>(path: P) => Effect.Effect<SettingValue<P>>
@@ -391,24 +449,90 @@ export interface SettingsService {
   readonly resolve: <P extends SettingPath>(path: P) => Effect.Effect<Resolved<P>>
   /** Every setting, in registry order, as `settings list` and `/v1/settings` show it. */
   readonly list: Effect.Effect<ReadonlyArray<SettingRow>>
+  /**
+   * Sets a runtime override from a JSON value (a string is read as an env var's text would be).
+   * A hot setting takes effect at once; a cold one is checked but not stored (`restartRequired`).
+   */
+  readonly set: (path: string, value: unknown) => Effect.Effect<SetResult, UnknownSetting | InvalidSettingValue>
+  /** Drops a runtime override, so the file, env or flag value (or the default) is in effect again. */
+  readonly unset: (path: string) => Effect.Effect<UnsetResult, UnknownSetting>
+}
+
+const suggestionsFor = (path: string): ReadonlyArray<string> => {
+  const lower = path.toLowerCase()
+  const last = lower.split(".").pop() ?? lower
+  return paths.filter((p) => {
+    const q = p.toLowerCase()
+    return q === lower || q.endsWith(`.${last}`) || (last.length >= 3 && q.includes(last)) ||
+      (lower.length >= 3 && q.startsWith(lower))
+  })
 }
 
 /** Builds the service from explicit inputs; fails with the first refused value. */
 export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
-  const entries = yield* resolveAll(input)
-  const overridden = [...entries].filter(([, e]) => e.source !== "default").map(([p, e]) => `${p}=${e.source}`)
+  const base = yield* resolveAll(input)
+  const overridden = [...base].filter(([, e]) => e.source !== "default").map(([p, e]) => `${p}=${e.source}`)
   yield* Effect.logDebug("settings resolved").pipe(Effect.annotateLogs("overrides", overridden.join(" ")))
-  // A Ref rather than a frozen map: the runtime layer (PUT /v1/settings) will write hot values here.
-  const state = yield* Ref.make(entries)
-  const entry = (path: SettingPath) =>
-    Effect.map(Ref.get(state), (m): Entry => m.get(path) ?? { value: lookup(path).default, source: "default" })
+  // Runtime overrides sit apart from the resolved layers, so dropping one brings back exactly the
+  // value the file, env or flag gave.
+  const runtime = yield* Ref.make(new Map<SettingPath, Entry>())
+  const baseEntry = (path: SettingPath): Entry => base.get(path) ?? { value: lookup(path).default, source: "default" }
+  const entryIn = (m: ReadonlyMap<SettingPath, Entry>, path: SettingPath): Entry => m.get(path) ?? baseEntry(path)
+  const entry = (path: SettingPath) => Effect.map(Ref.get(runtime), (m) => entryIn(m, path))
+  const known = (path: string) =>
+    Effect.suspend(() => {
+      const setting = byPath.get(path)
+      return setting === undefined
+        ? Effect.fail(new UnknownSetting({ path, suggestions: suggestionsFor(path) }))
+        : Effect.succeed(setting)
+    })
+  const jsonOf = (setting: Erased, value: unknown): unknown => Schema.encodeSync(setting.fromJson)(value)
   const service: SettingsService = {
     get: <P extends SettingPath>(path: P) =>
       Effect.map(entry(path), (e) => e.value as SettingValue<P>),
     resolve: <P extends SettingPath>(path: P) =>
       Effect.map(entry(path), (e): Resolved<P> => ({ path, value: e.value as SettingValue<P>, source: e.source })),
-    list: Effect.map(Ref.get(state), (m) =>
-      registry.map((s) => rowOf(erase(s), m.get(s.path) ?? { value: s.default, source: "default" })))
+    list: Effect.map(Ref.get(runtime), (m) => registry.map((s) => rowOf(erase(s), entryIn(m, s.path)))),
+    set: (path, raw) =>
+      Effect.gen(function*() {
+        const setting = yield* known(path)
+        const value = yield* Either.match(Schema.decodeUnknownEither(setting.fromJson)(raw), {
+          onLeft: (e) => Effect.fail(new InvalidSettingValue({ path, detail: Codec.firstIssue(e).message })),
+          onRight: Effect.succeed
+        })
+        const shown = { path: setting.path, value: jsonOf(setting, value), text: setting.format(value) }
+        if (!setting.hot) {
+          const current = yield* entry(setting.path)
+          return {
+            ...shown,
+            applied: false,
+            restartRequired: true,
+            source: current.source,
+            note: `${setting.path} is read once at start: set it in a config file, ${setting.env} or ${setting.flag} and restart`
+          } satisfies SetResult
+        }
+        yield* Ref.update(runtime, (m) => new Map(m).set(setting.path, { value, source: "runtime" }))
+        yield* Effect.logInfo(`setting ${setting.path}=${setting.format(value)} (runtime)`)
+        return { ...shown, applied: true, restartRequired: false, source: "runtime" } satisfies SetResult
+      }),
+    unset: (path) =>
+      Effect.gen(function*() {
+        const setting = yield* known(path)
+        const removed = yield* Ref.modify(runtime, (m) => {
+          if (!m.has(setting.path)) return [false, m] as const
+          const next = new Map(m)
+          next.delete(setting.path)
+          return [true, next] as const
+        })
+        const now = baseEntry(setting.path)
+        return {
+          path: setting.path,
+          removed,
+          value: jsonOf(setting, now.value),
+          text: setting.format(now.value),
+          source: now.source
+        } satisfies UnsetResult
+      })
   }
   return service
 })

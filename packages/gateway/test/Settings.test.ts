@@ -43,16 +43,16 @@ describe("Settings registry", () => {
 
   it("holds the settings the design names, with their defaults and hot/cold", () => {
     const expected: Record<string, readonly [text: string, hot: boolean]> = {
-      "upstream.protocol": ["prefer-discover", false],
-      "upstream.eraCache": ["true", true],
+      "upstream.protocol": ["prefer-discover", true],
+      "upstream.eraCache": ["true", false],
       "upstream.probeTimeout": ["2s", true],
       "pool.max": ["1", false],
       "pool.idleTimeout": ["5m", true],
       "pool.callTimeout": ["1m", true],
       "pool.startTimeout": ["30s", true],
-      "transport.stdioDrain": ["5s", true],
-      "transport.sseKeepAlive": ["15s", true],
-      "transport.allowedOrigins": ["", true],
+      "transport.stdioDrain": ["5s", false],
+      "transport.sseKeepAlive": ["15s", false],
+      "transport.allowedOrigins": ["", false],
       "daemon.address": ["127.0.0.1", false],
       "daemon.port": ["7717", false]
     }
@@ -157,7 +157,7 @@ describe("Settings precedence and sources", () => {
           assert.strictEqual(origins.text, "https://app.example.com,http://localhost:5173")
           assert.strictEqual(origins.source, "env:MCPX_TRANSPORT_ALLOWED_ORIGINS")
           const protocol = rows.find((r) => r.path === "upstream.protocol")!
-          assert.isFalse(protocol.hot)
+          assert.isTrue(protocol.hot)
           assert.strictEqual(protocol.value, "prefer-discover")
         })
     ))

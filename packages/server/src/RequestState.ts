@@ -120,15 +120,15 @@ export class RequestState extends Context.Tag("@mcpx-fx/server/RequestState")<Re
   readonly open: (token: string, request: RequestIdentity) => Effect.Effect<Opened, InvalidRequestState>
 }>() {
   /** A fresh random key per process: states do not outlive it, which a host survives by asking again. */
-  static readonly layer: Layer.Layer<RequestState> = Layer.effect(
-    RequestState,
-    Effect.sync(() => make({ key: randomBytes(32) }))
-  )
+  static readonly layer: Layer.Layer<RequestState> = Layer.effect(RequestState, Effect.suspend(() => fresh))
 
   /** A fixed key (tests, or several processes that must accept each other's states). */
   static readonly layerWithKey = (key: Uint8Array, options: { readonly ttl?: Duration.DurationInput } = {}): Layer.Layer<RequestState> =>
     Layer.succeed(RequestState, make({ key, ...options }))
 }
+
+/** A RequestState over a fresh random 32-byte key. */
+export const fresh: Effect.Effect<Context.Tag.Service<RequestState>> = Effect.sync(() => make({ key: randomBytes(32) }))
 
 /** A RequestState over the given key. */
 export const make = (options: RequestStateOptions): Context.Tag.Service<RequestState> => {

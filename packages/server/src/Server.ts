@@ -33,6 +33,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel } from "./Backend.js"
+import * as RequestState from "./RequestState.js"
 
 /** mcpx-fx's own `_meta` key naming the caller's session (call scope) explicitly. */
 export const SessionKey = "dev.mcpx/session"
@@ -131,6 +132,7 @@ export type HandleError =
   | UnshapeableResult
   | Meta.InvalidRequestMeta
   | Meta.UnsupportedProtocolVersion
+  | RequestState.InvalidRequestState
 
 /**
  * The JSON-RPC error for every failure, for a caller of `era`. The choices the spec leaves open:
@@ -141,7 +143,9 @@ export type HandleError =
  * - a timeout and an unreachable upstream are -32603 (the server failed, HTTP 500), with data that
  *   says which, so a client can tell them apart without a code of our own;
  * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
- *   so it gets -32603 with the same data.
+ *   so it gets -32603 with the same data;
+ * - a retry's `requestState` that fails its checks is -32602: the specification only says it MUST be
+ *   rejected (mrtr.mdx, server obligations), and the conformance suite expects -32602 for it.
  */
 export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObject => {
   const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject =>
@@ -160,6 +164,8 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
       return obj(ErrorCode.InvalidRequest, `Invalid Request: this connection already negotiated ${e.revision}`)
     case "UnshapeableResult":
       return obj(ErrorCode.InternalError, `Internal error: ${e.detail}`)
+    case "InvalidRequestState":
+      return obj(ErrorCode.InvalidParams, `Invalid params: ${e.message}`, { reason: e.reason })
     case "UnknownName": {
       const data = { kind: e.kind, name: e.name, suggestions: [...e.suggestions] }
       return e.kind === "resource" && era === "legacy"
@@ -270,6 +276,41 @@ export class Server extends Context.Tag("@mcpx-fx/server/Server")<Server, {
 const make = (options: ServerOptions) =>
   Effect.gen(function*() {
     const backend = yield* Backend
+    // A Server given no RequestState mints its own key, as RequestState.layer would; one provided
+    // (e.g. shared by the stdio and HTTP hosts of one process) is used instead.
+    const requestState = yield* Effect.flatMap(
+      Effect.serviceOption(RequestState.RequestState),
+      Option.match({
+        onNone: () => RequestState.fresh,
+        onSome: Effect.succeed
+      })
+    )
+
+    /**
+     * The retry as the Backend must see it: mcpx-fx's own state checked against this very request
+     * and swapped for the upstream's state it carries (none if the upstream gave none).
+     */
+    const openRetry = (method: string, params: JsonObject, retry: InputRetry) =>
+      retry.requestState === undefined
+        ? Effect.succeed(retry)
+        : Effect.map(requestState.open(retry.requestState, { method, params }), (opened): InputRetry | undefined =>
+          retry.inputResponses === undefined && opened.inner === undefined ? undefined : {
+            ...(retry.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),
+            ...(opened.inner === undefined ? {} : { requestState: opened.inner })
+          })
+
+    /** An `input_required` result leaves with mcpx-fx's signed state in place of the upstream's. */
+    const sealInputRequired = (method: string, params: JsonObject, result: JsonObject) =>
+      Shape.resultTypeOf(result) !== "input_required"
+        ? Effect.succeed(result)
+        : Effect.map(
+          requestState.seal({
+            method,
+            params,
+            ...(typeof result.requestState === "string" ? { inner: result.requestState } : {})
+          }),
+          (sealed): JsonObject => ({ ...result, requestState: sealed })
+        )
 
     const listing = (
       list: (caller: Caller) => Effect.Effect<Listing>,
@@ -353,7 +394,8 @@ const make = (options: ServerOptions) =>
         }
         const sessionId = sessionIdentity(params)
         const clientInfo = meta[Meta.ClientInfoKey]
-        const retry = Method.allowsInputRequired(method) ? yield* retryOf(params) : undefined
+        const sent = Method.allowsInputRequired(method) ? yield* retryOf(params) : undefined
+        const retry = sent === undefined ? undefined : yield* openRetry(method, params, sent)
         const caller: Caller = {
           revision,
           era: "modern",
@@ -362,7 +404,7 @@ const make = (options: ServerOptions) =>
           ...(sessionId !== undefined ? { sessionId } : {}),
           ...(retry !== undefined ? { retry } : {})
         }
-        const result = yield* feature(caller, method, params)
+        const result = yield* Effect.flatMap(feature(caller, method, params), (r) => sealInputRequired(method, params, r))
         return Shape.toModern(result, method, {
           ttlMs: options.listTtlMs,
           cacheScope: options.listCacheScope,

@@ -204,7 +204,10 @@ describe("tools/call", () => {
       Effect.gen(function*() {
         const r = resultOf(yield* t.handle(call(modern({ name: "ask" }))))
         assert.strictEqual(r.resultType, "input_required")
-        assert.strictEqual(r.requestState, "opaque")
+        assert.deepStrictEqual(Object.keys(r.inputRequests as JsonObject), ["q1"])
+        // The upstream's state leaves only inside mcpx-fx's own signed one.
+        assert.isString(r.requestState)
+        assert.notStrictEqual(r.requestState, "opaque")
         assert.isUndefined(r.ttlMs)
       })
     ))
@@ -213,10 +216,11 @@ describe("tools/call", () => {
     withServer((t) =>
       Effect.gen(function*() {
         const inputResponses = { q1: { action: "accept", content: { name: "ann" } } }
-        resultOf(yield* t.handle(call(modern({ name: "echo", inputResponses, requestState: "opaque" }))))
-        assert.deepStrictEqual(t.received[0]?.caller.retry, { inputResponses, requestState: "opaque" })
+        const first = resultOf(yield* t.handle(call(modern({ name: "ask" }))))
+        resultOf(yield* t.handle(call(modern({ name: "ask", inputResponses, requestState: first.requestState as string }))))
+        assert.deepStrictEqual(t.received[1]?.caller.retry, { inputResponses, requestState: "opaque" })
         resultOf(yield* t.handle(call(modern({ name: "echo" }))))
-        assert.isUndefined(t.received[1]?.caller.retry)
+        assert.isUndefined(t.received[2]?.caller.retry)
       })
     ))
 

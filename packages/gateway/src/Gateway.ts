@@ -153,19 +153,25 @@ const make = Effect.gen(function*() {
         `(${config.servers.map((s) => s.name).join(", ")}); their names could collide`
     })
   }
-  const upstreamProtocol = yield* settings.get("upstream.protocol")
-  const probeTimeout = yield* settings.get("upstream.probeTimeout")
-  const defaults = {
+  // Hot settings are read per call (`current`), so a runtime change (PUT /v1/settings) reaches the
+  // next call; the Pool gives a server whose preference or pool settings changed a fresh pool and
+  // lets the old instances finish. pool.max and pool.scope are cold: read here once.
+  const hotSettings = Effect.all({
+    upstreamProtocol: settings.get("upstream.protocol"),
+    probeTimeout: settings.get("upstream.probeTimeout"),
+    idleTimeout: settings.get("pool.idleTimeout"),
+    callTimeout: settings.get("pool.callTimeout"),
+    startTimeout: settings.get("pool.startTimeout")
+  })
+  type HotSettings = Effect.Effect.Success<typeof hotSettings>
+  const cold = {
     max: yield* settings.get("pool.max"),
-    scope: yield* settings.get("pool.scope"),
-    idleTimeout: yield* settings.get("pool.idleTimeout"),
-    callTimeout: yield* settings.get("pool.callTimeout"),
-    startTimeout: yield* settings.get("pool.startTimeout")
+    scope: yield* settings.get("pool.scope")
   }
   const sessionOptions = { clientInfo: ClientInfo, clientCapabilities: DefaultClientCapabilities }
 
-  const servers: ReadonlyArray<GatewayServer> = config.servers.map((configured) => {
-    const preference = configured.definition.protocol ?? upstreamProtocol
+  const build = (configured: ConfiguredServer, hot: HotSettings): GatewayServer => {
+    const preference = configured.definition.protocol ?? hot.upstreamProtocol
     const p = configured.pool
     return {
       name: configured.name,
@@ -173,19 +179,26 @@ const make = Effect.gen(function*() {
       prefixed: prefix,
       configured,
       preference,
-      callTimeout: Duration.decode(p.callTimeout ?? defaults.callTimeout),
-      scope: p.scope ?? defaults.scope,
+      callTimeout: Duration.decode(p.callTimeout ?? hot.callTimeout),
+      scope: p.scope ?? cold.scope,
       pool: {
         definition: configured.definition,
-        probe: { preference, probeTimeout, session: sessionOptions },
+        probe: { preference, probeTimeout: hot.probeTimeout, session: sessionOptions },
         settings: {
-          max: p.max ?? defaults.max,
-          idleTimeout: p.idleTimeout ?? defaults.idleTimeout,
-          startTimeout: p.startTimeout ?? defaults.startTimeout
+          max: p.max ?? cold.max,
+          idleTimeout: p.idleTimeout ?? hot.idleTimeout,
+          startTimeout: p.startTimeout ?? hot.startTimeout
         }
       }
     }
-  })
+  }
+
+  const atStart = yield* hotSettings
+  const servers: ReadonlyArray<GatewayServer> = config.servers.map((configured) => build(configured, atStart))
+
+  /** The server as the settings stand now. */
+  const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>
+    Effect.map(hotSettings, (hot) => build(server.configured, hot))
 
   const poolCaller = (server: GatewayServer, caller: Caller): PoolCaller => {
     const key = server.scope === "global"
@@ -196,13 +209,14 @@ const make = Effect.gen(function*() {
     return caller.revision === undefined ? { key } : { key, revision: caller.revision }
   }
 
-  const request = (server: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
-    pool.withSession(server.pool, poolCaller(server, caller), (session) => session.request(method, params, caller)).pipe(
-      Effect.timeoutFail({
-        duration: server.callTimeout,
-        onTimeout: () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
-      })
-    )
+  const request = (configured: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
+    Effect.flatMap(current(configured), (server) =>
+      pool.withSession(server.pool, poolCaller(server, caller), (session) => session.request(method, params, caller)).pipe(
+        Effect.timeoutFail({
+          duration: server.callTimeout,
+          onTimeout: () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
+        })
+      ))
 
   // Every page, so hosts see the whole list; a server that never stops paging is cut off.
   const listAll = (server: GatewayServer, caller: Caller, method: string, key: string) =>
@@ -309,8 +323,9 @@ const make = Effect.gen(function*() {
         onNone: () => Effect.fail(noSuchServer(namespace)),
         onSome: (server) => request(server, caller, method, params)
       }),
-    protocol: Effect.forEach(servers, (server) =>
+    protocol: Effect.forEach(servers, (configured) =>
       Effect.gen(function*() {
+        const server = yield* current(configured)
         const report = yield* pool.report(server.name)
         const cached = yield* cache.get(server.configured.definition)
         return {
@@ -326,12 +341,12 @@ const make = Effect.gen(function*() {
     probe: (namespace) =>
       Option.match(serverByNamespace(namespace), {
         onNone: () => Effect.fail(noSuchServer(namespace)),
-        onSome: (server) =>
+        onSome: (configured) =>
           Effect.scoped(
-            Effect.map(
+            Effect.flatMap(current(configured), (server) => Effect.map(
               prober.start(server.configured.definition, { ...server.pool.probe, ignoreCache: true }),
               (started) => started.report
-            )
+            ))
           )
       })
   })

@@ -3,6 +3,8 @@
  */
 /** The port the Server asks: listings, calls, prompts, resources, completion, and their typed errors. */
 export * as Backend from "./Backend.js"
+/** mcpx-fx's own MRTR requestState: HMAC-signed, expiring, bound to method and params, never to a session. */
+export * as RequestState from "./RequestState.js"
 /** The transport-free protocol core: one message in, at most one response out, for both eras. */
 export * as Server from "./Server.js"
 /** The stdio host transport: concurrent requests, cancellation, batches by revision, drain at end of input. */

@@ -11,12 +11,19 @@ import * as Layer from "effect/Layer"
 import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./Gateway.js"
 import * as Names from "./Names.js"
 
-/** The server's caller as the gateway needs it: identity for pooling, capabilities and questions for the upstream. */
+/**
+ * The server's caller as the gateway needs it: identity for pooling (its revision also picks the
+ * `follow` lane, so each host era meets an upstream session of its own era), capabilities and
+ * questions for the upstream. A modern upstream's `input_required` goes back to a modern host as
+ * it is, for the host to answer and retry; for a legacy host it is resolved here by asking the
+ * host's questions channel, the only way a legacy host can be asked.
+ */
 export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
   const channel = caller.questions
   const base: GatewayCaller = {
     revision: caller.revision,
     clientCapabilities: caller.clientCapabilities,
+    inputRequired: caller.era === "modern" ? "return" : "resolve",
     ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId })
   }
   if (channel === undefined) return base
@@ -26,6 +33,15 @@ export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
   )
   return { ...base, questions }
 }
+
+/**
+ * The MRTR fields a modern retry sends upstream: the host's answers and the upstream's own state
+ * (the Server has already checked mcpx-fx's state and unwrapped it).
+ */
+export const retryParams = (retry: Backend.InputRetry | undefined): JsonObject => ({
+  ...(retry?.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),
+  ...(retry?.requestState === undefined ? {} : { requestState: retry.requestState })
+})
 
 /** Retells a gateway failure as the Backend error the Server knows how to answer. */
 export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
@@ -54,14 +70,20 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
   Backend.Backend,
   Effect.map(Gateway, (gateway) => {
     const call = <A>(effect: Effect.Effect<A, GatewayCallError>) => Effect.mapError(effect, toBackendError)
+    const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
+
+    // A retry goes to the server its namespaced name routes to (the one that asked), with the
+    // first round's params plus the retry fields. A retry whose name routes nowhere takes the
+    // ordinary path, which names the closest matches.
+    const retry = (caller: Backend.Caller, namespace: string, method: string, params: JsonObject, meta: JsonObject | undefined) =>
+      call(gateway.forward(toGatewayCaller(caller), namespace, method, withMeta({ ...params, ...retryParams(caller.retry) }, meta)))
 
     // `completion/complete` names its target by `ref`; the upstream must see its own name for it.
     const complete = (caller: Backend.Caller, params: JsonObject, meta?: JsonObject) => {
       const ref = params.ref
       const target = isJsonObject(ref) ? ref : {}
-      const withMeta = (p: JsonObject): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
       const to = (namespace: string, upstreamRef: JsonObject) =>
-        call(gateway.forward(toGatewayCaller(caller), namespace, "completion/complete", withMeta({ ...params, ref: upstreamRef })))
+        call(gateway.forward(toGatewayCaller(caller), namespace, "completion/complete", withMeta({ ...params, ref: upstreamRef }, meta)))
       if (target.type === "ref/resource" && typeof target.uri === "string") {
         const found = Names.resolveUri(gateway.servers, target.uri)
         return found === undefined
@@ -80,9 +102,24 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
       listPrompts: (caller) => gateway.listPrompts(toGatewayCaller(caller)),
       listResources: (caller) => gateway.listResources(toGatewayCaller(caller)),
       listResourceTemplates: (caller) => gateway.listResourceTemplates(toGatewayCaller(caller)),
-      callTool: (caller, name, args, meta) => call(gateway.callTool(toGatewayCaller(caller), name, args, meta)),
-      getPrompt: (caller, name, args, meta) => call(gateway.getPrompt(toGatewayCaller(caller), name, args, meta)),
-      readResource: (caller, uri, meta) => call(gateway.readResource(toGatewayCaller(caller), uri, meta)),
+      callTool: (caller, name, args, meta) => {
+        const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
+        return found === undefined
+          ? call(gateway.callTool(toGatewayCaller(caller), name, args, meta))
+          : retry(caller, found.server.namespace, "tools/call", { name: found.name, arguments: args }, meta)
+      },
+      getPrompt: (caller, name, args, meta) => {
+        const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
+        return found === undefined
+          ? call(gateway.getPrompt(toGatewayCaller(caller), name, args, meta))
+          : retry(caller, found.server.namespace, "prompts/get", { name: found.name, arguments: args }, meta)
+      },
+      readResource: (caller, uri, meta) => {
+        const found = caller.retry === undefined ? undefined : Names.resolveUri(gateway.servers, uri)
+        return found === undefined
+          ? call(gateway.readResource(toGatewayCaller(caller), uri, meta))
+          : retry(caller, found.server.namespace, "resources/read", { uri: found.uri }, meta)
+      },
       complete
     })
   })

@@ -5,7 +5,7 @@ import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
 import { TransportClosed } from "@mcpx-fx/upstream/Transport"
 import * as Effect from "effect/Effect"
 import { CallTimedOut, UnknownName } from "../src/Gateway.js"
-import { toBackendError, toGatewayCaller } from "../src/GatewayBackend.js"
+import { retryParams, toBackendError, toGatewayCaller } from "../src/GatewayBackend.js"
 
 describe("GatewayBackend", () => {
   it("gateway/backend/errors-keep-their-kind-for-the-server", () => {
@@ -50,4 +50,16 @@ describe("GatewayBackend", () => {
       assert.strictEqual(refused.code, -32601)
       assert.isUndefined(toGatewayCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: {} }).questions)
     }))
+
+  it("2026-07-28/mrtr/a modern host gets input_required back and a legacy host is asked", () => {
+    assert.strictEqual(toGatewayCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: {} }).inputRequired, "return")
+    assert.strictEqual(toGatewayCaller({ revision: "2025-06-18", era: "legacy", clientCapabilities: {} }).inputRequired, "resolve")
+  })
+
+  it("2026-07-28/mrtr/a retry sends the host's answers and the upstream's own state", () => {
+    const inputResponses = { name: { action: "decline" } }
+    assert.deepStrictEqual(retryParams({ inputResponses, requestState: "upstream" }), { inputResponses, requestState: "upstream" })
+    assert.deepStrictEqual(retryParams({ inputResponses }), { inputResponses })
+    assert.deepStrictEqual(retryParams(undefined), {})
+  })
 })

@@ -16,6 +16,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { DefaultPreference } from "@mcpx-fx/upstream/Preference"
 import * as Codec from "./internal/Codec.js"
+import * as Names from "./Names.js"
 
 // ---------------------------------------------------------------------------------------------
 // Names
@@ -458,15 +459,9 @@ export interface SettingsService {
   readonly unset: (path: string) => Effect.Effect<UnsetResult, UnknownSetting>
 }
 
-const suggestionsFor = (path: string): ReadonlyArray<string> => {
-  const lower = path.toLowerCase()
-  const last = lower.split(".").pop() ?? lower
-  return paths.filter((p) => {
-    const q = p.toLowerCase()
-    return q === lower || q.endsWith(`.${last}`) || (last.length >= 3 && q.includes(last)) ||
-      (lower.length >= 3 && q.startsWith(lower))
-  })
-}
+/** The refusal of a path no registry entry has, naming the closest paths. */
+export const unknownSettingError = (path: string): UnknownSetting =>
+  new UnknownSetting({ path, suggestions: [...Names.closest(path, paths)] })
 
 /** Builds the service from explicit inputs; fails with the first refused value. */
 export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
@@ -483,7 +478,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
     Effect.suspend(() => {
       const setting = byPath.get(path)
       return setting === undefined
-        ? Effect.fail(new UnknownSetting({ path, suggestions: suggestionsFor(path) }))
+        ? Effect.fail(unknownSettingError(path))
         : Effect.succeed(setting)
     })
   const jsonOf = (setting: Erased, value: unknown): unknown => Schema.encodeSync(setting.fromJson)(value)

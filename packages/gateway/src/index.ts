@@ -14,3 +14,9 @@ export * as Gateway from "./Gateway.js"
 export * as Names from "./Names.js"
 /** The host-facing Server's Backend over the in-process gateway, for `mcpx-fx serve`. */
 export * as GatewayBackend from "./GatewayBackend.js"
+/** The `/v1` HTTP API definition (routes, bodies, errors with statuses) for the daemon, OpenAPI and clients. */
+export * as Api from "./Api.js"
+/** The `/v1` API implemented over the gateway, and the shaping the CLI shares with it. */
+export * as ApiHandlers from "./ApiHandlers.js"
+/** Lifecycle events (`server.start`, `server.stop`, `server.era.stale`, …) as `/v1/events` streams them. */
+export * as Events from "./Events.js"

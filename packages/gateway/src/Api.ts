@@ -1,0 +1,336 @@
+/**
+ * The `/v1` HTTP API as an @effect/platform `HttpApi`: the routes, the Schemas of every request and
+ * response, and the errors with their HTTP statuses. The same definition serves the daemon
+ * (ApiHandlers.ts), gives `/v1/openapi.json`, and gives the CLI a typed client
+ * (`HttpApiClient.make(Api)`), so the CLI's `--json` output and the API's bodies are one shape.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as RevisionSchema from "@mcpx-fx/protocol/RevisionSchema"
+import { EraRecord } from "@mcpx-fx/upstream/EraCache"
+import { Lane, PoolEvent } from "@mcpx-fx/upstream/Pool"
+import { Preferences } from "@mcpx-fx/upstream/Preference"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { UnknownName } from "./Gateway.js"
+import { InvalidSettingValue, SetResult, SettingRow, Source, UnknownSetting, UnsetResult } from "./Settings.js"
+
+// ---------------------------------------------------------------------------------------------
+// What the daemon tells the API about itself
+// ---------------------------------------------------------------------------------------------
+
+/** The running daemon, as `/v1/health` and `/v1/status` report it; the daemon provides it. */
+export class DaemonInfo extends Context.Tag("@mcpx-fx/gateway/Api/DaemonInfo")<DaemonInfo, {
+  readonly version: string
+  readonly pid: number
+  /** Epoch milliseconds; uptime is measured against the Clock. */
+  readonly startedAt: number
+  /** Where the TCP listener ended up, once known. */
+  readonly address?: string
+  readonly port?: number
+  /** The owner-only unix socket. */
+  readonly socket?: string
+  /** The config files loaded, nearest first. */
+  readonly configFiles?: ReadonlyArray<string>
+}>() {
+  static readonly layer = (info: DaemonInfo["Type"]): Layer.Layer<DaemonInfo> => Layer.succeed(DaemonInfo, info)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors (each with its status; the gateway's and settings' own errors are used as they are)
+// ---------------------------------------------------------------------------------------------
+
+/** The upstream refused the tool's arguments (-32602), or they were not a JSON object. */
+export class BadArguments extends Schema.TaggedError<BadArguments>("@mcpx-fx/gateway/Api/BadArguments")(
+  "BadArguments",
+  { tool: Schema.String, detail: Schema.String },
+  HttpApiSchema.annotations({ status: 400 })
+) {
+  override get message(): string {
+    return `${this.tool}: ${this.detail}`
+  }
+}
+
+/** The call could not be served by the upstream: it failed to start, crashed, timed out or answered an error. */
+export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>("@mcpx-fx/gateway/Api/UpstreamFailed")(
+  "UpstreamFailed",
+  {
+    /** The gateway's error tag: PoolError, CallTimedOut, UpstreamRpcError, ProbeFailed, … */
+    kind: Schema.String,
+    server: Schema.optionalWith(Schema.String, { exact: true }),
+    detail: Schema.String,
+    /** The upstream's JSON-RPC error, when it answered with one. */
+    code: Schema.optionalWith(Schema.Number, { exact: true }),
+    data: Schema.optionalWith(Schema.Unknown, { exact: true })
+  },
+  HttpApiSchema.annotations({ status: 502 })
+) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bodies
+// ---------------------------------------------------------------------------------------------
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** `GET /v1/health`. */
+export const Health = Schema.Struct({
+  ok: Schema.Literal(true),
+  version: Schema.String,
+  pid: Schema.Number,
+  uptimeMs: Schema.Number
+})
+
+/** A server that could not be listed, shown beside the others' results. */
+export const ListingFailure = Schema.Struct({ server: Schema.String, message: Schema.String })
+
+/** `GET /v1/tools` and `mcpx-fx tools --json`. */
+export const ToolsListing = Schema.Struct({
+  tools: Schema.Array(JsonObject),
+  failures: Schema.Array(ListingFailure)
+})
+
+/** `POST /v1/call`: the tool as hosts name it (`ns__tool`, or `ns.tool`) and its arguments. */
+export const CallRequest = Schema.Struct({
+  tool: Schema.String,
+  arguments: Schema.optionalWith(Schema.Unknown, { exact: true }),
+  /** The caller's session, for servers pooled per session. */
+  session: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/**
+ * `POST /v1/call`: the upstream's result unchanged (`mcpx-fx call --json` prints `result`). A tool
+ * that reports `isError` is still a 200: the call worked and the tool said no.
+ */
+export const CallResponse = Schema.Struct({
+  tool: Schema.String,
+  result: JsonObject,
+  isError: Schema.Boolean,
+  durationMs: Schema.Number
+})
+
+/** One upstream's era, as `mcpx-fx protocol --json` lists it. */
+export const ProtocolServer = Schema.Struct({
+  server: Schema.String,
+  namespace: Schema.String,
+  preference: Schema.Literal(...Preferences),
+  era: Schema.NullOr(RevisionSchema.EraSchema),
+  negotiated: Schema.NullOr(Schema.String),
+  eraSource: Schema.NullOr(Schema.Literal("probe", "cache", "forced")),
+  cached: Schema.NullOr(EraRecord)
+})
+
+/** `GET /v1/protocol`: what mcpx-fx speaks to hosts, and what it speaks to each upstream. */
+export const ProtocolReport = Schema.Struct({
+  asServer: Schema.Struct({
+    supported: Schema.Array(Schema.String),
+    legacy: Schema.Array(Schema.String),
+    modern: Schema.Array(Schema.String),
+    latest: Schema.String,
+    oldest: Schema.String
+  }),
+  asClient: Schema.Struct({
+    /** The effective `upstream.protocol` (canonical; a server's own `protocol` key overrides it). */
+    preference: Schema.Literal(...Preferences),
+    eraCache: Schema.Boolean,
+    legacy: Schema.Array(Schema.String),
+    modern: Schema.Array(Schema.String),
+    servers: Schema.Array(ProtocolServer)
+  })
+})
+
+/** `GET /v1/settings` (`mcpx-fx settings list --json` prints `settings`). */
+export const SettingsListing = Schema.Struct({ settings: Schema.Array(SettingRow) })
+
+/** `PUT /v1/settings/{path}`: the value as JSON (a string is read as an env var would be). */
+export const SetRequest = Schema.Struct({ value: Schema.Unknown })
+
+const SettingPathParam = Schema.Struct({ path: Schema.String })
+
+/** One instance of a server's pool. */
+export const InstanceRow = Schema.Struct({
+  id: Schema.String,
+  lane: Lane,
+  key: Schema.String,
+  state: Schema.Literal("queued", "starting", "ready"),
+  era: Schema.optionalWith(RevisionSchema.EraSchema, { exact: true }),
+  negotiated: Schema.optionalWith(Schema.String, { exact: true }),
+  eraSource: Schema.optionalWith(Schema.Literal("probe", "cache", "forced"), { exact: true }),
+  wire: Schema.optionalWith(Schema.String, { exact: true }),
+  busy: Schema.Number,
+  calls: Schema.Number,
+  startedAt: Schema.optionalWith(Schema.Number, { exact: true }),
+  idleSince: Schema.optionalWith(Schema.Number, { exact: true }),
+  lastUsed: Schema.Number
+})
+
+/** One lane of a server's pool. */
+export const LaneRow = Schema.Struct({
+  lane: Lane,
+  max: Schema.Number,
+  live: Schema.Number,
+  queued: Schema.Number,
+  cooldown: Schema.optionalWith(
+    Schema.Struct({ failures: Schema.Number, lastFailure: Schema.String, retryInMs: Schema.Number }),
+    { exact: true }
+  )
+})
+
+/** A server's pool: null until something has used it. */
+export const PoolRow = Schema.Struct({
+  lanes: Schema.Array(LaneRow),
+  instances: Schema.Array(InstanceRow),
+  legacyRefused: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/** One configured server (`GET /v1/servers`); env and headers by key only, their values may be secrets. */
+export const ServerRow = Schema.Struct({
+  name: Schema.String,
+  namespace: Schema.String,
+  transport: Schema.Literal("stdio", "http"),
+  command: Schema.optionalWith(Schema.String, { exact: true }),
+  args: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  cwd: Schema.optionalWith(Schema.String, { exact: true }),
+  url: Schema.optionalWith(Schema.String, { exact: true }),
+  envKeys: Schema.Array(Schema.String),
+  headerKeys: Schema.Array(Schema.String),
+  /** The config file that defined it. */
+  file: Schema.String,
+  /** The effective preference: the server's own `protocol` key, else `upstream.protocol`. */
+  preference: Schema.Literal(...Preferences),
+  scope: Schema.Literal("global", "session", "call"),
+  callTimeoutMs: Schema.Number,
+  pool: Schema.NullOr(PoolRow)
+})
+
+/** `GET /v1/servers`. */
+export const ServersListing = Schema.Struct({ servers: Schema.Array(ServerRow) })
+
+/** Which layers the effective settings came from. */
+export const SettingsSummary = Schema.Struct({
+  /** How many settings each layer decides (`file` counts every file together). */
+  sources: Schema.Struct({
+    default: Schema.Number,
+    file: Schema.Number,
+    env: Schema.Number,
+    flag: Schema.Number,
+    runtime: Schema.Number
+  }),
+  /** Every setting not at its default, with where its value came from. */
+  overridden: Schema.Array(Schema.Struct({ path: Schema.String, text: Schema.String, source: Source }))
+})
+
+/** `GET /v1/status`: the daemon, every server with its pool, and where the settings came from. */
+export const Status = Schema.Struct({
+  daemon: Schema.Struct({
+    version: Schema.String,
+    pid: Schema.Number,
+    startedAt: Schema.Number,
+    uptimeMs: Schema.Number,
+    address: Schema.optionalWith(Schema.String, { exact: true }),
+    port: Schema.optionalWith(Schema.Number, { exact: true }),
+    socket: Schema.optionalWith(Schema.String, { exact: true }),
+    configFiles: Schema.Array(Schema.String)
+  }),
+  servers: Schema.Array(ServerRow),
+  settings: SettingsSummary
+})
+
+/** `GET /v1/events` filters: comma-separated event types and server names. */
+export const EventsQuery = Schema.Struct({
+  types: Schema.optionalWith(Schema.String, { exact: true }),
+  server: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/**
+ * One lifecycle event on `/v1/events`: `{type, server, at, …}`, sent as an SSE frame whose `event:`
+ * is the type (`server.start`, `server.stop`, `server.era.stale`, `server.crash`, `server.start.failed`).
+ */
+export const LifecycleEvent = PoolEvent
+
+/** The SSE body of `/v1/events`, as OpenAPI describes it. */
+const EventStream = Schema.String.pipe(
+  HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" }),
+  Schema.annotations({ description: "SSE: `event: <type>` and `data: <LifecycleEvent JSON>` frames, `:` keep-alive comments" })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------------------------
+
+/** Health and status of the daemon. */
+export class SystemGroup extends HttpApiGroup.make("system")
+  .add(HttpApiEndpoint.get("health", "/health").addSuccess(Health))
+  .add(HttpApiEndpoint.get("status", "/status").addSuccess(Status))
+  .add(HttpApiEndpoint.get("servers", "/servers").addSuccess(ServersListing))
+  .add(HttpApiEndpoint.get("protocol", "/protocol").addSuccess(ProtocolReport))
+{}
+
+/** Tools and calls. */
+export class ToolsGroup extends HttpApiGroup.make("tools")
+  .add(
+    HttpApiEndpoint.get("list", "/tools")
+      .setUrlParams(Schema.Struct({ ns: Schema.optionalWith(Schema.String, { exact: true }) }))
+      .addSuccess(ToolsListing)
+      .addError(UnknownName, { status: 404 })
+  )
+  .add(
+    HttpApiEndpoint.post("call", "/call")
+      .setPayload(CallRequest)
+      .addSuccess(CallResponse)
+      .addError(UnknownName, { status: 404 })
+      .addError(BadArguments)
+      .addError(UpstreamFailed)
+  )
+{}
+
+/** The settings registry and runtime overrides. */
+export class SettingsGroup extends HttpApiGroup.make("settings")
+  .add(HttpApiEndpoint.get("list", "/settings").addSuccess(SettingsListing))
+  .add(
+    HttpApiEndpoint.get("get", "/settings/:path")
+      .setPath(SettingPathParam)
+      .addSuccess(SettingRow)
+      .addError(UnknownSetting, { status: 404 })
+  )
+  .add(
+    HttpApiEndpoint.put("set", "/settings/:path")
+      .setPath(SettingPathParam)
+      .setPayload(SetRequest)
+      .addSuccess(SetResult)
+      .addError(UnknownSetting, { status: 404 })
+      .addError(InvalidSettingValue, { status: 400 })
+  )
+  .add(
+    HttpApiEndpoint.del("unset", "/settings/:path")
+      .setPath(SettingPathParam)
+      .addSuccess(UnsetResult)
+      .addError(UnknownSetting, { status: 404 })
+  )
+{}
+
+/** Lifecycle events as a stream. */
+export class EventsGroup extends HttpApiGroup.make("events")
+  .add(HttpApiEndpoint.get("events", "/events").setUrlParams(EventsQuery).addSuccess(EventStream))
+{}
+
+/** The whole `/v1` API. */
+export class Api extends HttpApi.make("mcpx")
+  .add(SystemGroup)
+  .add(ToolsGroup)
+  .add(SettingsGroup)
+  .add(EventsGroup)
+  .prefix("/v1")
+  .annotate(OpenApi.Title, "mcpx-fx")
+  .annotate(OpenApi.Description, "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.")
+{}
+
+/** Where the OpenAPI document is served. */
+export const OpenApiPath = "/v1/openapi.json" as const

@@ -1,0 +1,54 @@
+/**
+ * The lifecycle events `/v1/events` streams: the Pool's `server.start`, `server.stop`,
+ * `server.era.stale`, `server.crash` and `server.start.failed`, already shaped `{type, server, at, …}`,
+ * framed as Server-Sent Events with the type as the `event:` name, and `:` comments to keep idle
+ * connections (and the proxies between) from timing out.
+ */
+import { type PoolEvent, Pool } from "@mcpx-fx/upstream/Pool"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+
+/** Which events a subscriber wants; an absent list means all of them. */
+export interface EventFilter {
+  readonly types?: ReadonlyArray<string>
+  readonly servers?: ReadonlyArray<string>
+}
+
+/** Reads `?types=a,b&server=x,y` into a filter. */
+export const filterOf = (query: { readonly types?: string; readonly server?: string }): EventFilter => {
+  const list = (s: string | undefined) => s?.split(",").map((x) => x.trim()).filter((x) => x.length > 0)
+  const types = list(query.types)
+  const servers = list(query.server)
+  return { ...(types !== undefined && types.length > 0 ? { types } : {}), ...(servers !== undefined && servers.length > 0 ? { servers } : {}) }
+}
+
+const matches = (filter: EventFilter) => (event: PoolEvent): boolean =>
+  (filter.types === undefined || filter.types.includes(event.type)) &&
+  (filter.servers === undefined || filter.servers.includes(event.server))
+
+/** One event as an SSE frame. */
+export const frame = (event: PoolEvent): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+
+/**
+ * The first frame, sent once the subscription is in place: a client that waits for it knows no
+ * later event is missed.
+ */
+export const readyFrame = ": subscribed\n\n"
+
+/** The keep-alive comment. */
+export const keepAliveFrame = ": keep-alive\n\n"
+
+/**
+ * The SSE body: the ready comment, then matching events as they happen, with a keep-alive comment
+ * every `keepAlive`. The Pool subscription lives as long as the stream is read.
+ */
+export const sse = (filter: EventFilter, keepAlive: Duration.DurationInput): Stream.Stream<string, never, Pool> =>
+  Stream.unwrapScoped(
+    Effect.map(Effect.flatMap(Pool, (pool) => pool.subscribe), (queue) => {
+      const events = Stream.fromQueue(queue).pipe(Stream.filter(matches(filter)), Stream.map(frame))
+      const pings = Stream.fromSchedule(Schedule.spaced(Duration.decode(keepAlive))).pipe(Stream.as(keepAliveFrame))
+      return Stream.concat(Stream.make(readyFrame), Stream.merge(events, pings))
+    })
+  )

@@ -9,6 +9,8 @@ import * as ProtocolCommand from "./commands/Protocol.js"
 import { root } from "./commands/Root.js"
 import * as ServeCommand from "./commands/Serve.js"
 import * as SettingsCommand from "./commands/Settings.js"
+import * as StatusCommand from "./commands/Status.js"
+import * as StopCommand from "./commands/Stop.js"
 import * as ToolsCommand from "./commands/Tools.js"
 import { version } from "./version.js"
 
@@ -20,7 +22,9 @@ export const command = root.pipe(Command.withSubcommands([
   ProtocolCommand.probe,
   SettingsCommand.command,
   ConfigCommand.command,
-  ServeCommand.command
+  ServeCommand.command,
+  StatusCommand.command,
+  StopCommand.command
 ]))
 
 /** Parses argv and runs the matching command. */

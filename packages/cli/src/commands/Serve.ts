@@ -5,6 +5,7 @@
  * progress line and no output of its own; logs and failures go to stderr (bin.ts).
  */
 import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Settings from "@mcpx-fx/gateway/Settings"
@@ -13,10 +14,13 @@ import * as StdioHost from "@mcpx-fx/server/StdioHost"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
+import * as DaemonClient from "../DaemonClient.js"
 import * as Layers from "../Layers.js"
+import * as Relay from "../Relay.js"
 import { globalsFrom } from "./Root.js"
 
 /** stdin could not be read. */
@@ -42,10 +46,34 @@ const host = StdioHost.StdioHost.layer.pipe(
   Layer.provide(GatewayBackend.layer)
 )
 
+/** `serve --relay` found no daemon to relay to. */
+export class NoDaemonToRelay extends Data.TaggedError("NoDaemonToRelay")<{ readonly detail: string }> {
+  override get message(): string {
+    return `--relay needs a running daemon (start one with \`mcpx-fx daemon\`): ${this.detail}`
+  }
+}
+
+const relayOption = Options.boolean("relay").pipe(
+  Options.withDescription(
+    "Relay to the running daemon (over its unix socket) instead of running the gateway in this process, so " +
+      "every host shares the daemon's upstream servers."
+  )
+)
+
+const relayToDaemon = Effect.gen(function*() {
+  const info = yield* DaemonClient.running
+  if (Option.isNone(info)) return yield* new NoDaemonToRelay({ detail: "no daemon.json for this state directory" })
+  const drain = yield* Settings.get("transport.stdioDrain")
+  yield* Relay.relay(stdinLines, writeLine, { drain }).pipe(Effect.provide(DaemonClient.socketClient(info.value.socket)))
+})
+
 /** `mcpx-fx serve`. */
-export const command = Command.make("serve", { globals: GlobalOptions.options }, ({ globals }) =>
+export const command = Command.make("serve", { globals: GlobalOptions.options, relay: relayOption }, ({ globals, relay }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
+    if (relay) {
+      return yield* relayToDaemon.pipe(Effect.provide(Layers.configured(options)))
+    }
     yield* Effect.gen(function*() {
       const drain = yield* Settings.get("transport.stdioDrain")
       const stdio = yield* StdioHost.StdioHost

@@ -1,0 +1,213 @@
+/**
+ * `mcpx-fx serve --relay`: a host's stdio connection carried to the running daemon's `/mcp` over
+ * its unix socket, so every host shares the daemon's upstream processes instead of starting its own.
+ *
+ * Each line from the host is POSTed as it came, with `X-Mcpx-Caller-Protocol` naming the revision
+ * the host speaks: the daemon then serves the body by stdio's rules (no HTTP header mirroring,
+ * batches by the negotiated revision) while HTTP carries it. Replies — a JSON body, or the events
+ * of an SSE body (progress, log messages, the daemon's questions, then the response) — become
+ * stdout lines in the order they arrive. The host's answers to questions are POSTed back on the
+ * legacy session. A legacy session's GET stream brings list_changed and resource updates.
+ *
+ * Requests run concurrently; `notifications/cancelled` for a modern request closes its POST (the
+ * daemon interrupts the call), and for a legacy one it is forwarded like any notification. At end
+ * of input, requests in flight get the drain period, then the session is deleted.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberMap from "effect/FiberMap"
+import * as FiberSet from "effect/FiberSet"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { createParser } from "eventsource-parser"
+
+/** The header naming the revision the relayed host speaks. */
+export const CallerProtocolHeader = "x-mcpx-caller-protocol"
+
+type Frame = Record<string, unknown>
+
+const parseFrame = (line: string): Frame | ReadonlyArray<unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === "object" && value !== null ? (value as Frame | ReadonlyArray<unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const metaVersion = (frame: Frame): string | undefined => {
+  const params = frame.params
+  if (typeof params !== "object" || params === null) return undefined
+  const meta = (params as Frame)._meta
+  if (typeof meta !== "object" || meta === null) return undefined
+  const v = (meta as Frame)["io.modelcontextprotocol/protocolVersion"]
+  return typeof v === "string" ? v : undefined
+}
+
+const idKey = (id: unknown): string => JSON.stringify(id)
+
+/** How the relay behaves. */
+export interface RelayOptions {
+  readonly drain: Duration.DurationInput
+}
+
+/**
+ * Relays `input` lines to the daemon through `HttpClient` (already pointed at the daemon) and
+ * writes every reply with `write`. Returns when input has ended and the drain is over.
+ */
+export const relay = <E>(
+  input: Stream.Stream<string, E>,
+  write: (line: string) => Effect.Effect<void>,
+  options: RelayOptions
+) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const session = yield* Ref.make<string | undefined>(undefined)
+    const negotiated = yield* Ref.make<string | undefined>(undefined)
+    const requests = yield* FiberMap.make<string>()
+    const background = yield* FiberSet.make()
+    const modernIds = new Set<string>()
+    const lock = yield* Effect.makeSemaphore(1)
+    const out = (line: string) => lock.withPermits(1)(write(line))
+
+    const failureFor = (id: unknown, message: string) =>
+      out(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message } }))
+
+    const headers = (revision: string | undefined) =>
+      Effect.gen(function*() {
+        const sid = yield* Ref.get(session)
+        const version = yield* Ref.get(negotiated)
+        return {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(revision === undefined ? {} : { [CallerProtocolHeader]: revision }),
+          ...(sid === undefined ? {} : { "mcp-session-id": sid }),
+          ...(version === undefined || revision !== version ? {} : { "mcp-protocol-version": version })
+        }
+      })
+
+    // Writes what a POST answered: nothing (202), one JSON body, or each SSE event's data.
+    const emit = (response: HttpClientResponse.HttpClientResponse) =>
+      Effect.gen(function*() {
+        const type = response.headers["content-type"] ?? ""
+        if (type.startsWith("text/event-stream")) {
+          const pending: Array<string> = []
+          const parser = createParser({ onEvent: (e) => e.data !== "" && pending.push(e.data) })
+          yield* response.stream.pipe(
+            Stream.decodeText(),
+            Stream.runForEach((chunk) =>
+              Effect.suspend(() => {
+                parser.feed(chunk)
+                return Effect.forEach(pending.splice(0), (data) => out(data), { discard: true })
+              })
+            )
+          )
+          return
+        }
+        const body = (yield* response.text).trim()
+        if (body !== "") yield* out(body.replace(/\n/g, ""))
+      })
+
+    const post = (line: string, revision: string | undefined) =>
+      Effect.flatMap(headers(revision), (h) =>
+        client.execute(HttpClientRequest.post("/mcp").pipe(
+          HttpClientRequest.setHeaders(h),
+          HttpClientRequest.bodyText(line, "application/json")
+        )))
+
+    const openGetStream = Effect.gen(function*() {
+      const sid = yield* Ref.get(session)
+      if (sid === undefined) return
+      const response = yield* client.execute(HttpClientRequest.get("/mcp").pipe(
+        HttpClientRequest.setHeaders({ accept: "text/event-stream", "mcp-session-id": sid })
+      ))
+      if (response.status === 200) yield* emit(response)
+    }).pipe(Effect.scoped, Effect.ignore)
+
+    const request = (frame: Frame, line: string) => {
+      const modern = metaVersion(frame)
+      const revision = modern ?? (frame.method === "initialize"
+        ? (typeof (frame.params as Frame | undefined)?.protocolVersion === "string"
+          ? String((frame.params as Frame).protocolVersion)
+          : Revision.OldestRevision)
+        : undefined)
+      return Effect.gen(function*() {
+        const caller = revision ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
+        const response = yield* post(line, caller)
+        if (frame.method === "initialize") {
+          const sid = response.headers["mcp-session-id"]
+          if (sid !== undefined) yield* Ref.set(session, sid)
+        }
+        if (frame.method === "initialize" && response.status === 200) {
+          const body = yield* response.text
+          const parsed = parseFrame(body)
+          const result = parsed !== undefined && !Array.isArray(parsed) ? (parsed as Frame).result : undefined
+          const version = typeof result === "object" && result !== null ? (result as Frame).protocolVersion : undefined
+          if (typeof version === "string") yield* Ref.set(negotiated, version)
+          yield* out(body.trim())
+          return
+        }
+        yield* emit(response)
+      }).pipe(
+        Effect.scoped,
+        Effect.catchAll((e) => failureFor(frame.id, `the mcpx-fx daemon did not answer: ${e.message}`))
+      )
+    }
+
+    const notification = (frame: Frame, line: string) =>
+      Effect.gen(function*() {
+        if (frame.method === "notifications/cancelled") {
+          const id = (frame.params as Frame | undefined)?.requestId
+          if (modernIds.has(idKey(id))) {
+            // A modern request is cancelled by closing its stream; the daemon interrupts the call.
+            yield* FiberMap.remove(requests, idKey(id))
+            return
+          }
+        }
+        const response = yield* post(line, metaVersion(frame) ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision)
+        yield* emit(response)
+        if (frame.method === "notifications/initialized") yield* FiberSet.run(background, openGetStream)
+      }).pipe(Effect.scoped, Effect.ignore)
+
+    const handleLine = (line: string) =>
+      Effect.gen(function*() {
+        if (line.trim() === "") return
+        const frame = parseFrame(line)
+        if (frame === undefined || Array.isArray(frame)) {
+          // Batches and garbage are the daemon's to judge; their replies come back as written.
+          yield* FiberSet.run(background, Effect.ignore(Effect.scoped(Effect.flatMap(
+            post(line, (yield* Ref.get(negotiated)) ?? Revision.OldestRevision),
+            emit
+          ))))
+          return
+        }
+        const f = frame as Frame
+        if (typeof f.method === "string" && f.id !== undefined) {
+          const key = idKey(f.id)
+          if (metaVersion(f) !== undefined) modernIds.add(key)
+          // initialize settles the session every later request needs, so it is awaited in line.
+          if (f.method === "initialize") return yield* request(f, line)
+          yield* FiberMap.run(requests, key, Effect.ensuring(request(f, line), Effect.sync(() => modernIds.delete(key))))
+          return
+        }
+        if (typeof f.method === "string") return yield* notification(f, line)
+        // A response: the host's answer to one of the daemon's questions.
+        yield* Effect.ignore(Effect.scoped(Effect.flatMap(post(line, (yield* Ref.get(negotiated)) ?? Revision.OldestRevision), emit)))
+      })
+
+    yield* Stream.runForEach(input, handleLine)
+    yield* Effect.timeout(FiberMap.awaitEmpty(requests), Duration.decode(options.drain)).pipe(Effect.ignore)
+    yield* FiberMap.clear(requests)
+    yield* FiberSet.clear(background)
+    const sid = yield* Ref.get(session)
+    if (sid !== undefined) {
+      yield* client.execute(HttpClientRequest.del("/mcp").pipe(HttpClientRequest.setHeader("mcp-session-id", sid))).pipe(
+        Effect.scoped,
+        Effect.ignore
+      )
+    }
+  }).pipe(Effect.scoped)

@@ -1,0 +1,86 @@
+/**
+ * `mcpx-fx status`: whether a daemon runs for this state directory, where it listens, and what its
+ * upstream servers are doing — asked of the daemon itself (`GET /v1/status` over the unix socket),
+ * so the answer is the live one, not a file's.
+ */
+import * as Command from "@effect/cli/Command"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as DaemonClient from "../DaemonClient.js"
+import * as GlobalOptions from "../GlobalOptions.js"
+import { describe } from "../Help.js"
+import * as Output from "../Output.js"
+import { globalsFrom } from "./Root.js"
+
+/** No daemon runs for this state directory; exit 1 so scripts can test for one. */
+export class NotRunning extends Data.TaggedError("NotRunning")<{ readonly stateDir: string }> {
+  override get message(): string {
+    return `no daemon is running for the state directory ${this.stateDir}`
+  }
+}
+
+/** The daemon's files say it is alive but it did not answer over its socket. */
+export class Unreachable extends Data.TaggedError("Unreachable")<{ readonly socket: string; readonly detail: string }> {
+  override get message(): string {
+    return `the daemon did not answer on ${this.socket}: ${this.detail}`
+  }
+}
+
+// Only the fields the text view prints are read; --json prints whatever the daemon said.
+const StatusView = Schema.Struct({
+  servers: Schema.optional(Schema.Array(Schema.Struct({
+    name: Schema.String,
+    instances: Schema.optional(Schema.Number),
+    era: Schema.optional(Schema.NullOr(Schema.String))
+  })))
+})
+
+/** `mcpx-fx status`. */
+export const command = Command.make("status", { globals: GlobalOptions.options }, ({ globals }) =>
+  Effect.gen(function*() {
+    const options = yield* globalsFrom(globals)
+    const files = yield* Effect.provide(DaemonFiles.paths, DaemonClient.stateDir)
+    const info = yield* DaemonClient.running
+    if (Option.isNone(info)) {
+      if (options.json) yield* Output.json({ running: false, stateDir: files.stateDir })
+      return yield* new NotRunning({ stateDir: files.stateDir })
+    }
+    const daemon = info.value
+    const status = yield* HttpClient.get("/v1/status").pipe(
+      Effect.flatMap(HttpClientResponse.filterStatusOk),
+      Effect.flatMap((r) => r.json),
+      Effect.scoped,
+      Effect.provide(DaemonClient.socketClient(daemon.socket)),
+      Effect.mapError((e) => new Unreachable({ socket: daemon.socket, detail: e.message }))
+    )
+    if (options.json) return yield* Output.json({ running: true, ...daemon, status })
+    const view = Schema.decodeUnknownOption(StatusView)(status)
+    const servers = Option.match(view, { onNone: () => [], onSome: (v) => v.servers ?? [] })
+    yield* Output.text([
+      `daemon    pid ${daemon.pid}, mcpx-fx ${daemon.version}, since ${daemon.startedAt}`,
+      `mcp       ${daemon.mcp}`,
+      `api       ${daemon.url}/v1`,
+      `socket    ${daemon.socket}`,
+      `config    ${daemon.configFiles.length === 0 ? "(none)" : daemon.configFiles.join(", ")}`,
+      ...(servers.length === 0 ? [] : [
+        "",
+        Output.table(
+          ["SERVER", "INSTANCES", "ERA"],
+          servers.map((s) => [s.name, String(s.instances ?? 0), s.era ?? "-"])
+        )
+      ])
+    ].join("\n"))
+  })).pipe(
+    Command.withDescription(
+      describe(
+        "Show whether a daemon is running for this state directory, where it listens (/mcp for hosts, /v1 API, " +
+          "unix socket), and its upstream servers. Exits 1 when none is running.",
+        "mcpx-fx status --json"
+      )
+    )
+  )

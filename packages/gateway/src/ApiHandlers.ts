@@ -28,6 +28,7 @@ import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Ap
 import type * as ApiSchema from "./Api.js"
 import * as Events from "./Events.js"
 import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
+import * as Names from "./Names.js"
 import { Settings, unknownSettingError } from "./Settings.js"
 
 type GatewayService = Gateway["Type"]
@@ -55,7 +56,7 @@ export const toolsListing = (
       : gateway.servers.filter((s) => s.namespace === namespace || s.name === namespace)
     if (namespace !== undefined && servers.length === 0) {
       const known = gateway.servers.map((s) => s.namespace)
-      return yield* new UnknownName({ kind: "server", name: namespace, suggestions: known })
+      return yield* new UnknownName({ kind: "server", name: namespace, suggestions: [...Names.closest(namespace, known)] })
     }
     const listing = yield* gateway.listTools({})
     const names = new Set(servers.map((s) => s.name))

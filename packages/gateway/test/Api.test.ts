@@ -5,8 +5,11 @@
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
@@ -17,8 +20,12 @@ import { Prober } from "@mcpx-fx/upstream/Prober"
 import { AcceptedPreferenceNames } from "@mcpx-fx/upstream/Preference"
 import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -212,6 +219,8 @@ describe("/v1 system", () => {
       assert.hasAllKeys(paths["/v1/settings/{path}"]!, ["get", "put", "delete"])
       const call404 = (paths["/v1/call"]!.post as { responses: Record<string, unknown> }).responses
       assert.includeMembers(Object.keys(call404), ["200", "400", "404", "502"])
+      const events = (paths["/v1/events"]!.get as { responses: Record<string, { content: Record<string, unknown> }> }).responses
+      assert.property(events["200"]!.content, "text/event-stream")
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
 })
 
@@ -435,4 +444,40 @@ describe("/v1 typed client", () => {
       Effect.provideServiceEffect(FetchHttpClient.Fetch, Effect.map(webHandler, (web) => ((input: string | URL | Request, init?: RequestInit) => web.handler(new Request(input, init))) as typeof fetch)),
       Effect.provide(dependencies({ alpha: era("dual") }))
     ))
+})
+
+describe("/v1 mounting", () => {
+  it.scopedLive("v1/httpApp mounts beside /mcp in one router, /v1 paths kept", () =>
+    Effect.gen(function*() {
+      const app = yield* ApiHandlers.httpApp
+      const router = HttpRouter.empty.pipe(
+        HttpRouter.mountApp("/v1", app, { includePrefix: true }),
+        HttpRouter.post("/mcp", HttpServerResponse.text("the MCP endpoint"))
+      )
+      const runtime = yield* Effect.runtime<HttpRouter.HttpRouter.DefaultServices>()
+      const handler = HttpApp.toWebHandlerRuntime(runtime)(router)
+      const health = yield* call(handler, "GET", "/v1/health")
+      assert.deepInclude(health, { status: 200, body: { ok: true, version: daemon.version, pid: daemon.pid, uptimeMs: health.body.uptimeMs } })
+      const openapi = yield* call(handler, "GET", "/v1/openapi.json")
+      assert.property(openapi.body.paths as Record<string, unknown>, "/v1/settings/{path}")
+      const mcp = yield* send(handler, "POST", "/mcp", {})
+      assert.strictEqual(yield* Effect.promise(() => mcp.text()), "the MCP endpoint")
+    }).pipe(Effect.provide(HttpServer.layerContext), Effect.provide(dependencies({ alpha: era("dual") }))))
+})
+
+describe("/v1 events keep-alive", () => {
+  const unusedProber = Layer.succeed(Prober, Prober.of({ start: () => Effect.dieMessage("no upstream starts in this test") }))
+
+  it.scoped("v1/events sends a keep-alive comment every transport.sseKeepAlive", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Events.sse({}, "15 seconds").pipe(Stream.take(3), Stream.runCollect, Effect.fork)
+      // Each adjust must find the stream's sleep already registered, or it would pass it by.
+      const sleeping = Effect.repeat(TestClock.sleeps(), { until: (sleeps) => Chunk.size(sleeps) > 0 })
+      yield* sleeping
+      yield* TestClock.adjust("15 seconds")
+      yield* sleeping
+      yield* TestClock.adjust("15 seconds")
+      const frames = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(Chunk.toReadonlyArray(frames), [Events.readyFrame, Events.keepAliveFrame, Events.keepAliveFrame])
+    }).pipe(Effect.provide(Pool.layer.pipe(Layer.provide(unusedProber)))))
 })

@@ -13,7 +13,9 @@ import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
+import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 
 /** A question a call needs answered by the host: the method and params of a server→client request. */
 export interface Question {
@@ -130,6 +132,20 @@ export class BackendUnavailable extends Schema.TaggedError<BackendUnavailable>("
   }
 }
 
+/**
+ * Something a host may be told about: one of the aggregated lists changed, or a resource was
+ * updated. The `uri` is in the host's form (the gateway's `mcpx://<namespace>/<uri>`), the one the
+ * host listed, read and subscribed with.
+ */
+export const Change = Schema.Union(
+  Schema.TaggedStruct("ToolsListChanged", {}),
+  Schema.TaggedStruct("PromptsListChanged", {}),
+  Schema.TaggedStruct("ResourcesListChanged", {}),
+  Schema.TaggedStruct("ResourceUpdated", { uri: Schema.String })
+)
+/** A list change or a resource update, for delivery to hosts. */
+export type Change = typeof Change.Type
+
 /** Everything a Backend call can fail with. */
 export type BackendError = UnknownName | UpstreamError | CallTimedOut | CapabilityRequired | BackendUnavailable
 
@@ -148,4 +164,17 @@ export class Backend extends Context.Tag("@mcpx-fx/server/Backend")<Backend, {
   readonly readResource: (caller: Caller, uri: string, meta?: JsonObject) => Effect.Effect<JsonObject, BackendError>
   /** `completion/complete`, params as sent (`ref`, `argument`, `context`); routing by `ref` is the Backend's. */
   readonly complete: (caller: Caller, params: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, BackendError>
+  /**
+   * A subscription to every change from now on: in place once this returns (so nothing published
+   * after it is missed), ended with the scope. Every host connection takes its own and filters it
+   * (legacy: what it was declared and subscribed to; modern: its `subscriptions/listen` filter).
+   * Absent: the Backend's lists never change, and nothing may declare `listChanged`.
+   */
+  readonly changes?: Effect.Effect<Queue.Dequeue<Change>, never, Scope.Scope>
+  /**
+   * Asks the owner of `uri` (the host's form) for `ResourceUpdated` changes about it, for as long
+   * as the scope lasts; several overlapping watches of one URI are the Backend's to count. Absent:
+   * resources cannot be subscribed to.
+   */
+  readonly watchResource?: (caller: Caller, uri: string) => Effect.Effect<void, BackendError, Scope.Scope>
 }>() {}

@@ -34,6 +34,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel } from "./Backend.js"
 import * as RequestState from "./RequestState.js"
+import * as Subscriptions from "./Subscriptions.js"
 
 /** mcpx-fx's own `_meta` key naming the caller's session (call scope) explicitly. */
 export const SessionKey = "dev.mcpx/session"
@@ -82,6 +83,8 @@ export interface RequestContext {
   readonly legacyRevision?: Revision.LegacyRevision
   /** Asks this request's host questions, when the transport can carry server→client requests. */
   readonly questions?: QuestionChannel
+  /** How this request's transport carries subscriptions (listen notifications, legacy resource watches). */
+  readonly subscriptions?: Subscriptions.Channel
 }
 
 /** What the Server says about itself. */
@@ -98,10 +101,10 @@ export interface ServerOptions {
   readonly listCacheScope: CacheScope
 }
 
-/** The defaults: every feature the Backend serves, no list_changed (no notifier is running yet). */
+/** The defaults: every feature the Backend serves; list changes and resource updates are delivered (Subscriptions). */
 export const DefaultOptions: ServerOptions = {
   serverInfo: { name: "mcpx-fx", version: "0.1.0" },
-  capabilities: { tools: {}, prompts: {}, resources: {}, completions: {} },
+  capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, completions: {} },
   discoverTtlMs: 60_000,
   discoverCacheScope: "public",
   listTtlMs: 0,
@@ -361,7 +364,12 @@ const make = (options: ServerOptions) =>
 
     // ---- modern
 
-    const modern = (request: JsonRpc.Request): Effect.Effect<JsonObject, HandleError> =>
+    // Subscriptions chooses no codes: its refusals are told here as the Server's own failures.
+    const subscription = <A>(method: string, effect: Effect.Effect<A, Subscriptions.SubscriptionRefused | BackendError>) =>
+      Effect.catchTag(effect, "SubscriptionRefused", (e): Effect.Effect<never, InvalidParams | MethodNotFound> =>
+        Effect.fail(e.reason === "invalid-params" ? new InvalidParams({ detail: e.detail }) : new MethodNotFound({ method, detail: e.detail })))
+
+    const modern = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> =>
       Effect.gen(function*() {
         const params = request.params ?? {}
         const meta = yield* Either.match(Meta.validateRequestMeta(params, Revision.ModernRevisions), {
@@ -389,9 +397,6 @@ const make = (options: ServerOptions) =>
             cacheScope: options.discoverCacheScope
           })
         }
-        if (method === Method.SubscriptionsListen) {
-          return yield* new MethodNotFound({ method, detail: `${method} is not served yet` })
-        }
         const sessionId = sessionIdentity(params)
         const clientInfo = meta[Meta.ClientInfoKey]
         const sent = Method.allowsInputRequired(method) ? yield* retryOf(params) : undefined
@@ -403,6 +408,9 @@ const make = (options: ServerOptions) =>
           ...(clientInfo !== undefined ? { clientInfo } : {}),
           ...(sessionId !== undefined ? { sessionId } : {}),
           ...(retry !== undefined ? { retry } : {})
+        }
+        if (method === Method.SubscriptionsListen) {
+          return yield* subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
         }
         const result = yield* Effect.flatMap(feature(caller, method, params), (r) => sealInputRequired(method, params, r))
         return Shape.toModern(result, method, {
@@ -471,9 +479,6 @@ const make = (options: ServerOptions) =>
             yield* Ref.update(context.connection.negotiated, Option.map((n) => ({ ...n, logLevel: level.level })))
             return {}
           }
-          case Method.ResourcesSubscribe:
-          case Method.ResourcesUnsubscribe:
-            return yield* new MethodNotFound({ method, detail: `${method}: mcpx-fx does not declare resources.subscribe` })
           case Method.TasksGet:
           case Method.TasksResult:
           case Method.TasksList:
@@ -488,6 +493,9 @@ const make = (options: ServerOptions) =>
           ...(negotiated !== undefined ? { clientInfo: negotiated.clientInfo } : {}),
           sessionId,
           ...(context.questions !== undefined ? { questions: context.questions } : {})
+        }
+        if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {
+          return yield* subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))
         }
         const result = yield* feature(caller, method, params)
         if (Shape.resultTypeOf(result) !== "complete") {
@@ -507,7 +515,7 @@ const make = (options: ServerOptions) =>
       }
       const request = message
       const era: Revision.Era = Meta.hasVersionClaim(request.params) ? "modern" : "legacy"
-      const run = era === "modern" ? modern(request) : legacy(request, context)
+      const run = era === "modern" ? modern(request, context) : legacy(request, context)
       return run.pipe(
         Effect.map((result): JsonRpc.Response => JsonRpc.success(request.id, result)),
         Effect.catchAll((e) => {

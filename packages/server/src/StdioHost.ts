@@ -15,6 +15,11 @@
  *   never interleave; nothing else is ever written to it.
  * - A legacy request's Backend may ask the host questions (elicitation, sampling, roots): they go
  *   out as server→client requests and the host's responses come back by id.
+ * - Changes reach the host (seed 002: "after a legacy initialize, list_changed is forwarded"): once
+ *   the connection is initialized, every list_changed the Server declares and the updates of the
+ *   resources it subscribed to; a modern `subscriptions/listen` stays open, its notifications
+ *   sharing stdout with everything else, until the host cancels it. At end of input an open listen
+ *   has nothing left to answer, so it is ended at once rather than drained.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
@@ -31,9 +36,12 @@ import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { type Question, type QuestionChannel, QuestionRefused } from "./Backend.js"
+import { Backend, type Question, type QuestionChannel, QuestionRefused } from "./Backend.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+import * as Subscriptions from "./Subscriptions.js"
 
 /** How a stdio connection behaves. */
 export interface StdioOptions {
@@ -55,14 +63,18 @@ export class StdioHost extends Context.Tag("@mcpx-fx/server/StdioHost")<StdioHos
     options: StdioOptions
   ) => Effect.Effect<void, E>
 }>() {
-  /** The stdio host over the Server. */
-  static readonly layer: Layer.Layer<StdioHost, never, Server> = Layer.effect(
+  /** The stdio host over the Server, with the Backend's changes for its hosts. */
+  static readonly layer: Layer.Layer<StdioHost, never, Server | Backend> = Layer.effect(
     StdioHost,
-    Effect.map(Server, (server) => StdioHost.of({ serve: (input, write, options) => serve(server, input, write, options) }))
+    Effect.map(
+      Effect.all([Server, Backend]),
+      ([server, backend]) => StdioHost.of({ serve: (input, write, options) => serve(server, backend, input, write, options) })
+    )
   )
 }
 
 type ServerService = Context.Tag.Service<Server>
+type BackendService = Context.Tag.Service<Backend>
 
 const cancelledRequestId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefined => {
   const id = n.params?.requestId
@@ -71,6 +83,7 @@ const cancelledRequestId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefi
 
 const serve = <E>(
   server: ServerService,
+  backend: BackendService,
   input: Stream.Stream<string, E>,
   write: (line: string) => Effect.Effect<void>,
   options: StdioOptions
@@ -79,6 +92,9 @@ const serve = <E>(
     const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
     const lock = yield* Effect.makeSemaphore(1)
     const requests = yield* FiberMap.make<JsonRpc.RequestId>()
+    // Open `subscriptions/listen` requests: cancelled like the others, but never drained.
+    const listens = yield* FiberMap.make<JsonRpc.RequestId>()
+    const watches = yield* Subscriptions.makeWatches
     const batches = yield* FiberSet.make()
     const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
     let questionSeq = 0
@@ -100,7 +116,15 @@ const serve = <E>(
         )
       })
 
-    const context: RequestContext = { connection, questions: ask }
+    const context: RequestContext = {
+      connection,
+      questions: ask,
+      subscriptions: { notify: (n) => send(n), watches }
+    }
+
+    // A legacy host hears of changes only once it is initialized; a modern one only through listen.
+    const initialized = Effect.map(Ref.get(connection.negotiated), (n) => Option.isSome(n) && n.value.initialized)
+    yield* Subscriptions.forwardToLegacy(backend, server.options.capabilities, watches, initialized, send)
 
     const answerQuestion = (response: JsonRpc.Response): Effect.Effect<void> => {
       const id = JsonRpc.idOf(response)
@@ -126,9 +150,11 @@ const serve = <E>(
           if (reply !== undefined) yield* send(reply)
           return
         }
-        if (yield* FiberMap.has(requests, request.id)) return yield* send(duplicate(request.id))
+        if ((yield* FiberMap.has(requests, request.id)) || (yield* FiberMap.has(listens, request.id))) {
+          return yield* send(duplicate(request.id))
+        }
         yield* FiberMap.run(
-          requests,
+          request.method === Method.SubscriptionsListen ? listens : requests,
           request.id,
           Effect.flatMap(handle(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
         )
@@ -137,7 +163,7 @@ const serve = <E>(
     const runNotification = (n: JsonRpc.Notification): Effect.Effect<void> => {
       if (n.method === Method.NotificationsCancelled) {
         const id = cancelledRequestId(n)
-        return id === undefined ? Effect.void : FiberMap.remove(requests, id)
+        return id === undefined ? Effect.void : Effect.zipRight(FiberMap.remove(requests, id), FiberMap.remove(listens, id))
       }
       return Effect.asVoid(handle(n))
     }
@@ -213,6 +239,7 @@ const serve = <E>(
     const read = yield* Effect.either(Stream.runForEach(input, onLine))
 
     // End of input: what is in flight may still answer within the drain, then it is cancelled.
+    yield* FiberMap.clear(listens)
     yield* Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches)], { discard: true }).pipe(
       Effect.timeoutOption(Duration.decode(options.drain)),
       Effect.ignore

@@ -9,3 +9,5 @@ export * as RequestState from "./RequestState.js"
 export * as Server from "./Server.js"
 /** The stdio host transport: concurrent requests, cancellation, batches by revision, drain at end of input. */
 export * as StdioHost from "./StdioHost.js"
+/** The Streamable HTTP host transport: the `/mcp` endpoint for both eras, legacy sessions, Origin policy. */
+export * as HttpHost from "./HttpHost.js"

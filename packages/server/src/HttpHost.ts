@@ -1,0 +1,451 @@
+/**
+ * The Streamable HTTP host transport: the single `/mcp` endpoint, in every revision at once
+ * (seed 002, "Which era a POST belongs to", "Streamable HTTP, 2026-07-28", "Streamable HTTP,
+ * 2025-03-26 … 2025-11-25", "Origin"; where the seed and the specification disagree, the spec).
+ *
+ * - Origin first, on every method: a present Origin that is not allowed is 403.
+ * - A POST is classified by `Classify` (body first, headers second). A modern request is checked
+ *   against its mirrored headers, runs statelessly, and its HTTP status is `modernStatus` of its
+ *   response; it never sees a session. A legacy request runs in the session `initialize` minted
+ *   (`Mcp-Session-Id`) or, without one, statelessly under the revision of its headers.
+ * - A legacy session has one GET notification stream, ends with DELETE, and its requests stop only
+ *   on `notifications/cancelled` or the session's end. A request outside any session runs tied to
+ *   its POST, so a client that goes away cancels it.
+ * - A legacy request whose Backend asks the host a question answers with an SSE stream carrying
+ *   the server→client request; the host's answer is a later POST, routed back by id.
+ *
+ * The daemon mounts `app` (an `HttpApp`) on its router at `/mcp`; nothing here binds a socket.
+ */
+import * as Classify from "@mcpx-fx/protocol/Classify"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
+import * as HttpStatus from "@mcpx-fx/protocol/HttpStatus"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Method from "@mcpx-fx/protocol/Method"
+import * as Revision from "@mcpx-fx/protocol/Revision"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberMap from "effect/FiberMap"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Wire from "./internal/HttpWire.js"
+import { makeOriginPolicy } from "./internal/HttpOrigin.js"
+import { makeQuestions } from "./internal/HttpQuestions.js"
+import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
+import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+
+/** How the `/mcp` endpoint behaves. */
+export interface HttpHostOptions {
+  /** `transport.allowedOrigins`: exact origins a browser page may call from, beyond loopback. */
+  readonly allowedOrigins?: ReadonlyArray<string>
+  /** The daemon's own origins (e.g. `http://127.0.0.1:7717`), named rather than read from Host. */
+  readonly ownOrigins?: ReadonlyArray<string>
+  /** The largest request body taken, in bytes (default 4 MiB); larger is 413. */
+  readonly maxBodyBytes?: number
+  /** `transport.sseKeepAlive`: how often an open SSE stream carries a `: keep-alive` comment. */
+  readonly sseKeepAlive?: Duration.DurationInput
+  /** Ends a legacy session after this long with no request, nothing in flight and no GET stream. */
+  readonly sessionIdleTimeout?: Duration.DurationInput
+  /**
+   * A legacy POST without `Mcp-Session-Id` (other than `initialize`): served statelessly
+   * (`"serve"`, the default, as seed 002 has it) or refused with 400 (`"refuse"`, the spec's
+   * answer for a server that requires sessions).
+   */
+  readonly sessionless?: "serve" | "refuse"
+  /**
+   * The `inputSchema` of a tool by name, for checking a modern `tools/call`'s `Mcp-Param-*` headers
+   * against its `x-mcp-header` annotations. Without it only the standard headers are checked.
+   */
+  readonly inputSchemaOf?: (tool: string) => Effect.Effect<unknown>
+}
+
+/** The defaults: 4 MiB bodies, a keep-alive every 15 seconds, sessions without idle expiry. */
+export const DefaultMaxBodyBytes = 4 * 1024 * 1024
+export const DefaultSseKeepAlive: Duration.DurationInput = Duration.seconds(15)
+
+/** Serves `/mcp`. */
+export class HttpHost extends Context.Tag("@mcpx-fx/server/HttpHost")<HttpHost, {
+  /** The endpoint: mount it for GET, POST and DELETE at `/mcp` (other methods get 405 here). */
+  readonly app: HttpApp.Default
+  /**
+   * Pushes a notification (list_changed, resources/updated) to one legacy session's GET stream,
+   * or to every session's with `"all"`. Returns how many streams took it; with no stream open it
+   * is dropped, since the legacy transport lets a client choose not to listen.
+   */
+  readonly notify: (target: Target, notification: JsonRpc.Notification) => Effect.Effect<number>
+  /** Ends every legacy session (daemon shutdown): requests interrupted, GET streams closed. */
+  readonly endSessions: Effect.Effect<void>
+  /** The ids of the live legacy sessions. */
+  readonly sessionIds: Effect.Effect<ReadonlyArray<string>>
+}>() {
+  /** The endpoint over the Server; its sessions end when the layer's scope closes. */
+  static readonly layer = (options: HttpHostOptions = {}): Layer.Layer<HttpHost, never, Server> =>
+    Layer.scoped(HttpHost, make(options))
+}
+
+export type { Target } from "./internal/HttpSessions.js"
+
+const AllowAll = "GET, POST, DELETE"
+
+const make = (options: HttpHostOptions) =>
+  Effect.gen(function*() {
+    const server = yield* Server
+    const scope = yield* Effect.scope
+    const sessions = yield* makeSessions(scope, options.sessionIdleTimeout)
+    yield* Effect.addFinalizer(() => sessions.endAll)
+    const questions = makeQuestions()
+    const origins = makeOriginPolicy({ ownOrigins: options.ownOrigins ?? [], allowedOrigins: options.allowedOrigins ?? [] })
+    const maxBody = options.maxBodyBytes ?? DefaultMaxBodyBytes
+    const keepAliveEvery = Duration.decode(options.sseKeepAlive ?? DefaultSseKeepAlive)
+    // Modern requests never read a connection; one shared placeholder satisfies RequestContext.
+    const modernConnection = yield* makeConnection("modern")
+
+    const keepAlive = Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(Wire.sseKeepAlive))
+
+    /** Events, with keep-alive comments between them, ending when the events end. */
+    const withKeepAlive = (events: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> =>
+      Stream.merge(events, keepAlive, { haltStrategy: "left" })
+
+    /** One finished reply: JSON when the client takes it, else a one-event stream. */
+    const reply = (status: number, body: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>, accept: Wire.Accepts, headers: Record<string, string> = {}) =>
+      accept.json ? Wire.json(status, body, headers) : Wire.eventStream(Stream.make(Wire.sseEvent(body)), headers)
+
+    /** A reply withheld (every request in it was cancelled): an event stream with nothing on it. */
+    const withheld = (headers: Record<string, string> = {}) => Wire.eventStream(Stream.empty, headers)
+
+    const sessionHeader = (request: HttpServerRequest.HttpServerRequest) => Wire.header(request, HeaderCodec.SessionIdHeader)
+
+    const namesModern = (request: HttpServerRequest.HttpServerRequest): boolean => {
+      const v = Wire.header(request, HeaderCodec.ProtocolVersionHeader)
+      return v !== undefined && Classify.namesModernRevision(v.trim())
+    }
+
+    // ---- modern
+
+    /** `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. */
+    const checkParams = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Request) => {
+      const lookup = options.inputSchemaOf
+      const name = message.params?.name
+      if (lookup === undefined || message.method !== Method.ToolsCall || typeof name !== "string") {
+        return Effect.succeed(Either.right<void>(undefined))
+      }
+      return Effect.map(lookup(name), (inputSchema) =>
+        inputSchema === undefined ? Either.right<void>(undefined) : HeaderCodec.checkIncoming(request.headers, message, { inputSchema }))
+    }
+
+    /**
+     * A modern POST. The request runs in the handler's own fiber, so when the client goes away and
+     * the HTTP server interrupts that fiber, the interruption reaches the Backend call (and through
+     * its finalizers the upstream). The reply is decided whole before anything is written, so the
+     * status is `modernStatus` of the response and nothing is ever written after a disconnect.
+     */
+    const modern = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Message, accept: Wire.Accepts) =>
+      Effect.gen(function*() {
+        if (JsonRpc.isNotification(message)) {
+          yield* server.handle(message, { connection: modernConnection })
+          return Wire.accepted()
+        }
+        if (!JsonRpc.isRequest(message)) {
+          return Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: a 2026-07-28 client must not POST responses")
+        }
+        const params = yield* checkParams(request, message)
+        if (Either.isLeft(params)) {
+          const response = HeaderCodec.mismatchResponse(message.id, params.left)
+          return reply(HttpStatus.modernStatus(response), response, accept)
+        }
+        const response = yield* server.handle(message, { connection: modernConnection })
+        return response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+      })
+
+    // ---- legacy
+
+    interface Legacy {
+      readonly session: Session | undefined
+      readonly connection: Connection
+      readonly revision: Revision.LegacyRevision | undefined
+    }
+
+    const duplicate = (id: JsonRpc.RequestId) =>
+      JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
+
+    /**
+     * Runs a legacy POST's requests and answers it. In a session they run in the session's fiber
+     * map (a dropped POST does not stop them; `notifications/cancelled` does); without one they run
+     * in a scope tied to this POST, closed when the reply is written or the client goes away.
+     *
+     * The reply is JSON unless a question had to be asked first: then the POST becomes an SSE
+     * stream carrying the server→client request(s), then each reply as it comes.
+     */
+    const runRequests = (
+      target: Legacy,
+      requests: ReadonlyArray<JsonRpc.Request>,
+      answered: ReadonlyArray<JsonRpc.Response>,
+      batch: boolean,
+      accept: Wire.Accepts
+    ) =>
+      Effect.gen(function*() {
+        const outbound = yield* Mailbox.make<JsonRpc.Message>()
+        const asked = yield* Deferred.make<void>()
+        const send = (m: JsonRpc.Message) => Effect.zipRight(outbound.offer(m), Deferred.succeed(asked, undefined))
+        const context: RequestContext = {
+          connection: target.connection,
+          ...(target.revision !== undefined ? { legacyRevision: target.revision } : {}),
+          // A client that takes no event stream cannot be asked; the Backend answers for it.
+          ...(accept.eventStream ? { questions: questions.channel(target.session?.id, send) } : {})
+        }
+        const exchange = yield* Scope.make()
+        let handedOver = false
+        const release = Effect.suspend(() => (handedOver ? Effect.void : Scope.close(exchange, Exit.void)))
+
+        return yield* Effect.gen(function*() {
+          const errors: Array<JsonRpc.Response> = [...answered]
+          const fibers: Array<Fiber.Fiber<JsonRpc.Response | undefined>> = []
+          for (const r of requests) {
+            const session = target.session
+            if (session === undefined) {
+              fibers.push(yield* Effect.forkIn(server.handle(r, context), exchange))
+            } else if (yield* FiberMap.has(session.requests, r.id)) {
+              errors.push(duplicate(r.id))
+            } else {
+              fibers.push(yield* FiberMap.run(session.requests, r.id, server.handle(r, context)))
+            }
+          }
+          const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
+            exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
+          const finished = yield* Effect.raceFirst(
+            Effect.map(Effect.forEach(fibers, Fiber.await), (exits) => ({ done: true as const, exits })),
+            Effect.as(Deferred.await(asked), { done: false as const, exits: [] })
+          )
+          if (finished.done) {
+            const all = [...errors, ...replies(finished.exits)]
+            const [first] = all
+            if (first === undefined) return withheld()
+            return reply(200, batch ? all : first, accept)
+          }
+          // Something must be streamed: the questions so far, later ones, and each reply when ready.
+          const answers = Stream.fromIterable(fibers).pipe(
+            Stream.mapEffect(Fiber.await, { concurrency: "unbounded", unordered: true }),
+            Stream.filterMap((e) => (Exit.isSuccess(e) ? Option.fromNullable(e.value) : Option.none()))
+          )
+          const events = Stream.merge(Mailbox.toStream(outbound), Stream.concat(Stream.fromIterable(errors), answers), {
+            haltStrategy: "right"
+          })
+          handedOver = true
+          // Without a session the stream owns the requests: closing it (the client went away)
+          // closes their scope, which interrupts them.
+          return Wire.eventStream(withKeepAlive(Stream.map(events, Wire.sseEvent)).pipe(Stream.ensuring(Scope.close(exchange, Exit.void))))
+        }).pipe(Effect.ensuring(release))
+      })
+
+    const cancelledId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefined => {
+      const id = n.params?.requestId
+      return typeof id === "string" || typeof id === "number" ? id : undefined
+    }
+
+    const legacyNotification = (target: Legacy, n: JsonRpc.Notification) => {
+      if (n.method === Method.NotificationsCancelled) {
+        const id = cancelledId(n)
+        // Without a session there is nothing a cancellation could name.
+        return target.session === undefined || id === undefined ? Effect.void : FiberMap.remove(target.session.requests, id)
+      }
+      return Effect.asVoid(server.handle(n, { connection: target.connection }))
+    }
+
+    /** `initialize` without a session: mints one, kept only if the initialize succeeds. */
+    const initialize = (message: JsonRpc.Request, accept: Wire.Accepts) =>
+      Effect.acquireUseRelease(
+        sessions.create,
+        (session) =>
+          Effect.flatMap(server.handle(message, { connection: session.connection }), (response) => {
+            if (response === undefined || !JsonRpc.isSuccess(response)) return Effect.succeed(reply(200, response ?? JsonRpc.failure(message.id, ErrorCode.InternalError, "Internal error"), accept))
+            return Effect.as(
+              sessions.register(session),
+              reply(200, response, accept, { [HeaderCodec.SessionIdHeader]: session.id })
+            )
+          }),
+        // Registered sessions are no longer pending, so this discards only a failed one.
+        (session) => sessions.discard(session)
+      )
+
+    const legacySingle = (target: Legacy, message: JsonRpc.Message, accept: Wire.Accepts) => {
+      if (JsonRpc.isResponse(message)) {
+        return Effect.map(questions.answer(target.session?.id, message), (routed) =>
+          routed ? Wire.accepted() : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: no request is waiting for this response"))
+      }
+      if (JsonRpc.isNotification(message)) return Effect.as(legacyNotification(target, message), Wire.accepted())
+      return runRequests(target, [message], [], false, accept)
+    }
+
+    const legacyBatch = (
+      target: Legacy,
+      elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>,
+      accept: Wire.Accepts
+    ) =>
+      Effect.gen(function*() {
+        const revision = target.session === undefined ? target.revision : yield* negotiatedRevision(target.connection)
+        const effective = revision ?? Classify.DefaultLegacyRevision
+        if (!Revision.allowsBatches(effective)) {
+          return Wire.refuse(400, ErrorCode.InvalidRequest, `Invalid Request: ${effective} has no batches`)
+        }
+        const errors: Array<JsonRpc.Response> = []
+        const requests: Array<JsonRpc.Request> = []
+        // Notifications and answers land first, in order, before the batch's requests start.
+        for (const element of elements) {
+          if (Either.isLeft(element)) {
+            errors.push(JsonRpc.frameErrorResponse(element.left))
+            continue
+          }
+          const m = element.right.message
+          if (JsonRpc.isNotification(m)) yield* legacyNotification(target, m)
+          else if (JsonRpc.isResponse(m)) yield* questions.answer(target.session?.id, m)
+          else if (m.method === Method.Initialize) {
+            // 2025-03-26 lifecycle: initialize MUST NOT be batched; it mints nothing.
+            errors.push(JsonRpc.failure(m.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch"))
+          } else requests.push(m)
+        }
+        if (requests.length === 0 && errors.length === 0) return Wire.accepted()
+        return yield* runRequests(target, requests, errors, true, accept)
+      })
+
+    const legacy = (
+      request: HttpServerRequest.HttpServerRequest,
+      frame: JsonRpc.Frame,
+      revision: Revision.LegacyRevision | undefined,
+      accept: Wire.Accepts
+    ) =>
+      Effect.gen(function*() {
+        const id = sessionHeader(request)
+        if (id !== undefined) {
+          const session = yield* sessions.get(id)
+          if (session === undefined) {
+            return Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again")
+          }
+          const target: Legacy = { session, connection: session.connection, revision: undefined }
+          return yield* frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
+        }
+        if (frame._tag === "Single" && JsonRpc.isRequest(frame.parsed.message) && frame.parsed.message.method === Method.Initialize) {
+          return yield* initialize(frame.parsed.message, accept)
+        }
+        if (options.sessionless === "refuse") {
+          return Wire.refuse(400, ErrorCode.InvalidRequest, `Invalid Request: ${HeaderCodec.SessionIdHeader} header is required`)
+        }
+        // Served statelessly: a connection of its own, so nothing leaks between such requests.
+        const connection = yield* makeConnection(`http-${mintId()}`)
+        const target: Legacy = { session: undefined, connection, revision: revision ?? Classify.DefaultLegacyRevision }
+        return yield* frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
+      })
+
+    // ---- methods
+
+    const post = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        if (!Wire.isJsonBody(request)) {
+          return Wire.refuse(415, ErrorCode.InvalidRequest, "Invalid Request: Content-Type must be application/json")
+        }
+        const accept = Wire.accepts(request)
+        if (!accept.json && !accept.eventStream) {
+          return Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include application/json or text/event-stream")
+        }
+        const text = yield* Wire.readBody(request, maxBody)
+        const frame = JsonRpc.decodeFrame(text)
+        if (Either.isLeft(frame)) return Wire.json(400, JsonRpc.frameErrorResponse(frame.left))
+        const classified = Classify.classify(frame.right, request.headers)
+        switch (classified._tag) {
+          case "Rejected": {
+            const response = Classify.rejectionResponse(classified)
+            return Wire.json(HttpStatus.modernStatus(response), response)
+          }
+          case "Modern":
+            // Classify only lets single messages through as modern.
+            return frame.right._tag === "Single"
+              ? yield* modern(request, frame.right.parsed.message, accept)
+              : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: batches are not part of 2026-07-28")
+          case "Legacy":
+            return yield* legacy(request, frame.right, classified.revision, accept)
+        }
+      }).pipe(Effect.catchAll((e) => Effect.succeed(Wire.bodyRefusal(e))))
+
+    const get = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const allow = { allow: "POST, DELETE" }
+        // 2026-07-28 has no GET stream; a legacy GET stream belongs to a session.
+        if (namesModern(request)) {
+          return Wire.refuse(405, ErrorCode.InvalidRequest, "Method Not Allowed: 2026-07-28 has no GET stream", { headers: allow })
+        }
+        const id = sessionHeader(request)
+        if (id === undefined) {
+          return Wire.refuse(405, ErrorCode.InvalidRequest, "Method Not Allowed: a GET stream needs a session", { headers: allow })
+        }
+        const session = yield* sessions.get(id)
+        if (session === undefined) return Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again")
+        if (!Wire.accepts(request).eventStream) {
+          return Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include text/event-stream")
+        }
+        const mailbox = yield* sessions.openStream(session)
+        // One stream per session: the spec forbids sending a message on two streams, so a second
+        // one would silently take half the notifications.
+        if (mailbox === undefined) return Wire.refuse(409, ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream")
+        const events = withKeepAlive(Stream.map(Mailbox.toStream(mailbox), Wire.sseEvent)).pipe(
+          Stream.ensuring(sessions.closeStream(session, mailbox))
+        )
+        return Wire.eventStream(events, { [HeaderCodec.SessionIdHeader]: session.id })
+      })
+
+    const del = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        if (namesModern(request)) {
+          return Wire.refuse(405, ErrorCode.InvalidRequest, "Method Not Allowed: 2026-07-28 has no sessions", { headers: { allow: "POST" } })
+        }
+        const id = sessionHeader(request)
+        // mcpx-fx does allow ending a session, so a DELETE without one is malformed, not 405.
+        if (id === undefined) return Wire.refuse(400, ErrorCode.InvalidRequest, `Invalid Request: DELETE needs an ${HeaderCodec.SessionIdHeader} header`)
+        const ended = yield* sessions.end(id)
+        return ended
+          ? HttpServerResponse.empty({ status: 204 })
+          : Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session")
+      })
+
+    /**
+     * The endpoint. `HttpApp.toHandled` (what every platform server runs) makes the handler
+     * uninterruptible unless a router says otherwise; it is made interruptible here so that a
+     * client abort always interrupts the request, however the app is mounted.
+     */
+    const app: HttpApp.Default = Effect.interruptible(
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        if (!origins.allows(Wire.header(request, "origin"))) {
+          return Effect.succeed(Wire.refuse(403, ErrorCode.InvalidRequest, "Forbidden: Origin not allowed"))
+        }
+        switch (request.method) {
+          case "POST":
+            return post(request)
+          case "GET":
+            return get(request)
+          case "DELETE":
+            return del(request)
+          default:
+            return Effect.succeed(
+              Wire.refuse(405, ErrorCode.InvalidRequest, `Method Not Allowed: ${request.method}`, { headers: { allow: AllowAll } })
+            )
+        }
+      })
+    )
+
+    return HttpHost.of({
+      app,
+      notify: sessions.notify,
+      endSessions: sessions.endAll,
+      sessionIds: sessions.ids
+    })
+  })

@@ -1,0 +1,132 @@
+/**
+ * The HTTP side of `/mcp` that knows nothing about sessions or eras: content negotiation, the
+ * size-capped body, JSON and SSE responses, and refusals that always carry a JSON-RPC error body
+ * (a client that only reads bodies still learns why it was turned away).
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Chunk from "effect/Chunk"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+
+export const JsonType = "application/json"
+export const EventStreamType = "text/event-stream"
+
+/** The headers every SSE response carries: no caching, and no proxy buffering of the events. */
+export const EventStreamHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" } as const
+
+/** A header of the request (names are lower-cased by the platform). */
+export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
+  request.headers[name.toLowerCase()]
+
+const mediaTypes = (value: string): ReadonlyArray<string> =>
+  value.split(",").map((part) => (part.split(";")[0] ?? "").trim().toLowerCase()).filter((t) => t.length > 0)
+
+/**
+ * What the client accepts. No Accept header at all means anything (RFC 9110 §12.5.1); wildcards
+ * count for the types they cover.
+ */
+export interface Accepts {
+  readonly json: boolean
+  readonly eventStream: boolean
+}
+
+export const accepts = (request: HttpServerRequest.HttpServerRequest): Accepts => {
+  const raw = header(request, "accept")
+  if (raw === undefined) return { json: true, eventStream: true }
+  const types = mediaTypes(raw)
+  const any = types.includes("*/*")
+  return {
+    json: any || types.includes(JsonType) || types.includes("application/*"),
+    eventStream: any || types.includes(EventStreamType) || types.includes("text/*")
+  }
+}
+
+/** Whether the body is declared as JSON (parameters such as charset are allowed). */
+export const isJsonBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const raw = header(request, "content-type")
+  return raw !== undefined && mediaTypes(raw)[0] === JsonType
+}
+
+/** A JSON body: one message, or a batch array. */
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(JSON.stringify(body), { status, contentType: JsonType, headers })
+
+/** A refusal with an id-less JSON-RPC error body (or the request's id when it could be read). */
+export const refuse = (
+  status: number,
+  code: number,
+  message: string,
+  options: { readonly id?: JsonRpc.RequestId | undefined; readonly headers?: Record<string, string> } = {}
+): HttpServerResponse.HttpServerResponse => json(status, JsonRpc.failure(options.id, code, message), options.headers)
+
+/** 202 and no body: a notification or a response was accepted. */
+export const accepted = (headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.empty({ status: 202, headers })
+
+const encoder = new TextEncoder()
+
+/** One SSE event carrying one JSON-RPC message (or a batch reply). No event ids: nothing is resumable. */
+export const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
+
+/** The keep-alive comment line; clients ignore comments. */
+export const sseKeepAlive: Uint8Array = encoder.encode(": keep-alive\n\n")
+
+/** An SSE response over an already framed stream. */
+export const eventStream = (
+  body: Stream.Stream<Uint8Array>,
+  headers: Record<string, string> = {}
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(body, { status: 200, contentType: EventStreamType, headers: { ...EventStreamHeaders, ...headers } })
+
+/** The body was larger than the endpoint takes. */
+export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
+
+/** The body could not be read (the client went away mid-body, or sent bytes that are not UTF-8). */
+export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonly reason: string }> {}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * The body as text, read at most `limit` bytes far: a declared Content-Length over the limit is
+ * refused before reading, and a body without one stops being read as soon as it passes the limit.
+ */
+export const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<string, BodyTooLarge | BodyUnreadable> => {
+  const declared = Number(header(request, "content-length"))
+  if (Number.isFinite(declared) && declared > limit) return Effect.fail(new BodyTooLarge({ limit }))
+  return request.stream.pipe(
+    Stream.mapError((e) => new BodyUnreadable({ reason: e.message })),
+    Stream.runFoldEffect({ size: 0, parts: Chunk.empty<Uint8Array>() }, (acc, bytes) => {
+      const size = acc.size + bytes.length
+      return size > limit
+        ? Effect.fail(new BodyTooLarge({ limit }))
+        : Effect.succeed({ size, parts: Chunk.append(acc.parts, bytes) })
+    }),
+    Effect.flatMap(({ parts, size }) =>
+      Effect.try({
+        try: () => {
+          const all = new Uint8Array(size)
+          let at = 0
+          for (const part of parts) {
+            all.set(part, at)
+            at += part.length
+          }
+          return utf8.decode(all)
+        },
+        catch: () => new BodyUnreadable({ reason: "the body is not UTF-8" })
+      })
+    )
+  )
+}
+
+/** The refusal for a body that could not be had. */
+export const bodyRefusal = (e: BodyTooLarge | BodyUnreadable): HttpServerResponse.HttpServerResponse =>
+  e._tag === "BodyTooLarge"
+    ? refuse(413, ErrorCode.InvalidRequest, `Invalid Request: the body exceeds ${e.limit} bytes`)
+    : refuse(400, ErrorCode.ParseError, `Parse error: ${e.reason}`)

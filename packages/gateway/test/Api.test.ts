@@ -462,7 +462,7 @@ describe("/v1 mounting", () => {
       assert.property(openapi.body.paths as Record<string, unknown>, "/v1/settings/{path}")
       const mcp = yield* send(handler, "POST", "/mcp", {})
       assert.strictEqual(yield* Effect.promise(() => mcp.text()), "the MCP endpoint")
-    }).pipe(Effect.provide(HttpServer.layerContext), Effect.provide(dependencies({ alpha: era("dual") }))))
+    }).pipe(Effect.provide(Layer.merge(HttpServer.layerContext, dependencies({ alpha: era("dual") })))))
 })
 
 describe("/v1 events keep-alive", () => {

@@ -60,7 +60,9 @@ const names = ["echo", "echo_twice", "audio", "slow", "boom", "needs_elicitation
 const listing = (items: ReadonlyArray<JsonObject>, failures: Listing["failures"] = []): Listing => ({ items, failures })
 
 /** A fake Backend and the log of what it received. */
-export const makeBackend = (options: { readonly failingServer?: string } = {}) => {
+export const makeBackend = (
+  options: { readonly failingServer?: string; readonly changes?: Pick<typeof Backend.Service, "changes" | "watchResource"> } = {}
+) => {
   const received: Array<Received> = []
   const log = (r: Received) => Effect.sync(() => void received.push(r))
   const failures = options.failingServer === undefined ? [] : [{ server: options.failingServer, message: "did not start" }]
@@ -144,7 +146,8 @@ export const makeBackend = (options: { readonly failingServer?: string } = {}) =
         Effect.as(
           log({ op: "complete", caller, args: params, ...(m !== undefined ? { meta: m } : {}) }),
           { completion: { values: ["alice", "bob"], total: 2, hasMore: false } }
-        )
+        ),
+      ...options.changes
     })
   )
   return { layer, received }

@@ -401,6 +401,19 @@ describe("/v1 events", () => {
       yield* sse.cancel
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
 
+  it.scopedLive("v1/events delivers server.stop when a per-call instance is closed after its call", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      const sse = sseReader(yield* send(web.handler, "GET", "/v1/events"))
+      yield* sse.until((t) => t.includes(Events.readyFrame))
+      yield* call(web.handler, "POST", "/v1/call", { tool: "alpha__hello" })
+      const text = yield* sse.until((t) => t.includes("event: server.stop"))
+      const frames = framesOf(text)
+      assert.deepStrictEqual(frames.map((f) => f.event), ["server.start", "server.stop"])
+      assert.deepInclude(frames[1]!.data, { type: "server.stop", server: "alpha", instance: frames[0]!.data.instance, calls: 1 })
+      yield* sse.cancel
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual", { pool: { scope: "call" } }) }))))
+
   it.scopedLive("v1/events delivers server.era.stale when the era cache was wrong", () =>
     Effect.gen(function*() {
       const web = yield* webHandler

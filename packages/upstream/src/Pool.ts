@@ -25,6 +25,7 @@
  * Interruption is the cancellation model: interrupting `withSession` interrupts the caller's work
  * (which cancels its upstream request) and releases the instance without closing it.
  */
+import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as RevisionSchema from "@mcpx-fx/protocol/RevisionSchema"
 import * as Cause from "effect/Cause"
@@ -42,7 +43,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import type * as Queue from "effect/Queue"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -264,6 +265,18 @@ export const PoolEvent = Schema.Union(
 /** Every lifecycle event the pool publishes. */
 export type PoolEvent = typeof PoolEvent.Type
 
+/**
+ * A notification an upstream instance sent outside any call (list_changed, resources/updated, a
+ * log message), with the instance it came from. URIs are the upstream's own.
+ */
+export interface UpstreamNotification {
+  readonly server: string
+  readonly lane: Lane
+  readonly instance: string
+  readonly key: string
+  readonly notification: JsonRpc.Notification
+}
+
 // ---------------------------------------------------------------------------------------------
 // Status
 
@@ -356,6 +369,8 @@ export class Pool extends Context.Tag("@mcpx-fx/upstream/Pool")<Pool, {
   readonly events: Stream.Stream<PoolEvent>
   /** A subscription to lifecycle events that is in place once this returns. */
   readonly subscribe: Effect.Effect<Queue.Dequeue<PoolEvent>, never, Scope.Scope>
+  /** A subscription, in place once this returns, to what every live instance sends outside its calls. */
+  readonly notifications: Effect.Effect<Queue.Dequeue<UpstreamNotification>, never, Scope.Scope>
 }>() {
   /** The Pool on a Prober; instances live until their pool, or the layer, is closed. */
   static readonly layer: Layer.Layer<Pool, never, Prober> = Layer.scoped(
@@ -496,6 +511,7 @@ const make = Effect.gen(function*() {
   const prober = yield* Prober
   const layerScope = yield* Effect.scope
   const events = yield* PubSub.sliding<PoolEvent>(1024)
+  const notes = yield* PubSub.sliding<UpstreamNotification>(1024)
   // Closers run here rather than in a server's own fibers: stopping a pool closes its scope, and
   // the closers must not be interrupted by that.
   const housekeeping = yield* FiberSet.make()
@@ -774,6 +790,16 @@ const make = Effect.gen(function*() {
       })
       yield* Effect.logInfo(
         `started ${inst.id} for ${inst.key.id}: ${report.era} ${report.negotiated} (${report.eraSource}) in ${now - began}ms`
+      )
+      // In place before the first caller gets the session, so nothing a call causes is missed.
+      const untied = yield* Scope.extend(session.subscribe, scope)
+      yield* Queue.take(untied).pipe(
+        Effect.flatMap((notification) =>
+          PubSub.publish(notes, { server: pool.name, lane: lane.lane, instance: inst.id, key: inst.key.id, notification })
+        ),
+        Effect.forever,
+        Effect.interruptible,
+        Effect.forkIn(scope)
       )
       yield* Deferred.succeed(inst.ready, result)
       yield* publish({
@@ -1187,6 +1213,7 @@ const make = Effect.gen(function*() {
     restart,
     stop,
     events: Stream.fromPubSub(events),
-    subscribe: PubSub.subscribe(events)
+    subscribe: PubSub.subscribe(events),
+    notifications: PubSub.subscribe(notes)
   })
 })

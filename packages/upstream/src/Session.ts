@@ -21,6 +21,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -89,6 +90,8 @@ export interface Session extends Established {
   readonly notify: (method: string, params?: JsonObject) => Effect.Effect<void, TransportError>
   /** Notifications tied to no call (list_changed, resources/updated, untied messages). */
   readonly events: Stream.Stream<JsonRpc.Notification>
+  /** The same notifications as a subscription that is in place once this returns (nothing after it is missed). */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
   /** Completes once the connection is closed. */
   readonly closed: Effect.Effect<TransportClosed>
   /** The last bytes the upstream wrote on stderr (stdio). */
@@ -299,6 +302,7 @@ export const makeSession = (
           (h) => conn.notify(JsonRpc.notification(method, params), h)
         ),
       events: Stream.fromPubSub(events),
+      subscribe: PubSub.subscribe(events),
       closed: conn.closed,
       stderrTail: conn.stderrTail
     } satisfies Session

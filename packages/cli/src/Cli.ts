@@ -5,6 +5,7 @@
 import * as Command from "@effect/cli/Command"
 import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
+import * as DaemonCommand from "./commands/Daemon.js"
 import * as ProtocolCommand from "./commands/Protocol.js"
 import { root } from "./commands/Root.js"
 import * as ServeCommand from "./commands/Serve.js"
@@ -23,6 +24,7 @@ export const command = root.pipe(Command.withSubcommands([
   SettingsCommand.command,
   ConfigCommand.command,
   ServeCommand.command,
+  DaemonCommand.command,
   StatusCommand.command,
   StopCommand.command
 ]))

@@ -33,12 +33,25 @@ export class Unreachable extends Data.TaggedError("Unreachable")<{ readonly sock
 
 // Only the fields the text view prints are read; --json prints whatever the daemon said.
 const StatusView = Schema.Struct({
-  servers: Schema.optional(Schema.Array(Schema.Struct({
+  servers: Schema.Array(Schema.Struct({
     name: Schema.String,
-    instances: Schema.optional(Schema.Number),
-    era: Schema.optional(Schema.NullOr(Schema.String))
-  })))
+    transport: Schema.String,
+    preference: Schema.String,
+    pool: Schema.NullOr(Schema.Struct({
+      instances: Schema.Array(Schema.Struct({
+        lane: Schema.String,
+        state: Schema.String,
+        era: Schema.optional(Schema.String),
+        negotiated: Schema.optional(Schema.String)
+      }))
+    }))
+  }))
 })
+
+const instancesText = (instances: ReadonlyArray<{ readonly lane: string; readonly state: string; readonly negotiated?: string | undefined }>) =>
+  instances.length === 0
+    ? "-"
+    : instances.map((i) => `${i.lane}:${i.state === "ready" ? (i.negotiated ?? "ready") : i.state}`).join(" ")
 
 /** `mcpx-fx status`. */
 export const command = Command.make("status", { globals: GlobalOptions.options }, ({ globals }) =>
@@ -60,7 +73,7 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
     )
     if (options.json) return yield* Output.json({ running: true, ...daemon, status })
     const view = Schema.decodeUnknownOption(StatusView)(status)
-    const servers = Option.match(view, { onNone: () => [], onSome: (v) => v.servers ?? [] })
+    const servers = Option.match(view, { onNone: () => [], onSome: (v) => v.servers })
     yield* Output.text([
       `daemon    pid ${daemon.pid}, mcpx-fx ${daemon.version}, since ${daemon.startedAt}`,
       `mcp       ${daemon.mcp}`,
@@ -70,8 +83,8 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
       ...(servers.length === 0 ? [] : [
         "",
         Output.table(
-          ["SERVER", "INSTANCES", "ERA"],
-          servers.map((s) => [s.name, String(s.instances ?? 0), s.era ?? "-"])
+          ["SERVER", "TRANSPORT", "PREFERENCE", "INSTANCES"],
+          servers.map((s) => [s.name, s.transport, s.preference, instancesText(s.pool?.instances ?? [])])
         )
       ])
     ].join("\n"))

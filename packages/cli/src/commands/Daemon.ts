@@ -1,0 +1,149 @@
+/**
+ * `mcpx-fx daemon`: the long-running gateway. Hosts reach it at `/mcp` (Streamable HTTP, every
+ * revision), programs and the CLI at `/v1`, on `daemon.address:daemon.port` and on an owner-only
+ * unix socket in the state directory.
+ *
+ * Start-up order matters to whoever waits for it: the state directory's lock first (a second
+ * daemon refuses before it binds anything), then the listeners, then `daemon.json` and the printed
+ * address — so anything that reads either finds a daemon that answers. Shutdown (SIGINT/SIGTERM,
+ * `mcpx-fx stop`) runs the same steps backwards: the info file goes, legacy sessions end, requests
+ * in flight get the grace period, the socket goes, and only then are the upstream servers stopped.
+ */
+import * as Command from "@effect/cli/Command"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Api from "@mcpx-fx/gateway/Api"
+import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
+import * as Config from "@mcpx-fx/gateway/Config"
+import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
+import * as Gateway from "@mcpx-fx/gateway/Gateway"
+import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as HttpHost from "@mcpx-fx/server/HttpHost"
+import * as RequestState from "@mcpx-fx/server/RequestState"
+import * as Server from "@mcpx-fx/server/Server"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as GlobalOptions from "../GlobalOptions.js"
+import { describe } from "../Help.js"
+import * as Layers from "../Layers.js"
+import * as Listeners from "../Listeners.js"
+import { version } from "../version.js"
+import { globalsFrom } from "./Root.js"
+
+// How long calls in flight may still finish once shutdown has begun.
+const ShutdownGrace = Duration.seconds(10)
+
+const loopbackHosts = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+
+/** Whether binding `address` keeps the daemon reachable from this machine only. */
+export const isLoopback = (address: string): boolean => loopbackHosts.has(address) || address.startsWith("127.")
+
+const urlHost = (address: string): string => (address.includes(":") && !address.startsWith("[") ? `[${address}]` : address)
+
+const notFound = HttpServerResponse.unsafeJson(
+  { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
+  { status: 404 }
+)
+
+/** `mcpx-fx daemon`. */
+export const command = Command.make("daemon", { globals: GlobalOptions.options }, ({ globals }) =>
+  Effect.gen(function*() {
+    const options = yield* globalsFrom(globals)
+    yield* Effect.gen(function*() {
+      const files = yield* DaemonFiles.acquireLock
+      const address = yield* Settings.get("daemon.address")
+      const port = yield* Settings.get("daemon.port")
+      const config = yield* Config.Config
+      const startedAt = Date.now()
+      if (!isLoopback(address)) {
+        yield* Console.error(
+          `mcpx-fx: warning: daemon.address ${address} is not a loopback address; /mcp and /v1 have no ` +
+            "authentication, so anyone who can reach it can list and call every configured tool"
+        )
+      }
+      const allowedOrigins = yield* Settings.get("transport.allowedOrigins")
+      const sseKeepAlive = yield* Settings.get("transport.sseKeepAlive")
+      const gateway = yield* Gateway.Gateway
+      const serverLayer = Server.Server.layer.pipe(
+        Layer.provide(GatewayBackend.layer),
+        Layer.provide(RequestState.RequestState.layer)
+      )
+      const listening = yield* Listeners.serve((where) =>
+        Effect.gen(function*() {
+          const own = `http://${urlHost(where.host)}:${where.port}`
+          // Built here, once the port is known, so the daemon's own origin is one of the allowed;
+          // its sessions end in this scope, before the listeners give requests their grace.
+          const host = yield* Layer.build(
+            HttpHost.HttpHost.layer({
+              allowedOrigins,
+              ownOrigins: [own],
+              sseKeepAlive,
+              inputSchemaOf: (tool) => Effect.map(gateway.listTools({}), (l) => l.items.find((t) => t.name === tool)?.inputSchema)
+            }).pipe(Layer.provide(serverLayer))
+          ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
+          const v1 = yield* ApiHandlers.httpApp.pipe(
+            Effect.provide(Api.DaemonInfo.layer({
+              version,
+              pid: process.pid,
+              startedAt,
+              address: where.host,
+              port: where.port,
+              socket: where.socket,
+              configFiles: config.files
+            }))
+          )
+          return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+            const path = request.url.split("?")[0] ?? ""
+            if (path === "/mcp" || path === "/mcp/") return host.app
+            if (path === "/v1" || path.startsWith("/v1/")) return v1
+            return Effect.succeed(notFound)
+          })
+        }), { host: address, port, socket: files.socket, grace: ShutdownGrace })
+      const url = `http://${urlHost(listening.host)}:${listening.port}`
+      const info: DaemonFiles.DaemonInfo = {
+        pid: process.pid,
+        version,
+        url,
+        mcp: `${url}/mcp`,
+        socket: listening.socket,
+        startedAt: new Date(startedAt).toISOString(),
+        configFiles: config.files
+      }
+      yield* DaemonFiles.publishInfo(info)
+      if (options.json) yield* Console.log(JSON.stringify(info))
+      else {
+        yield* Console.log(
+          [
+            `mcpx-fx daemon ${version} (pid ${process.pid})`,
+            `  MCP endpoint  ${info.mcp}`,
+            `  API           ${url}/v1 (OpenAPI: ${url}/v1/openapi.json)`,
+            `  CLI socket    ${info.socket}`,
+            "",
+            "Add it to a host as a Streamable HTTP server, e.g.",
+            `  {"mcpServers":{"mcpx":{"type":"http","url":"${info.mcp}"}}}`,
+            "or for a stdio-only host: {\"mcpServers\":{\"mcpx\":{\"command\":\"mcpx-fx\",\"args\":[\"serve\",\"--relay\"]}}}",
+            "Stop with Ctrl-C or `mcpx-fx stop`."
+          ].join("\n")
+        )
+      }
+      return yield* Effect.never
+    }).pipe(
+      Effect.provide(Layer.merge(Layers.gateway(options), NodeHttpServer.layerContext)),
+      Effect.scoped
+    )
+  })).pipe(
+    Command.withDescription(
+      describe(
+        "Run the gateway as a daemon in the foreground: /mcp (Streamable HTTP for hosts, every revision) and /v1 " +
+          "(the HTTP API, OpenAPI at /v1/openapi.json) on daemon.address:daemon.port, plus an owner-only unix socket " +
+          "in the state directory that the CLI uses. One daemon per state directory. --json prints where it " +
+          "listens as one JSON line.",
+        "mcpx-fx daemon --daemon-port 0 --json"
+      )
+    )
+  )

@@ -36,7 +36,11 @@ export interface ModernShapeOptions {
   readonly ttlMs?: number
   /** cacheScope for a cacheable result that has none (default "private": never shared across callers). */
   readonly cacheScope?: CacheScope
-  /** Identity to put in `_meta["io.modelcontextprotocol/serverInfo"]` when the result has none. */
+  /**
+   * Identity to put in `_meta["io.modelcontextprotocol/serverInfo"]`. It replaces an upstream's:
+   * the host's server is the one that answered `server/discover`, and a result naming another
+   * would contradict it.
+   */
   readonly serverInfo?: Implementation
 }
 
@@ -57,7 +61,7 @@ export const toModern = (result: JsonObject, method: string, options: ModernShap
   }
   if (options.serverInfo !== undefined) {
     const meta = isJsonObject(result._meta) ? result._meta : {}
-    if (!hasKey(meta, ServerInfoKey)) out._meta = { ...meta, [ServerInfoKey]: options.serverInfo }
+    out._meta = { ...meta, [ServerInfoKey]: options.serverInfo }
   }
   return out
 }

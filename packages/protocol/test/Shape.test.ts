@@ -33,12 +33,12 @@ describe("Shape.toModern", () => {
     assert.deepStrictEqual(r, { resultType: "input_required", requestState: "s" })
   })
 
-  it("adds server identity to _meta without displacing other keys or an identity already there", () => {
+  it("2026-07-28/shaping/server identity in _meta is mcpx-fx's, beside other keys, replacing an upstream's", () => {
     const r = Shape.toModern({ content: [], _meta: { a: 1 } }, "tools/call", { serverInfo })
     assert.deepStrictEqual(r._meta, { a: 1, "io.modelcontextprotocol/serverInfo": serverInfo })
     const upstream = { name: "up", version: "1" }
-    const kept = Shape.toModern({ content: [], _meta: { "io.modelcontextprotocol/serverInfo": upstream } }, "tools/call", { serverInfo })
-    assert.deepStrictEqual(kept._meta, { "io.modelcontextprotocol/serverInfo": upstream })
+    const replaced = Shape.toModern({ content: [], _meta: { "io.modelcontextprotocol/serverInfo": upstream } }, "tools/call", { serverInfo })
+    assert.deepStrictEqual(replaced._meta, { "io.modelcontextprotocol/serverInfo": serverInfo })
   })
 
   it("does not mutate its input", () => {

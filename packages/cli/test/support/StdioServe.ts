@@ -77,11 +77,15 @@ const asFrame = (line: string): Frame | undefined => {
   return undefined
 }
 
-/** The id of a single response frame, if it is one. */
+/**
+ * The id of a single response frame, if it is one; null for an error that answers no request
+ * (JSON-RPC writes `"id": null`; MCP's schema, which has no null id, leaves the member out).
+ */
 export const responseId = (frame: Frame): string | number | null | undefined => {
   if (Array.isArray(frame)) return undefined
   const m = frame as Message
-  if (typeof m.method === "string" || !("id" in m)) return undefined
+  if (typeof m.method === "string") return undefined
+  if (!("id" in m)) return null
   const id = m.id
   return typeof id === "string" || typeof id === "number" || id === null ? id : undefined
 }

@@ -397,9 +397,12 @@ const make = (options: HttpHostOptions) =>
         // One stream per session: the spec forbids sending a message on two streams, so a second
         // one would silently take half the notifications.
         if (mailbox === undefined) return Wire.refuse(409, ErrorCode.InvalidRequest, "Conflict: this session already has a GET stream")
-        const events = withKeepAlive(Stream.map(Mailbox.toStream(mailbox), Wire.sseEvent)).pipe(
-          Stream.ensuring(sessions.closeStream(session, mailbox))
-        )
+        // It opens with a comment: a Node server sends the status and headers with the first
+        // write, and a client waiting for them must not wait for the first notification.
+        const events = Stream.concat(
+          Stream.make(Wire.sseKeepAlive),
+          withKeepAlive(Stream.map(Mailbox.toStream(mailbox), Wire.sseEvent))
+        ).pipe(Stream.ensuring(sessions.closeStream(session, mailbox)))
         return Wire.eventStream(events, { [HeaderCodec.SessionIdHeader]: session.id })
       })
 

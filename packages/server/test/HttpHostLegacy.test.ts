@@ -197,7 +197,7 @@ describe("HttpHost: the GET stream", () => {
       const id = yield* open(h, "2025-11-25")
       const other = yield* open(h, "2025-11-25")
       const stream = sse(yield* h.get(inSession(id)))
-      yield* TestClock.adjust("10 seconds")
+      // One comment at once, so the status and headers reach the client before any event.
       assert.deepStrictEqual(yield* stream.next, { comment: "keep-alive" })
       const changed = { jsonrpc: "2.0" as const, method: "notifications/tools/list_changed" }
       // Only sessions with a stream open take it; the other drops it.
@@ -207,6 +207,10 @@ describe("HttpHost: the GET stream", () => {
       const updated = { jsonrpc: "2.0" as const, method: "notifications/resources/updated", params: { uri: "file:///a.txt" } }
       assert.strictEqual(yield* h.host.notify("all", updated), 1)
       assert.deepStrictEqual(yield* stream.next, { data: updated })
+      yield* TestClock.adjust("10 seconds")
+      assert.deepStrictEqual(yield* stream.next, { comment: "keep-alive" })
+      yield* TestClock.adjust("10 seconds")
+      assert.deepStrictEqual(yield* stream.next, { comment: "keep-alive" })
       assert.strictEqual((yield* h.del(inSession(id))).status, 204)
       assert.isUndefined(yield* stream.next)
     }))

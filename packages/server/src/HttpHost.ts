@@ -118,9 +118,13 @@ const make = (options: HttpHostOptions) =>
     const withKeepAlive = (events: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> =>
       Stream.merge(events, keepAlive, { haltStrategy: "left" })
 
-    /** One finished reply: JSON when the client takes it, else a one-event stream. */
-    const reply = (status: number, body: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>, accept: Wire.Accepts, headers: Record<string, string> = {}) =>
-      accept.json ? Wire.json(status, body, headers) : Wire.eventStream(Stream.make(Wire.sseEvent(body)), headers)
+    /** One finished reply: JSON when the client takes it, else a one-event stream, same status. */
+    const reply = (
+      status: number,
+      body: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>,
+      accept: Wire.Accepts,
+      headers: Record<string, string> = {}
+    ) => accept.json ? Wire.json(status, body, headers) : Wire.eventStream(Stream.make(Wire.sseEvent(body)), headers, status)
 
     /** A reply withheld (every request in it was cancelled): an event stream with nothing on it. */
     const withheld = (headers: Record<string, string> = {}) => Wire.eventStream(Stream.empty, headers)
@@ -269,7 +273,10 @@ const make = (options: HttpHostOptions) =>
         sessions.create,
         (session) =>
           Effect.flatMap(server.handle(message, { connection: session.connection }), (response) => {
-            if (response === undefined || !JsonRpc.isSuccess(response)) return Effect.succeed(reply(200, response ?? JsonRpc.failure(message.id, ErrorCode.InternalError, "Internal error"), accept))
+            if (response === undefined) {
+              return Effect.succeed(reply(200, JsonRpc.failure(message.id, ErrorCode.InternalError, "Internal error"), accept))
+            }
+            if (!JsonRpc.isSuccess(response)) return Effect.succeed(reply(200, response, accept))
             return Effect.as(
               sessions.register(session),
               reply(200, response, accept, { [HeaderCodec.SessionIdHeader]: session.id })

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
-import { errorIn, harness, modernHeaders, modernRequest, objectOf } from "./HttpHostHarness.js"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { errorIn, harness, modernHeaders, modernRequest, objectOf, sse } from "./HttpHostHarness.js"
 import { initialize } from "./support.js"
 
 const discover = modernRequest("server/discover")
@@ -207,6 +208,18 @@ describe("HttpHost: 2026-07-28", () => {
       yield* expect(yield* h.post(modernRequest("initialize", initialize("2025-11-25").params ?? {}), modernHeaders("initialize")), 404, -32601)
       const v999 = { ...discover, params: { _meta: { ...(discover.params as { _meta: object })._meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } } }
       yield* expect(yield* h.post(v999, modernHeaders("server/discover", undefined, "2099-01-01")), 400, -32022)
+    }))
+
+  it.scoped("2026-07-28/http/a client that takes only an event stream gets one event with the same status", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const r = yield* h.post(modernRequest("unknown/method"), { ...modernHeaders("unknown/method"), accept: "text/event-stream" })
+      assert.strictEqual(r.status, 404)
+      assert.strictEqual(r.headers.get("content-type"), "text/event-stream")
+      const stream = sse(r)
+      const event = (yield* stream.next)?.data
+      assert.strictEqual(errorIn(event as JsonObject).code, -32601)
+      assert.isUndefined(yield* stream.next)
     }))
 
   it.scoped("2026-07-28/http/a modern header on a body without _meta is -32602", () =>

@@ -78,9 +78,10 @@ export const sseKeepAlive: Uint8Array = encoder.encode(": keep-alive\n\n")
 /** An SSE response over an already framed stream. */
 export const eventStream = (
   body: Stream.Stream<Uint8Array>,
-  headers: Record<string, string> = {}
+  headers: Record<string, string> = {},
+  status = 200
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.stream(body, { status: 200, contentType: EventStreamType, headers: { ...EventStreamHeaders, ...headers } })
+  HttpServerResponse.stream(body, { status, contentType: EventStreamType, headers: { ...EventStreamHeaders, ...headers } })
 
 /** The body was larger than the endpoint takes. */
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}

@@ -30,7 +30,7 @@ const byId = (replies: ReadonlyArray<Message>, id: string): Message => {
   return found as Message
 }
 
-describe("2025-03-26", () => {
+describe.concurrent("2025-03-26", () => {
   it.scoped("2025-03-26/stdio/batch reply is one array", () =>
     Effect.gen(function*() {
       const serve = yield* start(config)
@@ -95,7 +95,7 @@ describe("2025-03-26", () => {
     }))
 })
 
-describe.each(["2024-11-05", "2025-06-18", "2025-11-25"] as const)("%s", (revision) => {
+describe.concurrent.each(["2024-11-05", "2025-06-18", "2025-11-25"] as const)("%s", (revision) => {
   it.scoped(`${revision}/stdio/a batch is refused with one -32600 error`, () =>
     Effect.gen(function*() {
       const serve = yield* start(config)

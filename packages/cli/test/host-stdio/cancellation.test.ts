@@ -20,8 +20,8 @@ const config = (sb: { readonly path: (...s: ReadonlyArray<string>) => string }) 
 
 const has = (method: string) => (log: ReadonlyArray<EraLog.Logged>) => log.some((l) => l.method === method)
 
-describe.each(All)("%s", (revision) => {
-  it.scoped(`${revision}/stdio/notifications/cancelled interrupts the request, reaches the upstream and suppresses its reply`, () =>
+describe.concurrent("stdio cancellation", () => {
+  it.scoped.each(All)("%s/stdio/notifications/cancelled interrupts the request, reaches the upstream and suppresses its reply", (revision) =>
     Effect.gen(function*() {
       const serve = yield* start(config)
       const host = yield* open(serve, revision)
@@ -38,7 +38,7 @@ describe.each(All)("%s", (revision) => {
       assert.isFalse(run.frames.some((f) => responseId(f) === "doomed"), run.lines.join("\n"))
     }))
 
-  it.scoped(`${revision}/stdio/a cancelled request's id is free for the very next request`, () =>
+  it.scoped.each(All)("%s/stdio/a cancelled request's id is free for the very next request", (revision) =>
     Effect.gen(function*() {
       const serve = yield* start(config)
       const host = yield* open(serve, revision)

@@ -15,7 +15,7 @@ const config = { servers: { alpha: era("dual") }, settings: { "transport.stdioDr
 
 const structured = { name: "alpha__structured", arguments: {} }
 
-describe.each(Legacy)("%s", (revision) => {
+describe.concurrent.each(Legacy)("%s", (revision) => {
   it.scoped(
     `${revision}/stdio/before initialize requests get 2024-11-05 shapes, and initialize settles ${revision} for the request right behind it`,
     () =>
@@ -48,7 +48,7 @@ describe.each(Legacy)("%s", (revision) => {
     }))
 })
 
-describe("unknown versions", () => {
+describe.concurrent("unknown versions", () => {
   it.scoped.each(["2099-12-31", "2026-07-28", "2024-10-07", "not-a-date"])(
     "2025-11-25/stdio/initialize offering %s is countered with 2025-11-25",
     (offered) =>

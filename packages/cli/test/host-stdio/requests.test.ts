@@ -23,7 +23,7 @@ const config = (sb: { readonly path: (...s: ReadonlyArray<string>) => string }) 
 
 const answered = (frames: ReadonlyArray<Frame>, id: string) => frames.some((f) => responseId(f) === id)
 
-describe.each(All)("%s", (revision) => {
+describe.concurrent.each(All)("%s", (revision) => {
   layer(SharedServe.layer(config, (serve) => Effect.asVoid(open(serve, revision))))("stdio requests", (it) => {
     it.effect(`${revision}/stdio/requests run concurrently, each under its own fiber`, () =>
       Effect.gen(function*() {

@@ -11,7 +11,7 @@ import { era, SharedServe } from "../support/StdioServe.js"
 
 const config = { servers: { alpha: era("dual"), beta: era("legacy-32601") }, settings: { "transport.stdioDrain": "5s" } }
 
-describe.each(All)("%s", (revision) => {
+describe.concurrent.each(All)("%s", (revision) => {
   layer(SharedServe.layer(config, (serve) => Effect.asVoid(open(serve, revision))))("stdio shapes", (it) => {
     it.effect(`${revision}/stdio/a tool result is shaped for the revision, from either upstream era`, () =>
       Effect.gen(function*() {

@@ -202,7 +202,16 @@ const make = (options: HttpHostOptions) =>
       Effect.gen(function*() {
         const outbound = yield* Mailbox.make<JsonRpc.Message>()
         const asked = yield* Deferred.make<void>()
-        const send = (m: JsonRpc.Message) => Effect.zipRight(outbound.offer(m), Deferred.succeed(asked, undefined))
+        // Whether anyone can still see this POST's stream: not once the reply is written, the
+        // stream closed, or the handler was interrupted before it had a stream.
+        let open = true
+        const send = (m: JsonRpc.Message) =>
+          Effect.suspend(() =>
+            open ? Effect.as(Effect.zipRight(outbound.offer(m), Deferred.succeed(asked, undefined)), true) : Effect.succeed(false)
+          )
+        const shut = Effect.sync(() => {
+          open = false
+        })
         const context: RequestContext = {
           connection: target.connection,
           ...(target.revision !== undefined ? { legacyRevision: target.revision } : {}),
@@ -211,7 +220,7 @@ const make = (options: HttpHostOptions) =>
         }
         const exchange = yield* Scope.make()
         let handedOver = false
-        const release = Effect.suspend(() => (handedOver ? Effect.void : Scope.close(exchange, Exit.void)))
+        const release = Effect.suspend(() => (handedOver ? Effect.void : Effect.zipRight(shut, Scope.close(exchange, Exit.void))))
 
         return yield* Effect.gen(function*() {
           const errors: Array<JsonRpc.Response> = [...answered]
@@ -249,7 +258,9 @@ const make = (options: HttpHostOptions) =>
           handedOver = true
           // Without a session the stream owns the requests: closing it (the client went away)
           // closes their scope, which interrupts them.
-          return Wire.eventStream(withKeepAlive(Stream.map(events, Wire.sseEvent)).pipe(Stream.ensuring(Scope.close(exchange, Exit.void))))
+          return Wire.eventStream(
+            withKeepAlive(Stream.map(events, Wire.sseEvent)).pipe(Stream.ensuring(Effect.zipRight(shut, Scope.close(exchange, Exit.void))))
+          )
         }).pipe(Effect.ensuring(release))
       })
 

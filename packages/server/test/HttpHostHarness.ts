@@ -22,6 +22,8 @@ export const Url = "http://127.0.0.1:7717/mcp"
 export interface Events {
   readonly started: Queue.Queue<string>
   readonly interrupted: Queue.Queue<string>
+  /** What `ask_twice` ended with. */
+  readonly outcomes: Queue.Queue<string>
 }
 
 const tagOf = (args: JsonObject): string => (typeof args.tag === "string" ? args.tag : "untagged")
@@ -48,6 +50,17 @@ const extendedBackend = (events: Events) => {
               Effect.catchTag("QuestionRefused", (e) => Effect.succeed({ content: [{ type: "text", text: `refused ${e.code}` }] }))
             )
           }
+          if (name === "ask_twice") {
+            const ask = caller.questions
+            if (ask === undefined) return Effect.succeed({ content: [] })
+            const question = (message: string) => ask({ method: "elicitation/create", params: { message, requestedSchema: { type: "object", properties: {} } } })
+            return Effect.zipRight(question("first?"), question("second?")).pipe(
+              Effect.as("answered"),
+              Effect.catchTag("QuestionRefused", (e) => Effect.succeed(`refused ${e.code}`)),
+              Effect.tap((outcome) => Queue.offer(events.outcomes, outcome)),
+              Effect.map((outcome): JsonObject => ({ content: [{ type: "text", text: outcome }] }))
+            )
+          }
           return b.callTool(caller, name, args, m)
         }
       }))
@@ -71,7 +84,11 @@ export interface Harness {
 
 export const harness = (options: HttpHostOptions = {}): Effect.Effect<Harness, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const events: Events = { started: yield* Queue.unbounded<string>(), interrupted: yield* Queue.unbounded<string>() }
+    const events: Events = {
+      started: yield* Queue.unbounded<string>(),
+      interrupted: yield* Queue.unbounded<string>(),
+      outcomes: yield* Queue.unbounded<string>()
+    }
     const layer = HttpHost.layer(options).pipe(Layer.provide(Server.Server.layer), Layer.provide(extendedBackend(events)))
     const host = Context.get(yield* Layer.build(layer), HttpHost)
     // The test's own runtime, so the host's streams run on its TestClock.

@@ -326,6 +326,21 @@ describe("HttpHost: legacy batches, cancellation, questions", () => {
       assert.isUndefined(yield* stream.next)
     }))
 
+  it.scoped("2025-11-25/http/a question after the POST's stream closed is refused, not left waiting", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const id = yield* open(h, "2025-11-25", { elicitation: {} })
+      const stream = sse(yield* h.post(call("ask_twice", 22), inSession(id)))
+      const first = (yield* stream.next)?.data as JsonObject
+      assert.strictEqual((first.params as JsonObject).message, "first?")
+      // The client goes away; in a session that does not cancel the call, and the question it
+      // already saw can still be answered.
+      yield* stream.cancel
+      const answer = yield* h.post({ jsonrpc: "2.0", id: first.id, result: { action: "accept", content: {} } }, inSession(id))
+      assert.strictEqual(answer.status, 202)
+      assert.strictEqual(yield* Queue.take(h.events.outcomes), "refused -32603")
+    }))
+
   it.scoped("2025-11-25/http/a client that takes no event stream is not asked", () =>
     Effect.gen(function*() {
       const h = yield* harness()

@@ -6,6 +6,7 @@
  * Question ids are random, and an answer counts only from the session that was asked (or, for a
  * sessionless request, only from a sessionless POST), so one client cannot answer another's.
  */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Method from "@mcpx-fx/protocol/Method"
@@ -23,9 +24,10 @@ interface Waiting {
 export interface Questions {
   /**
    * A channel for one request: each question is handed to `send` (which puts it on the request's
-   * stream) and waits for its answer. `owner` is the asking session (undefined: sessionless).
+   * stream, or says false when that stream is gone) and waits for its answer. `owner` is the
+   * asking session (undefined: sessionless).
    */
-  readonly channel: (owner: string | undefined, send: (message: JsonRpc.Message) => Effect.Effect<void>) => QuestionChannel
+  readonly channel: (owner: string | undefined, send: (message: JsonRpc.Message) => Effect.Effect<boolean>) => QuestionChannel
   /** Routes a host's response to the question it answers; false when nothing waits for it. */
   readonly answer: (owner: string | undefined, response: JsonRpc.Response) => Effect.Effect<boolean>
 }
@@ -33,13 +35,18 @@ export interface Questions {
 export const makeQuestions = (): Questions => {
   const waiting = new Map<string, Waiting>()
 
-  const channel = (owner: string | undefined, send: (message: JsonRpc.Message) => Effect.Effect<void>): QuestionChannel =>
+  const channel = (owner: string | undefined, send: (message: JsonRpc.Message) => Effect.Effect<boolean>): QuestionChannel =>
   (question: Question) =>
     Effect.gen(function*() {
       const id = `mcpx-fx-q-${mintId()}`
       const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
       waiting.set(id, { owner, answer })
-      yield* send(JsonRpc.request(id, question.method, question.params))
+      // A question nobody can see would wait forever; refusing it lets the Backend answer for
+      // the host (a legacy session's request outlives a POST whose client went away).
+      if (!(yield* send(JsonRpc.request(id, question.method, question.params)))) {
+        waiting.delete(id)
+        return yield* new QuestionRefused({ code: ErrorCode.InternalError, message: "the host's stream for this request is closed" })
+      }
       return yield* Deferred.await(answer).pipe(
         // A call cancelled while its question is open tells the host to stop asking.
         Effect.onInterrupt(() => send(JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason: "the call was cancelled" }))),

@@ -62,6 +62,38 @@ const initialize = (ctx: Context, session: LegacySession, req: Request): Respons
   })
 }
 
+/**
+ * A tool left out of `tools/list` (the listing is fixed for the fixture's other tests): it sends
+ * what a server whose lists changed sends, `notifications/tools/list_changed`, and
+ * `notifications/resources/updated` for every resource this session subscribed to.
+ */
+export const NotifyChangesTool = "notify_changes"
+
+// Resource subscriptions by session; a session is one connection or one HTTP session.
+const subscribed = new WeakMap<LegacySession, Set<string>>()
+const subscriptionsOf = (session: LegacySession): Set<string> => {
+  const found = subscribed.get(session)
+  if (found !== undefined) return found
+  const fresh = new Set<string>()
+  subscribed.set(session, fresh)
+  return fresh
+}
+
+const notifyChanges = (session: LegacySession, req: Request, write: (m: Message) => void): Response => {
+  write({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
+  const uris = [...subscriptionsOf(session)]
+  for (const uri of uris) write({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } })
+  return success(req.id, { content: [{ type: "text", text: `sent list_changed and ${uris.length} update(s)` }] })
+}
+
+const subscription = (session: LegacySession, req: Request): Response => {
+  const uri = req.params?.["uri"]
+  if (typeof uri !== "string") return failure(req.id, ErrorCode.InvalidParams, `${req.method} needs a uri`)
+  if (req.method === "resources/subscribe") subscriptionsOf(session).add(uri)
+  else subscriptionsOf(session).delete(uri)
+  return success(req.id, {})
+}
+
 const callTool = async (
   ctx: Context,
   session: LegacySession,
@@ -127,7 +159,10 @@ export const handle = async (
         : success(req.id, found)
     }
     case "tools/call":
-      return callTool(ctx, session, req, write, signal)
+      return params["name"] === NotifyChangesTool ? notifyChanges(session, req, write) : callTool(ctx, session, req, write, signal)
+    case "resources/subscribe":
+    case "resources/unsubscribe":
+      return subscription(session, req)
     default:
       return failure(req.id, ErrorCode.MethodNotFound, `method not found: ${req.method}`)
   }

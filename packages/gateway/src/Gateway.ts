@@ -5,6 +5,11 @@
  * Listing is concurrent and forgiving: one slow or broken server is reported beside the others'
  * results, never allowed to hide them. Results of calls are passed through unchanged; shaping
  * them for a host's revision is the host-facing server's job.
+ *
+ * Changes: what every live upstream instance sends outside its calls is gathered into one stream
+ * of list changes and resource updates (URIs re-homed as hosts see them). Resource subscriptions
+ * are forwarded to the owning upstream and counted, so one upstream subscription serves every
+ * host watching that URI and the last one to leave unsubscribes.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
@@ -19,7 +24,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer } from "./Config.js"
 import * as Names from "./Names.js"
 import { Settings } from "./Settings.js"
@@ -97,6 +105,16 @@ export interface ServerProtocol {
   readonly cached: EraRecord | null
 }
 
+/**
+ * A change upstream, as hosts are told it: which list changed, or which resource (its URI re-homed
+ * as `mcpx://<namespace>/<uri>`) was updated, and the server it came from.
+ */
+export type GatewayChange =
+  | { readonly _tag: "ToolsListChanged"; readonly server: string }
+  | { readonly _tag: "PromptsListChanged"; readonly server: string }
+  | { readonly _tag: "ResourcesListChanged"; readonly server: string }
+  | { readonly _tag: "ResourceUpdated"; readonly server: string; readonly uri: string }
+
 /** The gateway's upstream side. */
 export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly servers: ReadonlyArray<GatewayServer>
@@ -113,9 +131,17 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly protocol: Effect.Effect<ReadonlyArray<ServerProtocol>>
   /** Probes a server now, ignoring the era cache, and reports what was sent and what decided it. */
   readonly probe: (namespace: string) => Effect.Effect<ProbeReport, GatewayCallError>
+  /** A subscription, in place once this returns, to every upstream's changes. */
+  readonly changes: Effect.Effect<Queue.Dequeue<GatewayChange>, never, Scope.Scope>
+  /**
+   * Subscribes upstream to a resource (its re-homed URI) for as long as the scope lasts, so its
+   * updates arrive on `changes`. The upstream's refusal (e.g. a modern one, which has no
+   * `resources/subscribe`) is the caller's failure.
+   */
+  readonly watchResource: (caller: Caller, uri: string) => Effect.Effect<void, GatewayCallError, Scope.Scope>
 }>() {
   /** The gateway over the configuration, settings, pool, prober and era cache. */
-  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache> = Layer.effect(
+  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache> = Layer.scoped(
     Gateway,
     Effect.suspend(() => make)
   )
@@ -269,7 +295,9 @@ const make = Effect.gen(function*() {
 
   const unknown = (kind: UnknownName["kind"], name: string, listing: (c: Caller) => Effect.Effect<Listing>, caller: Caller) =>
     Effect.flatMap(listing(caller), (l) => {
-      const known = l.items.flatMap((i) => (typeof i.name === "string" ? [i.name] : typeof i.uri === "string" ? [i.uri] : []))
+      // A resource is named by its URI, whatever its display name.
+      const key = kind === "resource" ? "uri" : "name"
+      const known = l.items.flatMap((i) => (typeof i[key] === "string" ? [i[key]] : []))
       return Effect.fail(new UnknownName({ kind, name, suggestions: [...Names.closest(name, known)] }))
     })
 
@@ -281,6 +309,59 @@ const make = Effect.gen(function*() {
 
   const noSuchServer = (namespace: string) =>
     new UnknownName({ kind: "server", name: namespace, suggestions: [...Names.closest(namespace, servers.map((s) => s.namespace))] })
+
+  const changes = yield* PubSub.sliding<GatewayChange>(1024)
+  const changeOf = (server: GatewayServer, method: string, params: JsonObject | undefined): GatewayChange | undefined => {
+    switch (method) {
+      case "notifications/tools/list_changed":
+        return { _tag: "ToolsListChanged", server: server.name }
+      case "notifications/prompts/list_changed":
+        return { _tag: "PromptsListChanged", server: server.name }
+      case "notifications/resources/list_changed":
+        return { _tag: "ResourcesListChanged", server: server.name }
+      case "notifications/resources/updated":
+        return typeof params?.uri === "string"
+          ? { _tag: "ResourceUpdated", server: server.name, uri: Names.qualifyUri(server, params.uri) }
+          : undefined
+      default:
+        return undefined
+    }
+  }
+  const untied = yield* pool.notifications
+  yield* Queue.take(untied).pipe(
+    Effect.flatMap(({ notification, server: name }) => {
+      const server = servers.find((s) => s.name === name)
+      const change = server === undefined ? undefined : changeOf(server, notification.method, notification.params)
+      return change === undefined ? Effect.void : PubSub.publish(changes, change)
+    }),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
+  // Upstream subscriptions by server and upstream URI, with how many watches hold each.
+  const watching = new Map<string, number>()
+  const watchResource = (caller: Caller, uri: string): Effect.Effect<void, GatewayCallError, Scope.Scope> => {
+    const found = Names.resolveUri(servers, uri)
+    if (found === undefined) return unknown("resource", uri, listResources, caller)
+    const key = `${found.server.name}\u0000${found.uri}`
+    const params = { uri: found.uri }
+    const release = Effect.suspend(() => {
+      const left = (watching.get(key) ?? 1) - 1
+      if (left > 0) return Effect.sync(() => void watching.set(key, left))
+      watching.delete(key)
+      // A session request must stay interruptible inside this finalizer: its stream ends by
+      // interrupting its own reader.
+      return Effect.interruptible(request(found.server, caller, "resources/unsubscribe", params)).pipe(
+        Effect.catchAll((e) => Effect.logDebug(`${found.server.name}: resources/unsubscribe ${found.uri} failed: ${e.message}`))
+      )
+    })
+    const hold = Effect.uninterruptible(
+      Effect.zipRight(Effect.sync(() => void watching.set(key, (watching.get(key) ?? 0) + 1)), Effect.addFinalizer(() => release))
+    )
+    return Effect.suspend(() =>
+      (watching.get(key) ?? 0) > 0 ? hold : Effect.zipRight(request(found.server, caller, "resources/subscribe", params), hold)
+    )
+  }
 
   return Gateway.of({
     servers,
@@ -348,6 +429,8 @@ const make = Effect.gen(function*() {
               (started) => started.report
             ))
           )
-      })
+      }),
+    changes: PubSub.subscribe(changes),
+    watchResource
   })
 })

@@ -120,7 +120,10 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
           ? call(gateway.readResource(toGatewayCaller(caller), uri, meta))
           : retry(caller, found.server.namespace, "resources/read", { uri: found.uri }, meta)
       },
-      complete
+      complete,
+      // Gateway changes already have the Backend's shape (plus the server they came from).
+      changes: gateway.changes,
+      watchResource: (caller, uri) => Effect.mapError(gateway.watchResource(toGatewayCaller(caller), uri), toBackendError)
     })
   })
 )

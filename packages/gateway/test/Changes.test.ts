@@ -1,0 +1,199 @@
+/**
+ * Upstream changes through the gateway, against the era-server fixture over stdio: its unlisted
+ * `notify_changes` tool sends `notifications/tools/list_changed` and `notifications/resources/updated`
+ * for what the session subscribed to. First the Gateway's own change stream and resource watches,
+ * then the whole way to a host: StdioHost → Server → GatewayBackend → Gateway → Pool → upstream.
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Server from "@mcpx-fx/server/Server"
+import { StdioHost } from "@mcpx-fx/server/StdioHost"
+import { Fixtures } from "@mcpx-fx/testing"
+import { EraCache } from "@mcpx-fx/upstream/EraCache"
+import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
+import { Pool } from "@mcpx-fx/upstream/Pool"
+import { Prober } from "@mcpx-fx/upstream/Prober"
+import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Config, layerSettings } from "../src/Config.js"
+import { Gateway, type GatewayChange } from "../src/Gateway.js"
+import * as GatewayBackend from "../src/GatewayBackend.js"
+
+const Readme = "mcpx://beta/era://readme"
+const SubscriptionId = "io.modelcontextprotocol/subscriptionId"
+
+/** A gateway over one legacy era-server, `beta`, configured in a temp dir that goes with the scope. */
+const gateway = () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcpx-changes-"))
+  const file = join(dir, "mcpx.json")
+  const beta = Fixtures.stdioCommand("era-server", ["--mode", "legacy-32601"])
+  writeFileSync(file, JSON.stringify({ mcpServers: { beta }, settings: { "upstream.probeTimeout": "20s" } }))
+  const upstream = Pool.layer.pipe(
+    Layer.provideMerge(Prober.layer),
+    Layer.provideMerge(EraCache.layerMemory),
+    Layer.provide(Negotiator.layer),
+    Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
+    Layer.provide(FetchHttpClient.layer)
+  )
+  const layer = Gateway.layer.pipe(
+    Layer.provide(layerSettings({ env: {}, flags: {} })),
+    Layer.provide(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
+    Layer.provide(upstream),
+    Layer.provide(NodeContext.layer),
+    Layer.orDie
+  )
+  return Layer.merge(layer, Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))))
+}
+
+/** The next change that is not a tools list_changed, skipping those. */
+const nextOther = (changes: Queue.Dequeue<GatewayChange>) =>
+  Effect.iterate(undefined as GatewayChange | undefined, {
+    while: (c) => c === undefined || c._tag === "ToolsListChanged",
+    body: () => Queue.take(changes)
+  })
+
+describe("Gateway changes", () => {
+  it.scopedLive("gateway/changes/an upstream's list_changed reaches the change stream", () =>
+    Effect.gen(function*() {
+      const g = yield* Gateway
+      const changes = yield* g.changes
+      const result = yield* g.callTool({}, "beta__notify_changes", {})
+      assert.include(JSON.stringify(result.content), "0 update(s)")
+      assert.deepStrictEqual(yield* Queue.take(changes), { _tag: "ToolsListChanged", server: "beta" })
+    }).pipe(Effect.provide(gateway())))
+
+  it.scopedLive("gateway/changes/a watched resource's updates arrive under its namespaced uri", () =>
+    Effect.gen(function*() {
+      const g = yield* Gateway
+      const changes = yield* g.changes
+      const first = yield* Scope.make()
+      const second = yield* Scope.make()
+      yield* Scope.extend(g.watchResource({}, Readme), first)
+      yield* Scope.extend(g.watchResource({}, Readme), second)
+      yield* g.callTool({}, "beta__notify_changes", {})
+      assert.deepStrictEqual(yield* nextOther(changes), { _tag: "ResourceUpdated", server: "beta", uri: Readme })
+      // One watch left: the upstream subscription stays.
+      yield* Scope.close(first, Exit.void)
+      yield* g.callTool({}, "beta__notify_changes", {})
+      assert.deepStrictEqual(yield* nextOther(changes), { _tag: "ResourceUpdated", server: "beta", uri: Readme })
+      // The last watch gone: the upstream was told to unsubscribe, and only list_changed comes.
+      yield* Scope.close(second, Exit.void)
+      const told = yield* g.callTool({}, "beta__notify_changes", {})
+      assert.include(JSON.stringify(told.content), "0 update(s)")
+    }).pipe(Effect.provide(gateway())))
+
+  it.scopedLive("gateway/changes/watching a resource under no known namespace names the closest ones", () =>
+    Effect.gen(function*() {
+      const g = yield* Gateway
+      const e = yield* Effect.flip(g.watchResource({}, "mcpx://betta/era://readme"))
+      assert.strictEqual(e._tag, "UnknownName")
+      assert.deepStrictEqual(e._tag === "UnknownName" && e.suggestions, [Readme])
+    }).pipe(Effect.provide(gateway())))
+})
+
+interface Host {
+  readonly send: (m: JsonRpc.Message) => Effect.Effect<void>
+  readonly next: Effect.Effect<JsonObject>
+}
+
+/** A stdio host connection over the real gateway, its lines in a queue. */
+const host = <A, E>(f: (h: Host) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const stdio = yield* StdioHost
+    const input = yield* Queue.unbounded<string>()
+    const output = yield* Queue.unbounded<string>()
+    yield* Effect.forkScoped(stdio.serve(Stream.fromQueue(input), (line) => Queue.offer(output, line), { drain: "1 second" }))
+    return yield* f({
+      send: (m) => Queue.offer(input, JSON.stringify(m)),
+      next: Effect.map(Queue.take(output), (l) => JSON.parse(l) as JsonObject)
+    })
+  }).pipe(
+    Effect.provide(
+      StdioHost.layer.pipe(Layer.provide(Server.Server.layer), Layer.provideMerge(GatewayBackend.layer), Layer.provide(gateway()))
+    )
+  )
+
+/**
+ * Reads lines until the reply to `id` and a notification of each of `methods` have come, in
+ * whatever order the reply and the notifications race; answers them by method.
+ */
+const gather = (h: Host, id: JsonRpc.RequestId, methods: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const seen = new Map<string, JsonObject>()
+    let reply: JsonObject | undefined
+    while (reply === undefined || methods.some((m) => !seen.has(m))) {
+      const line = yield* h.next
+      if (line.id === id) reply = line
+      else if (typeof line.method === "string" && !seen.has(line.method)) seen.set(line.method, line)
+    }
+    return { reply, seen }
+  })
+
+const initialize = (version: string) =>
+  JsonRpc.request(0, "initialize", { protocolVersion: version, capabilities: {}, clientInfo: { name: "h", version: "1" } })
+
+const modernMeta = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "h", version: "1" }
+}
+
+describe("changes end to end over stdio", () => {
+  it.scopedLive("2025-11-25/stdio/list_changed from a legacy upstream reaches a host told listChanged", () =>
+    host((h) =>
+      Effect.gen(function*() {
+        yield* h.send(initialize("2025-11-25"))
+        const init = yield* h.next
+        assert.deepStrictEqual(((init.result as JsonObject).capabilities as JsonObject).tools, { listChanged: true })
+        yield* h.send(JsonRpc.notification("notifications/initialized"))
+        yield* h.send(JsonRpc.request(1, "tools/call", { name: "beta__notify_changes", arguments: {} }))
+        const { reply, seen } = yield* gather(h, 1, ["notifications/tools/list_changed"])
+        assert.isDefined(reply.result)
+        assert.deepStrictEqual(seen.get("notifications/tools/list_changed"), { jsonrpc: "2.0", method: "notifications/tools/list_changed" })
+      })
+    ))
+
+  it.scopedLive("2025-06-18/stdio/resources/subscribe delivers the upstream's resources/updated, namespaced", () =>
+    host((h) =>
+      Effect.gen(function*() {
+        yield* h.send(initialize("2025-06-18"))
+        yield* h.next
+        yield* h.send(JsonRpc.notification("notifications/initialized"))
+        yield* h.send(JsonRpc.request(1, "resources/subscribe", { uri: Readme }))
+        assert.deepStrictEqual(yield* h.next, { jsonrpc: "2.0", id: 1, result: {} })
+        yield* h.send(JsonRpc.request(2, "tools/call", { name: "beta__notify_changes", arguments: {} }))
+        const { seen } = yield* gather(h, 2, ["notifications/resources/updated"])
+        assert.deepStrictEqual(seen.get("notifications/resources/updated")?.params, { uri: Readme })
+      })
+    ))
+
+  it.scopedLive("2026-07-28/subscriptions/listen delivers tools list_changed from a legacy upstream", () =>
+    host((h) =>
+      Effect.gen(function*() {
+        yield* h.send(
+          JsonRpc.request("listen-1", "subscriptions/listen", {
+            notifications: { toolsListChanged: true, resourceSubscriptions: [Readme] },
+            _meta: modernMeta
+          })
+        )
+        const ack = yield* h.next
+        assert.strictEqual(ack.method, "notifications/subscriptions/acknowledged")
+        assert.deepStrictEqual((ack.params as JsonObject).notifications, { toolsListChanged: true, resourceSubscriptions: [Readme] })
+        yield* h.send(JsonRpc.request(1, "tools/call", { name: "beta__notify_changes", arguments: {}, _meta: modernMeta }))
+        const { seen } = yield* gather(h, 1, ["notifications/tools/list_changed", "notifications/resources/updated"])
+        assert.deepStrictEqual(seen.get("notifications/tools/list_changed")?.params, { _meta: { [SubscriptionId]: "listen-1" } })
+        assert.deepStrictEqual(seen.get("notifications/resources/updated")?.params, { uri: Readme, _meta: { [SubscriptionId]: "listen-1" } })
+      })
+    ))
+})

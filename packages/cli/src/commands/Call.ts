@@ -5,6 +5,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -13,6 +14,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
+import * as ViaDaemon from "../ViaDaemon.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -37,13 +39,6 @@ const parseArguments = (text: string, from: string) =>
     Effect.filterOrFail(isJsonObject, (v) =>
       new UsageError({ message: `arguments must be a JSON object, got ${Array.isArray(v) ? "an array" : typeof v}` }))
   )
-
-/** `ns.tool` and `ns__tool` both name a tool; a bare name is left for a single unprefixed server. */
-const qualified = (name: string): string => {
-  if (name.includes("__")) return name
-  const dot = name.indexOf(".")
-  return dot > 0 ? `${name.slice(0, dot)}__${name.slice(dot + 1)}` : name
-}
 
 const bytes = (b64: unknown): string => (typeof b64 === "string" ? `${Math.floor((b64.length * 3) / 4)} bytes` : "")
 
@@ -76,13 +71,14 @@ export const command = Command.make(
   "call",
   {
     globals: GlobalOptions.options,
+    local: ViaDaemon.localOption,
     tool: Args.text({ name: "tool" }).pipe(Args.withDescription("<namespace>.<tool> (or <namespace>__<tool>).")),
     args: Args.text({ name: "json" }).pipe(
       Args.withDescription("The arguments as a JSON object, or - to read them from stdin. Default: {}."),
       Args.optional
     )
   },
-  ({ args, globals, tool }) =>
+  ({ args, globals, local, tool }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
       const given = Option.getOrUndefined(args)
@@ -91,16 +87,23 @@ export const command = Command.make(
         : given === "-"
         ? yield* parseArguments(yield* readStdin, "stdin")
         : yield* parseArguments(given, "the command line")
-      const name = qualified(tool)
-      const result = yield* withGateway(options, (gateway) => gateway.callTool({}, name, parsed))
+      const request = { tool, arguments: parsed }
+      const response = yield* ViaDaemon.either(options, local, {
+        daemon: (client) => client.tools.call({ payload: request }),
+        inProcess: withGateway(options, (gateway) => ApiHandlers.callTool(gateway, request))
+      }).pipe(
+        // Arguments the tool refused are the caller's to fix, like arguments that are not JSON.
+        Effect.catchTag("BadArguments", (e) => Effect.fail(new UsageError({ message: e.message })))
+      )
+      const result = response.result
       yield* options.json ? Output.json(result) : Output.text(render(result))
-      if (result.isError === true) return yield* new ToolReportedError({ tool: name })
+      if (response.isError) return yield* new ToolReportedError({ tool: response.tool })
     })
 ).pipe(
   Command.withDescription(
     describe(
       "Call a tool and print its text content (--json: the whole result). Exit 1 if the tool reports an error, " +
-        "2 for bad arguments or an unknown tool.",
+        "2 for bad arguments or an unknown tool. " + ViaDaemon.helpNote,
       `mcpx-fx call github.search_issues '{"query":"is:open label:bug"}'`
     )
   )

@@ -1,24 +1,36 @@
 /**
  * `mcpx-fx protocol` and `mcpx-fx probe <namespace>`: which era each upstream speaks, how that was
- * decided, and — for probe — every step of deciding it again, ignoring the era cache.
+ * decided, and — for probe — every step of deciding it again, ignoring the era cache. `protocol`
+ * asks the running daemon when there is one; `probe` always runs in-process, since it starts a
+ * fresh upstream on purpose.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import * as Api from "@mcpx-fx/gateway/Api"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
+import * as ViaDaemon from "../ViaDaemon.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
+
+/** What `protocol --json` prints: the upstream half of `GET /v1/protocol`. */
+const Servers = Schema.Struct({ servers: Schema.Array(Api.ProtocolServer) })
+type Servers = typeof Servers.Type
 
 const dash = (v: string | null | undefined): string => (v === null || v === undefined ? "-" : v)
 
 /** `mcpx-fx protocol`. */
-export const protocol = Command.make("protocol", { globals: GlobalOptions.options }, ({ globals }) =>
+export const protocol = Command.make("protocol", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
-    const rows = yield* withGateway(options, (gateway) => gateway.protocol)
-    if (options.json) return yield* Output.json({ servers: rows })
+    const rows: Servers["servers"] = yield* ViaDaemon.either(options, local, {
+      daemon: (client) => Effect.map(client.system.protocol(), (report) => report.asClient.servers),
+      inProcess: withGateway(options, (gateway) => gateway.protocol)
+    })
+    if (options.json) return yield* ViaDaemon.printJson(Servers, { servers: rows })
     yield* Output.text(
       Output.table(
         ["SERVER", "PREFERENCE", "ERA", "NEGOTIATED", "SOURCE", "CACHED"],
@@ -39,7 +51,7 @@ export const protocol = Command.make("protocol", { globals: GlobalOptions.option
       describe(
         "Show, per upstream server, the effective upstream.protocol preference, the era and negotiated version of " +
           "its running session (none until it is used), how the era was decided (probe, cache, forced) and the era " +
-          "cache's record.",
+          "cache's record. Over a running daemon the sessions are the daemon's own. " + ViaDaemon.helpNote,
         "mcpx-fx protocol --json"
       )
     )

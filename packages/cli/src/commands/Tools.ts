@@ -4,7 +4,8 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import type { ListingFailure } from "@mcpx-fx/gateway/Gateway"
+import * as Api from "@mcpx-fx/gateway/Api"
+import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -13,6 +14,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
+import * as ViaDaemon from "../ViaDaemon.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -21,60 +23,76 @@ const firstLine = (s: unknown): string => {
   return line.length > 90 ? `${line.slice(0, 87)}...` : line
 }
 
-const reportFailures = (failures: ReadonlyArray<ListingFailure>) =>
+const reportFailures = (failures: Listing["failures"]) =>
   Effect.forEach(failures, (f) => Console.error(`mcpx-fx: ${f.server}: ${f.message}`), { discard: true })
+
+type Listing = typeof Api.ToolsListing.Type
+
+type Named = ReadonlyArray<{ readonly name: string; readonly namespace: string }>
+
+/**
+ * How many servers `tools [ns]` asks about: all of them, or the one named by namespace or name.
+ * Checked here, against the configured list, so an unknown name is refused with that list whichever
+ * route answers.
+ */
+const asked = (servers: Named, only: string | undefined): Effect.Effect<number, UsageError> => {
+  if (only === undefined) return Effect.succeed(servers.length)
+  const count = servers.filter((s) => s.namespace === only || s.name === only).length
+  if (count > 0) return Effect.succeed(count)
+  const known = servers.map((s) => s.namespace).join(", ")
+  return Effect.fail(new UsageError({ message: `unknown server ${JSON.stringify(only)}; configured: ${known || "(none)"}` }))
+}
 
 /** `mcpx-fx tools`. */
 export const command = Command.make(
   "tools",
   {
     globals: GlobalOptions.options,
+    local: ViaDaemon.localOption,
     namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("Only this server's tools."), Args.optional)
   },
-  ({ globals, namespace }) =>
+  ({ globals, local, namespace }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
-      yield* withGateway(options, (gateway) =>
-        Effect.gen(function*() {
-          const only = Option.getOrUndefined(namespace)
-          const servers = only === undefined
-            ? gateway.servers
-            : gateway.servers.filter((s) => s.namespace === only || s.name === only)
-          if (only !== undefined && servers.length === 0) {
-            const known = gateway.servers.map((s) => s.namespace).join(", ")
-            return yield* new UsageError({ message: `unknown server ${JSON.stringify(only)}; configured: ${known || "(none)"}` })
-          }
-          const listing = yield* gateway.listTools({})
-          const names = new Set(servers.map((s) => s.name))
-          const failures = listing.failures.filter((f) => names.has(f.server))
-          const tools = only === undefined
-            ? listing.items
-            : listing.items.filter((t) => servers.some((s) => !s.prefixed || String(t.name).startsWith(`${s.namespace}__`)))
-          if (options.json) yield* Output.json({ tools, failures })
-          else {
-            yield* Output.text(
-              tools.length === 0
-                ? "(no tools)"
-                : Output.table(["TOOL", "DESCRIPTION"], tools.map((t) => [String(t.name), firstLine(t.description)]))
-            )
-            yield* reportFailures(failures)
-          }
-          // Every server asked for failed: that is a failure of the command, not an empty list.
-          if (failures.length > 0 && failures.length === servers.length) {
-            return yield* new ListingFailed({ count: failures.length })
-          }
-        }))
+      const only = Option.getOrUndefined(namespace)
+      const { count, listing } = yield* ViaDaemon.either(options, local, {
+        daemon: (client) =>
+          Effect.gen(function*() {
+            const count = yield* asked((yield* client.system.servers()).servers, only)
+            const listing: Listing = yield* client.tools.list({ urlParams: only === undefined ? {} : { ns: only } })
+            return { count, listing }
+          }),
+        inProcess: withGateway(options, (gateway) =>
+          Effect.gen(function*() {
+            const count = yield* asked(gateway.servers, only)
+            const listing: Listing = yield* ApiHandlers.toolsListing(gateway, only)
+            return { count, listing }
+          }))
+      })
+      const { failures, tools } = listing
+      if (options.json) yield* ViaDaemon.printJson(Api.ToolsListing, listing)
+      else {
+        yield* Output.text(
+          tools.length === 0
+            ? "(no tools)"
+            : Output.table(["TOOL", "DESCRIPTION"], tools.map((t) => [String(t.name), firstLine(t.description)]))
+        )
+        yield* reportFailures(failures)
+      }
+      // Every server asked for failed: that is a failure of the command, not an empty list.
+      if (failures.length > 0 && failures.length === count) {
+        return yield* new ListingFailed({ count: failures.length })
+      }
     })
 ).pipe(
   Command.withDescription(
     describe(
       "List the tools of every configured server (or one), named as hosts see them: <namespace>__<tool>. " +
-        "--json gives the full schemas and annotations.",
+        "--json gives the full schemas and annotations. " + ViaDaemon.helpNote,
       "mcpx-fx tools github --json"
     )
   )
 )
-
 
 /** No server could be listed; the reasons were already printed. */
 export class ListingFailed extends Data.TaggedError("ListingFailed")<{ readonly count: number }> {

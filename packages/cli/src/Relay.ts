@@ -17,6 +17,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
@@ -25,8 +26,6 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { createParser } from "eventsource-parser"
 
-/** The header naming the revision the relayed host speaks. */
-export const CallerProtocolHeader = "x-mcpx-caller-protocol"
 
 type Frame = Record<string, unknown>
 
@@ -71,6 +70,7 @@ export const relay = <E>(
     const requests = yield* FiberMap.make<string>()
     const background = yield* FiberSet.make()
     const modernIds = new Set<string>()
+    let batches = 0
     const lock = yield* Effect.makeSemaphore(1)
     const out = (line: string) => lock.withPermits(1)(write(line))
 
@@ -178,11 +178,10 @@ export const relay = <E>(
         if (line.trim() === "") return
         const frame = parseFrame(line)
         if (frame === undefined || Array.isArray(frame)) {
-          // Batches and garbage are the daemon's to judge; their replies come back as written.
-          yield* FiberSet.run(background, Effect.ignore(Effect.scoped(Effect.flatMap(
-            post(line, (yield* Ref.get(negotiated)) ?? Revision.OldestRevision),
-            emit
-          ))))
+          // Batches and garbage are the daemon's to judge; their replies come back as written,
+          // and they are drained at end of input like any request.
+          const caller = (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
+          yield* FiberMap.run(requests, `batch-${batches++}`, Effect.ignore(Effect.scoped(Effect.flatMap(post(line, caller), emit))))
           return
         }
         const f = frame as Frame

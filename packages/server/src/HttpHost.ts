@@ -46,6 +46,25 @@ import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
 
+/**
+ * Sent by `mcpx-fx serve --relay` with every POST: the revision of the stdio host whose frames it
+ * carries. Such a body is served by stdio's rules — its mirrored headers are derived from the body
+ * rather than required of a client that never saw HTTP.
+ */
+export const CallerProtocolHeader = "X-Mcpx-Caller-Protocol"
+
+/** The headers a relayed modern message would have carried, had its host spoken HTTP itself. */
+const relayedHeaders = (headers: HeaderCodec.Headers, frame: JsonRpc.Frame): HeaderCodec.Headers => {
+  if (frame._tag !== "Single") return headers
+  const message = frame.parsed.message
+  if (!JsonRpc.isRequest(message) && !JsonRpc.isNotification(message)) return headers
+  const derived = HeaderCodec.outgoingHeaders(message)
+  return Either.isRight(derived) ? { ...headers, ...lowerKeys(derived.right) } : headers
+}
+
+const lowerKeys = (record: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(record).map(([k, v]) => [k.toLowerCase(), v]))
+
 /** How the `/mcp` endpoint behaves. */
 export interface HttpHostOptions {
   /** `transport.allowedOrigins`: exact origins a browser page may call from, beyond loopback. */
@@ -155,7 +174,7 @@ const make = (options: HttpHostOptions) =>
      * its finalizers the upstream). The reply is decided whole before anything is written, so the
      * status is `modernStatus` of the response and nothing is ever written after a disconnect.
      */
-    const modern = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Message, accept: Wire.Accepts) =>
+    const modern = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Message, accept: Wire.Accepts, relayed: boolean) =>
       Effect.gen(function*() {
         if (JsonRpc.isNotification(message)) {
           yield* server.handle(message, { connection: modernConnection })
@@ -164,7 +183,8 @@ const make = (options: HttpHostOptions) =>
         if (!JsonRpc.isRequest(message)) {
           return Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: a 2026-07-28 client must not POST responses")
         }
-        const params = yield* checkParams(request, message)
+        // A relayed stdio body has no mirrored headers to compare: stdio has none.
+        const params = relayed ? Either.right<void>(undefined) : yield* checkParams(request, message)
         if (Either.isLeft(params)) {
           const response = HeaderCodec.mismatchResponse(message.id, params.left)
           return reply(HttpStatus.modernStatus(response), response, accept)
@@ -379,7 +399,9 @@ const make = (options: HttpHostOptions) =>
         const text = yield* Wire.readBody(request, maxBody)
         const frame = JsonRpc.decodeFrame(text)
         if (Either.isLeft(frame)) return Wire.json(400, JsonRpc.frameErrorResponse(frame.left))
-        const classified = Classify.classify(frame.right, request.headers)
+        const relayed = Wire.header(request, CallerProtocolHeader) !== undefined
+        const headers = relayed ? relayedHeaders(request.headers, frame.right) : request.headers
+        const classified = Classify.classify(frame.right, headers)
         switch (classified._tag) {
           case "Rejected": {
             const response = Classify.rejectionResponse(classified)
@@ -388,7 +410,7 @@ const make = (options: HttpHostOptions) =>
           case "Modern":
             // Classify only lets single messages through as modern.
             return frame.right._tag === "Single"
-              ? yield* modern(request, frame.right.parsed.message, accept)
+              ? yield* modern(request, frame.right.parsed.message, accept, relayed)
               : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: batches are not part of 2026-07-28")
           case "Legacy":
             return yield* legacy(request, frame.right, classified.revision, accept)

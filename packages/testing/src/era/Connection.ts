@@ -45,7 +45,7 @@ export const make = (ctx: Context, write: (m: Message) => void, exit: (code: num
       }
       const meta = Modern.validate(ctx, req)
       if (Modern.isFailure(meta)) return write(meta)
-      return run(req, era, (signal) => Modern.handle(ctx, req, meta, signal))
+      return run(req, era, (signal) => Modern.handle(ctx, req, meta, signal, write))
     }
     if (session.version === undefined) {
       const odd = Legacy.preInit(mode, req)

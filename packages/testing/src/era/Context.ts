@@ -34,6 +34,10 @@ export const serverInfo = (ctx: Context): JsonObject => ({
 
 export const capabilities: JsonObject = { tools: { listChanged: false }, resources: {} }
 
+/** What this run declares: `--list-changed` adds tools `listChanged` and resources `subscribe`. */
+export const capabilitiesOf = (ctx: Context): JsonObject =>
+  ctx.options.listChanged === true ? { tools: { listChanged: true }, resources: { subscribe: true } } : capabilities
+
 /** Diagnostics go to stderr: stdout is the protocol channel on stdio and the URL line over HTTP. */
 export const debug = (text: string): void => {
   process.stderr.write(`[era-server] ${text}\n`)

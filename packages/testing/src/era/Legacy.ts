@@ -4,7 +4,7 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
-import { capabilities, serverInfo, type Context } from "./Context.js"
+import { capabilitiesOf, serverInfo, type Context } from "./Context.js"
 import type { Mode } from "./Options.js"
 import type { LegacySession } from "./Session.js"
 import * as Tools from "./Tools.js"
@@ -56,7 +56,7 @@ const initialize = (ctx: Context, session: LegacySession, req: Request): Respons
   session.clientCapabilities = isObject(caps) ? caps : {}
   return success(req.id, {
     protocolVersion: version,
-    capabilities,
+    capabilities: capabilitiesOf(ctx),
     serverInfo: serverInfo(ctx),
     instructions: `era fixture in mode ${ctx.options.mode}`
   })

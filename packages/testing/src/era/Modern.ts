@@ -4,9 +4,20 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
-import { capabilities, serverInfo, type Context } from "./Context.js"
+import { capabilitiesOf, serverInfo, type Context } from "./Context.js"
+import { NotifyChangesTool } from "./Legacy.js"
 import * as Tools from "./Tools.js"
-import { failure, isObject, success, type Failure, type JsonObject, type Request, type Response } from "./Wire.js"
+import {
+  failure,
+  type Id,
+  isObject,
+  type Message,
+  success,
+  type Failure,
+  type JsonObject,
+  type Request,
+  type Response
+} from "./Wire.js"
 
 export const VersionKey = "io.modelcontextprotocol/protocolVersion"
 export const CapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
@@ -92,16 +103,56 @@ const discover = async (ctx: Context, req: Request, signal: AbortSignal): Promis
     req.id,
     dress(ctx, {
       supportedVersions: newestFirst(ctx.options.modernVersions),
-      capabilities,
+      capabilities: capabilitiesOf(ctx),
       instructions: `era fixture in mode ${ctx.options.mode}`
     }, true)
   )
+}
+
+const SubscriptionIdKey = "io.modelcontextprotocol/subscriptionId"
+
+/** An open `subscriptions/listen` (stdio only: its notifications share the connection's output). */
+interface Listener {
+  readonly id: Id
+  readonly toolsListChanged: boolean
+  readonly write: (m: Message) => void
+}
+const listeners = new Set<Listener>()
+
+/** Acknowledges what it honours (tools list_changed only), then stays open until cancelled. */
+const listen = async (req: Request, write: ((m: Message) => void) | undefined, signal: AbortSignal): Promise<Response | undefined> => {
+  if (write === undefined) return failure(req.id, ErrorCode.MethodNotFound, "subscriptions/listen is served over stdio only")
+  const asked = req.params?.["notifications"]
+  const toolsListChanged = isObject(asked) && asked["toolsListChanged"] === true
+  write({
+    jsonrpc: "2.0",
+    method: "notifications/subscriptions/acknowledged",
+    params: { notifications: toolsListChanged ? { toolsListChanged } : {}, _meta: { [SubscriptionIdKey]: req.id } }
+  })
+  const listener: Listener = { id: req.id, toolsListChanged, write }
+  listeners.add(listener)
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve()
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  })
+  listeners.delete(listener)
+  return undefined
+}
+
+/** The modern `notify_changes`: tools list_changed on every listen that asked for it. */
+const notifyChanges = (ctx: Context, req: Request): Response => {
+  const asked = [...listeners].filter((l) => l.toolsListChanged)
+  for (const l of asked) {
+    l.write({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SubscriptionIdKey]: l.id } } })
+  }
+  return success(req.id, dress(ctx, { content: [{ type: "text", text: `sent list_changed on ${asked.length} listen(s)` }] }, false))
 }
 
 const callTool = async (ctx: Context, req: Request, meta: Meta, signal: AbortSignal): Promise<Response | undefined> => {
   const params = req.params ?? {}
   const name = params["name"]
   if (typeof name !== "string") return failure(req.id, ErrorCode.InvalidParams, "tools/call needs a name")
+  if (name === NotifyChangesTool) return notifyChanges(ctx, req)
   const args = params["arguments"]
   const inputResponses = params["inputResponses"]
   const requestState = params["requestState"]
@@ -139,12 +190,16 @@ export const handle = async (
   ctx: Context,
   req: Request,
   meta: Meta,
-  signal: AbortSignal
+  signal: AbortSignal,
+  /** The connection's output, where a stdio connection can carry listen notifications. */
+  write?: (m: Message) => void
 ): Promise<Response | undefined> => {
   const params = req.params ?? {}
   switch (req.method) {
     case "server/discover":
       return discover(ctx, req, signal)
+    case "subscriptions/listen":
+      return listen(req, write, signal)
     case "tools/list":
       return success(req.id, dress(ctx, { tools: Tools.tools }, true))
     case "resources/list":

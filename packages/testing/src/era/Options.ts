@@ -32,6 +32,8 @@ export interface Options {
   readonly legacyVersions: ReadonlyArray<string>
   /** Modern versions served, oldest first; empty for the legacy modes. */
   readonly modernVersions: ReadonlyArray<string>
+  /** `--list-changed`: declare tools `listChanged` and resources `subscribe` (both eras). */
+  readonly listChanged?: boolean
 }
 
 /** Whether a mode serves `initialize` sessions. */
@@ -54,6 +56,7 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
   let log: string | undefined
   let discoverDelayMs = 3000
   let versions: ReadonlyArray<string> | undefined
+  let listChanged = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined) throw new UsageError(`${flag} needs a value`)
@@ -93,6 +96,9 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
       case "--discover-delay":
         discoverDelayMs = integer(value(i++, flag), flag)
         break
+      case "--list-changed":
+        listChanged = true
+        break
       case "--versions":
         versions = value(i++, flag).split(",").map((v) => v.trim()).filter((v) => v.length > 0)
         break
@@ -110,6 +116,7 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
     log,
     discoverDelayMs,
     legacyVersions: servesLegacy(mode) ? chosen.filter((v) => !isModernDate(v)) : [],
-    modernVersions: servesModern(mode) ? chosen.filter(isModernDate) : []
+    modernVersions: servesModern(mode) ? chosen.filter(isModernDate) : [],
+    listChanged
   }
 }

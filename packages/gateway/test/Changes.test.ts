@@ -33,11 +33,14 @@ import * as GatewayBackend from "../src/GatewayBackend.js"
 const Readme = "mcpx://beta/era://readme"
 const SubscriptionId = "io.modelcontextprotocol/subscriptionId"
 
-/** A gateway over one legacy era-server, `beta`, configured in a temp dir that goes with the scope. */
-const gateway = () => {
+/**
+ * A gateway over one era-server, `beta` (legacy unless told otherwise), configured in a temp dir
+ * that goes with the scope; its Pool is provided too.
+ */
+const gateway = (args: ReadonlyArray<string> = ["--mode", "legacy-32601"]) => {
   const dir = mkdtempSync(join(tmpdir(), "mcpx-changes-"))
   const file = join(dir, "mcpx.json")
-  const beta = Fixtures.stdioCommand("era-server", ["--mode", "legacy-32601"])
+  const beta = Fixtures.stdioCommand("era-server", args)
   writeFileSync(file, JSON.stringify({ mcpServers: { beta }, settings: { "upstream.probeTimeout": "20s" } }))
   const upstream = Pool.layer.pipe(
     Layer.provideMerge(Prober.layer),
@@ -49,7 +52,7 @@ const gateway = () => {
   const layer = Gateway.layer.pipe(
     Layer.provide(layerSettings({ env: {}, flags: {} })),
     Layer.provide(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
-    Layer.provide(upstream),
+    Layer.provideMerge(upstream),
     Layer.provide(NodeContext.layer),
     Layer.orDie
   )
@@ -92,6 +95,24 @@ describe("Gateway changes", () => {
       const told = yield* g.callTool({}, "beta__notify_changes", {})
       assert.include(JSON.stringify(told.content), "0 update(s)")
     }).pipe(Effect.provide(gateway())))
+
+  it.scopedLive("gateway/changes/a modern upstream's list_changed arrives on the listen the pool holds for it", () =>
+    Effect.gen(function*() {
+      const g = yield* Gateway
+      const pool = yield* Pool
+      const untied = yield* pool.notifications
+      const changes = yield* g.changes
+      // Listing starts the instance; its listen is acknowledged once the upstream has it.
+      yield* g.listTools({})
+      const ack = yield* Effect.iterate(undefined as string | undefined, {
+        while: (m) => m !== "notifications/subscriptions/acknowledged",
+        body: () => Effect.map(Queue.take(untied), (n) => n.notification.method)
+      })
+      assert.strictEqual(ack, "notifications/subscriptions/acknowledged")
+      const told = yield* g.callTool({}, "beta__notify_changes", {})
+      assert.include(JSON.stringify(told.content), "1 listen(s)")
+      assert.deepStrictEqual(yield* Queue.take(changes), { _tag: "ToolsListChanged", server: "beta" })
+    }).pipe(Effect.provide(gateway(["--mode", "modern-only", "--list-changed"]))))
 
   it.scopedLive("gateway/changes/watching a resource under no known namespace names the closest ones", () =>
     Effect.gen(function*() {

@@ -25,6 +25,7 @@
  * Interruption is the cancellation model: interrupting `withSession` interrupts the caller's work
  * (which cancels its upstream request) and releases the instance without closing it.
  */
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as RevisionSchema from "@mcpx-fx/protocol/RevisionSchema"
@@ -504,6 +505,21 @@ const errorTag = (e: unknown): string | undefined =>
 const errorMessage = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e) ?? String(e)
 
+/** The list changes a modern session declares it can tell of, as a listen filter; none for legacy. */
+const listenFilter = (session: Session): JsonObject | undefined => {
+  if (session.era !== "modern") return undefined
+  const declares = (feature: string) => {
+    const f = session.capabilities[feature]
+    return isJsonObject(f) && f.listChanged === true
+  }
+  const filter: JsonObject = {
+    ...(declares("tools") ? { toolsListChanged: true } : {}),
+    ...(declares("prompts") ? { promptsListChanged: true } : {}),
+    ...(declares("resources") ? { resourcesListChanged: true } : {})
+  }
+  return Object.keys(filter).length === 0 ? undefined : filter
+}
+
 /** A start that took longer than `startTimeout`. */
 class StartTimedOut extends Error {}
 
@@ -801,6 +817,16 @@ const make = Effect.gen(function*() {
         Effect.interruptible,
         Effect.forkIn(scope)
       )
+      // A modern upstream tells of list changes only on a subscriptions/listen, held open for the
+      // instance's life; a legacy one sends them unasked. Its notifications join the untied ones.
+      const filter = listenFilter(session)
+      if (filter !== undefined) {
+        yield* session.request("subscriptions/listen", { notifications: filter }).pipe(
+          Effect.catchAll((e) => Effect.logDebug(`${inst.id}: subscriptions/listen ended: ${e.message}`)),
+          Effect.interruptible,
+          Effect.forkIn(scope)
+        )
+      }
       yield* Deferred.succeed(inst.ready, result)
       yield* publish({
         type: "server.start",

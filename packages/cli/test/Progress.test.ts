@@ -28,7 +28,8 @@ const fakePool = (current: { value: ReadonlyArray<PoolStatus> }) =>
       restart: () => Effect.dieMessage("unused"),
       stop: () => Effect.succeed(0),
       events: Stream.empty,
-      subscribe: Effect.dieMessage("unused")
+      subscribe: Effect.dieMessage("unused"),
+      notifications: Effect.dieMessage("unused")
     })
   )
 

@@ -7,6 +7,8 @@ export * as Backend from "./Backend.js"
 export * as RequestState from "./RequestState.js"
 /** The transport-free protocol core: one message in, at most one response out, for both eras. */
 export * as Server from "./Server.js"
+/** Change delivery, transport-free: legacy list_changed and resources/subscribe, modern subscriptions/listen. */
+export * as Subscriptions from "./Subscriptions.js"
 /** The stdio host transport: concurrent requests, cancellation, batches by revision, drain at end of input. */
 export * as StdioHost from "./StdioHost.js"
 /** The Streamable HTTP host transport: the `/mcp` endpoint for both eras, legacy sessions, Origin policy. */

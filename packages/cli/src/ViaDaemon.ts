@@ -73,8 +73,8 @@ const clientFailureTags: ReadonlySet<string> = new Set(["RequestError", "Respons
 const isClientFailure = <E>(e: E): e is Extract<E, ClientFailure> =>
   typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" && clientFailureTags.has(e._tag)
 
-// The API's refusals of a name (404s) are the user's to fix: exit 2, with the API's own message,
-// which is the one the in-process route prints too.
+// The API's refusals of a name (404) or a setting value (400) are the user's to fix: exit 2, with
+// the error's own message, which is the one the in-process route prints too.
 type NameRefusal = { readonly _tag: "UnknownName" | "UnknownSetting" | "InvalidSettingValue"; readonly message: string }
 
 const nameRefusalTags: ReadonlySet<string> = new Set(["UnknownName", "UnknownSetting", "InvalidSettingValue"])
@@ -115,7 +115,7 @@ export const daemonMayAnswer = (globals: Globals, local: boolean): boolean =>
  * Runs `daemon` against the running daemon when there is one (and the command line allows it),
  * `inProcess` otherwise — including when the daemon's socket does not answer, with a warning.
  */
-export const either = <A, E1, R1, E2, R2>(
+export const orInProcess = <A, E1, R1, E2, R2>(
   globals: Globals,
   local: boolean,
   routes: {

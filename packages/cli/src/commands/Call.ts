@@ -88,7 +88,7 @@ export const command = Command.make(
         ? yield* parseArguments(yield* readStdin, "stdin")
         : yield* parseArguments(given, "the command line")
       const request = { tool, arguments: parsed }
-      const response = yield* ViaDaemon.either(options, local, {
+      const response = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) => client.tools.call({ payload: request }),
         inProcess: withGateway(options, (gateway) => ApiHandlers.callTool(gateway, request))
       }).pipe(

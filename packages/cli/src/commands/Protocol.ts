@@ -26,7 +26,7 @@ const dash = (v: string | null | undefined): string => (v === null || v === unde
 export const protocol = Command.make("protocol", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
-    const rows: Servers["servers"] = yield* ViaDaemon.either(options, local, {
+    const rows: Servers["servers"] = yield* ViaDaemon.orInProcess(options, local, {
       daemon: (client) => Effect.map(client.system.protocol(), (report) => report.asClient.servers),
       inProcess: withGateway(options, (gateway) => gateway.protocol)
     })

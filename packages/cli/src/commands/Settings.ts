@@ -30,7 +30,7 @@ const Rows = Schema.Array(Settings.SettingRow)
 const list = Command.make("list", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals, (yield* group).globals)
-    const all = yield* ViaDaemon.either(options, local, {
+    const all = yield* ViaDaemon.orInProcess(options, local, {
       daemon: (client) => Effect.map(client.settings.list(), (body) => body.settings),
       inProcess: localRows(options)
     })
@@ -67,7 +67,7 @@ const get = Command.make(
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals, (yield* group).globals)
       yield* knownPath(path)
-      const row = yield* ViaDaemon.either(options, local, {
+      const row = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) => client.settings.get({ path: { path } }),
         inProcess: Effect.flatMap(localRows(options), (all) => {
           const found = all.find((r) => r.path === path)

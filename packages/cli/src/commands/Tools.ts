@@ -55,7 +55,7 @@ export const command = Command.make(
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
       const only = Option.getOrUndefined(namespace)
-      const { count, listing } = yield* ViaDaemon.either(options, local, {
+      const { count, listing } = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) =>
           Effect.gen(function*() {
             const count = yield* asked((yield* client.system.servers()).servers, only)

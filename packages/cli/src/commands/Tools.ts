@@ -23,10 +23,10 @@ const firstLine = (s: unknown): string => {
   return line.length > 90 ? `${line.slice(0, 87)}...` : line
 }
 
+type Listing = typeof Api.ToolsListing.Type
+
 const reportFailures = (failures: Listing["failures"]) =>
   Effect.forEach(failures, (f) => Console.error(`mcpx-fx: ${f.server}: ${f.message}`), { discard: true })
-
-type Listing = typeof Api.ToolsListing.Type
 
 type Named = ReadonlyArray<{ readonly name: string; readonly namespace: string }>
 

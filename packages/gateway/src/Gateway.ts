@@ -36,10 +36,12 @@ import { Settings } from "./Settings.js"
 export const ClientInfo = { name: "mcpx-fx", version: "0.1.0" } as const
 
 /**
- * Capabilities mcpx-fx declares to upstreams when a call brings none of its own: it can always
- * answer an elicitation (cancelling it when nobody can be asked) and list roots (none).
+ * Capabilities mcpx-fx declares to upstreams when a call brings none of its own. A shared upstream
+ * session outlives the host that started it, so it declares what any host might answer: an
+ * elicitation is cancelled and roots are none when nobody can be asked, and sampling is passed to
+ * a host that declared it and refused for one that did not.
  */
-export const DefaultClientCapabilities: JsonObject = { elicitation: { form: {} }, roots: {} }
+export const DefaultClientCapabilities: JsonObject = { elicitation: { form: {} }, roots: {}, sampling: {} }
 
 /** One configured server as the gateway runs it. */
 export interface GatewayServer extends Names.Named {

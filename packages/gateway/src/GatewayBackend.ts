@@ -4,6 +4,8 @@
  * the Backend's typed errors so the Server alone decides the JSON-RPC codes.
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Backend from "@mcpx-fx/server/Backend"
 import * as Questions from "@mcpx-fx/upstream/Questions"
 import * as Effect from "effect/Effect"
@@ -26,12 +28,53 @@ export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
     inputRequired: caller.era === "modern" ? "return" : "resolve",
     ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId })
   }
-  if (channel === undefined) return base
+  const notified = caller.notify === undefined ? base : { ...base, onNotification: caller.notify }
+  if (channel === undefined) return notified
   // The two packages declare their own refusal so neither depends on the other; only the class differs.
-  const questions: Questions.QuestionHandler = Questions.withPing((q) =>
-    Effect.mapError(channel(q), (e) => new Questions.QuestionRefused({ code: e.code, message: e.message }))
-  )
-  return { ...base, questions }
+  const questions: Questions.QuestionHandler = Questions.withPing((q) => {
+    const fit = fitQuestion(caller, q)
+    if (fit._tag === "Answer") return Effect.succeed(fit.result)
+    if (fit._tag === "Refuse") return Effect.fail(new Questions.QuestionRefused({ code: fit.code, message: fit.message }))
+    return Effect.mapError(channel(fit.question), (e) => new Questions.QuestionRefused({ code: e.code, message: e.message }))
+  })
+  return { ...notified, questions }
+}
+
+/** What to do with an upstream's question for this host. */
+type Fit =
+  | { readonly _tag: "Ask"; readonly question: Backend.Question }
+  | { readonly _tag: "Answer"; readonly result: JsonObject }
+  | { readonly _tag: "Refuse"; readonly code: number; readonly message: string }
+
+const declared = (caller: Backend.Caller, capability: string): boolean => isJsonObject(caller.clientCapabilities[capability])
+
+/**
+ * A host is only asked what it said it can answer, in its revision's words. An elicitation it
+ * cannot take is answered `cancel` on its behalf (the upstream carries on as if the person
+ * dismissed it); sampling and roots it never declared are refused as a client without them would.
+ */
+export const fitQuestion = (caller: Backend.Caller, question: Backend.Question): Fit => {
+  const revision = caller.revision
+  switch (question.method) {
+    case "elicitation/create": {
+      const cancel: Fit = { _tag: "Answer", result: { action: "cancel" } }
+      if (!declared(caller, "elicitation") || !Revision.atLeast(revision, "2025-06-18")) return cancel
+      if (Revision.atLeast(revision, "2025-11-25")) return { _tag: "Ask", question }
+      // `mode` arrived in 2025-11-25; an older host knows only the form, and no URL elicitation.
+      const { mode, ...rest } = question.params
+      return mode === undefined || mode === "form" ? { _tag: "Ask", question: { method: question.method, params: rest } } : cancel
+    }
+    case "sampling/createMessage":
+      return declared(caller, "sampling")
+        ? { _tag: "Ask", question }
+        : { _tag: "Refuse", code: ErrorCode.MethodNotFound, message: "the host did not declare sampling" }
+    case "roots/list":
+      return declared(caller, "roots")
+        ? { _tag: "Ask", question }
+        : { _tag: "Refuse", code: ErrorCode.MethodNotFound, message: "the host did not declare roots" }
+    default:
+      return { _tag: "Ask", question }
+  }
 }
 
 /**

@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Backend from "@mcpx-fx/server/Backend"
 import { PoolError } from "@mcpx-fx/upstream/Pool"
 import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
 import { TransportClosed } from "@mcpx-fx/upstream/Transport"
 import * as Effect from "effect/Effect"
 import { CallTimedOut, UnknownName } from "../src/Gateway.js"
-import { retryParams, toBackendError, toGatewayCaller } from "../src/GatewayBackend.js"
+import { fitQuestion, retryParams, toBackendError, toGatewayCaller } from "../src/GatewayBackend.js"
 
 describe("GatewayBackend", () => {
   it("gateway/backend/errors-keep-their-kind-for-the-server", () => {
@@ -31,7 +32,7 @@ describe("GatewayBackend", () => {
       const caller = toGatewayCaller({
         revision: "2025-11-25",
         era: "legacy",
-        clientCapabilities: { elicitation: {} },
+        clientCapabilities: { elicitation: {}, roots: {}, sampling: {} },
         sessionId: "s1",
         questions: (q) =>
           q.method === "roots/list"
@@ -40,7 +41,7 @@ describe("GatewayBackend", () => {
       })
       assert.strictEqual(caller.revision, "2025-11-25")
       assert.strictEqual(caller.sessionId, "s1")
-      assert.deepStrictEqual(caller.clientCapabilities, { elicitation: {} })
+      assert.deepStrictEqual(caller.clientCapabilities, { elicitation: {}, roots: {}, sampling: {} })
       const ask = caller.questions
       assert.isDefined(ask)
       if (ask === undefined) return
@@ -50,6 +51,39 @@ describe("GatewayBackend", () => {
       assert.strictEqual(refused.code, -32601)
       assert.isUndefined(toGatewayCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: {} }).questions)
     }))
+
+  it("2025-11-25/questions/an elicitation the host did not declare is cancelled on its behalf", () => {
+    const q = { method: "elicitation/create", params: { mode: "form", message: "name?", requestedSchema: {} } }
+    const fit = (revision: "2025-03-26" | "2025-06-18" | "2025-11-25", clientCapabilities: JsonObject) =>
+      fitQuestion({ revision, era: "legacy", clientCapabilities }, q)
+    assert.deepStrictEqual(fit("2025-11-25", {}), { _tag: "Answer", result: { action: "cancel" } })
+    assert.deepStrictEqual(fit("2025-11-25", { elicitation: {} }), { _tag: "Ask", question: q })
+  })
+
+  it("2025-03-26/questions/a revision without elicitation is never asked one, whatever it declared", () => {
+    const q = { method: "elicitation/create", params: { message: "name?", requestedSchema: {} } }
+    assert.deepStrictEqual(
+      fitQuestion({ revision: "2025-03-26", era: "legacy", clientCapabilities: { elicitation: {} } }, q),
+      { _tag: "Answer", result: { action: "cancel" } }
+    )
+  })
+
+  it("2025-06-18/questions/an elicitation loses the mode 2025-06-18 does not have; a URL one is cancelled", () => {
+    const caller = { revision: "2025-06-18" as const, era: "legacy" as const, clientCapabilities: { elicitation: {} } }
+    const form = fitQuestion(caller, { method: "elicitation/create", params: { mode: "form", message: "m", requestedSchema: {} } })
+    assert.deepStrictEqual(form, { _tag: "Ask", question: { method: "elicitation/create", params: { message: "m", requestedSchema: {} } } })
+    const url = fitQuestion(caller, { method: "elicitation/create", params: { mode: "url", message: "m", url: "https://x", elicitationId: "e" } })
+    assert.deepStrictEqual(url, { _tag: "Answer", result: { action: "cancel" } })
+  })
+
+  it("2025-11-25/questions/sampling and roots a host did not declare are refused with -32601", () => {
+    const caller = { revision: "2025-11-25" as const, era: "legacy" as const, clientCapabilities: {} }
+    for (const method of ["sampling/createMessage", "roots/list"]) {
+      const fit = fitQuestion(caller, { method, params: {} })
+      assert.strictEqual(fit._tag, "Refuse", method)
+      if (fit._tag === "Refuse") assert.strictEqual(fit.code, -32601)
+    }
+  })
 
   it("2026-07-28/mrtr/a modern host gets input_required back and a legacy host is asked", () => {
     assert.strictEqual(toGatewayCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: {} }).inputRequired, "return")

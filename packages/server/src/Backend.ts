@@ -8,6 +8,7 @@
  * JSON-RPC codes (those are decided in one place, `Server.errorObject`).
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import * as Context from "effect/Context"
@@ -35,6 +36,9 @@ export class QuestionRefused extends Data.TaggedError("QuestionRefused")<{
  */
 export type QuestionChannel = (question: Question) => Effect.Effect<JsonObject, QuestionRefused>
 
+/** Sends one notification about a call to the host that made it. */
+export type NotificationChannel = (notification: JsonRpc.Notification) => Effect.Effect<void>
+
 /** Who is asking: everything a Backend may know about the caller of one request. */
 export interface Caller {
   /** The revision the request is served under (negotiated, or the request's own `_meta`). */
@@ -51,6 +55,12 @@ export interface Caller {
   readonly sessionId?: string
   /** Asks the host questions on behalf of this call, when the transport can. */
   readonly questions?: QuestionChannel
+  /**
+   * Tells the host something about this call while it runs — progress, log messages — on the
+   * channel its answer will come on (stdio, or the SSE stream of its POST). Absent: the transport
+   * cannot, and such notifications are dropped.
+   */
+  readonly notify?: NotificationChannel
   /**
    * A modern retry of an `input_required` call (`tools/call`, `prompts/get`, `resources/read`): the
    * answers and the state the earlier result handed out, as the caller sent them.

@@ -32,7 +32,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel } from "./Backend.js"
+import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
 import * as RequestState from "./RequestState.js"
 import * as Subscriptions from "./Subscriptions.js"
 
@@ -83,6 +83,8 @@ export interface RequestContext {
   readonly legacyRevision?: Revision.LegacyRevision
   /** Asks this request's host questions, when the transport can carry server→client requests. */
   readonly questions?: QuestionChannel
+  /** Tells this request's host of its progress and log messages, when the transport can. */
+  readonly notify?: NotificationChannel
   /** How this request's transport carries subscriptions (listen notifications, legacy resource watches). */
   readonly subscriptions?: Subscriptions.Channel
 }
@@ -407,7 +409,8 @@ const make = (options: ServerOptions) =>
           clientCapabilities: meta[Meta.ClientCapabilitiesKey],
           ...(clientInfo !== undefined ? { clientInfo } : {}),
           ...(sessionId !== undefined ? { sessionId } : {}),
-          ...(retry !== undefined ? { retry } : {})
+          ...(retry !== undefined ? { retry } : {}),
+          ...(context.notify !== undefined ? { notify: context.notify } : {})
         }
         if (method === Method.SubscriptionsListen) {
           return yield* subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
@@ -492,7 +495,8 @@ const make = (options: ServerOptions) =>
           clientCapabilities: negotiated?.clientCapabilities ?? {},
           ...(negotiated !== undefined ? { clientInfo: negotiated.clientInfo } : {}),
           sessionId,
-          ...(context.questions !== undefined ? { questions: context.questions } : {})
+          ...(context.questions !== undefined ? { questions: context.questions } : {}),
+          ...(context.notify !== undefined ? { notify: context.notify } : {})
         }
         if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {
           return yield* subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))

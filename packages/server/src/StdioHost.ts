@@ -119,6 +119,7 @@ const serve = <E>(
     const context: RequestContext = {
       connection,
       questions: ask,
+      notify: (n) => send(n),
       subscriptions: { notify: (n) => send(n), watches }
     }
 

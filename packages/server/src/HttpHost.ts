@@ -37,6 +37,7 @@ import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -44,7 +45,9 @@ import * as Wire from "./internal/HttpWire.js"
 import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
+import { Backend } from "./Backend.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+import * as Subscriptions from "./Subscriptions.js"
 
 /**
  * Sent by `mcpx-fx serve --relay` with every POST: the revision of the stdio host whose frames it
@@ -110,7 +113,7 @@ export class HttpHost extends Context.Tag("@mcpx-fx/server/HttpHost")<HttpHost, 
   readonly sessionIds: Effect.Effect<ReadonlyArray<string>>
 }>() {
   /** The endpoint over the Server; its sessions end when the layer's scope closes. */
-  static readonly layer = (options: HttpHostOptions = {}): Layer.Layer<HttpHost, never, Server> =>
+  static readonly layer = (options: HttpHostOptions = {}): Layer.Layer<HttpHost, never, Server | Backend> =>
     Layer.scoped(HttpHost, make(options))
 }
 
@@ -121,6 +124,7 @@ const AllowAll = "GET, POST, DELETE"
 const make = (options: HttpHostOptions) =>
   Effect.gen(function*() {
     const server = yield* Server
+    const backend = yield* Backend
     const scope = yield* Effect.scope
     const sessions = yield* makeSessions(scope, options.sessionIdleTimeout)
     yield* Effect.addFinalizer(() => sessions.endAll)
@@ -189,8 +193,59 @@ const make = (options: HttpHostOptions) =>
           const response = HeaderCodec.mismatchResponse(message.id, params.left)
           return reply(HttpStatus.modernStatus(response), response, accept)
         }
-        const response = yield* server.handle(message, { connection: modernConnection })
-        return response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+        return yield* modernRequest(message, accept)
+      })
+
+    /**
+     * Runs a modern request. Its reply is one JSON response (status `modernStatus` of it) unless
+     * something must be said before it — progress, a log message, a listen's acknowledgement and
+     * notifications — and the client takes an event stream: then the POST becomes that stream, the
+     * response last. The request runs in a scope the reply owns, so a client that goes away, before
+     * or during the stream, interrupts it and with it the upstream call.
+     */
+    const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) =>
+      Effect.gen(function*() {
+        const outbound = yield* Mailbox.make<JsonRpc.Message>()
+        const spoke = yield* Deferred.make<void>()
+        let open = accept.eventStream
+        const send = (m: JsonRpc.Message) =>
+          Effect.suspend(() => (open ? Effect.zipRight(outbound.offer(m), Deferred.succeed(spoke, undefined)) : Effect.void))
+        const exchange = yield* Scope.make()
+        let handedOver = false
+        const release = Effect.suspend(() => (handedOver ? Effect.void : Scope.close(exchange, Exit.void)))
+        return yield* Effect.gen(function*() {
+          const watches = yield* Scope.extend(Subscriptions.makeWatches, exchange)
+          const context: RequestContext = {
+            connection: modernConnection,
+            ...(accept.eventStream ? { notify: (n) => Effect.asVoid(send(n)), subscriptions: { notify: (n) => Effect.asVoid(send(n)), watches } } : {})
+          }
+          const fiber = yield* Effect.forkIn(
+            server.handle(message, context).pipe(
+              // The response itself goes on the stream only once one is open; it is not a reason to open one.
+              Effect.tap((response) => (response === undefined || !open ? Effect.void : outbound.offer(response))),
+              Effect.ensuring(outbound.end)
+            ),
+            exchange
+          )
+          const first = yield* Effect.raceFirst(
+            Effect.map(Fiber.await(fiber), (exit) => ({ done: true as const, exit })),
+            Effect.as(Deferred.await(spoke), { done: false as const, exit: undefined })
+          )
+          if (first.done) {
+            open = false
+            const response = Exit.isSuccess(first.exit) ? first.exit.value : undefined
+            return response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+          }
+          handedOver = true
+          return Wire.eventStream(
+            withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(
+              Stream.ensuring(Effect.suspend(() => {
+                open = false
+                return Scope.close(exchange, Exit.void)
+              }))
+            )
+          )
+        }).pipe(Effect.ensuring(release))
       })
 
     // ---- legacy
@@ -236,7 +291,10 @@ const make = (options: HttpHostOptions) =>
           connection: target.connection,
           ...(target.revision !== undefined ? { legacyRevision: target.revision } : {}),
           // A client that takes no event stream cannot be asked; the Backend answers for it.
-          ...(accept.eventStream ? { questions: questions.channel(target.session?.id, send) } : {})
+          ...(accept.eventStream
+            ? { questions: questions.channel(target.session?.id, send), notify: (n) => Effect.asVoid(send(n)) }
+            : {}),
+          ...(target.session !== undefined ? { subscriptions: { watches: target.session.watches } } : {})
         }
         const exchange = yield* Scope.make()
         let handedOver = false
@@ -298,6 +356,22 @@ const make = (options: HttpHostOptions) =>
       return Effect.asVoid(server.handle(n, { connection: target.connection }))
     }
 
+    /**
+     * A session is told of list changes it was declared and updates of resources it subscribed to,
+     * on its GET stream, once it is initialized; with no stream open they are dropped.
+     */
+    const forwardChanges = (session: Session) =>
+      Scope.extend(
+        Subscriptions.forwardToLegacy(
+          backend,
+          server.options.capabilities,
+          session.watches,
+          Effect.map(Ref.get(session.connection.negotiated), (n) => Option.isSome(n) && n.value.initialized),
+          (n) => Effect.asVoid(sessions.notify(session.id, n))
+        ),
+        session.scope
+      )
+
     /** `initialize` without a session: mints one, kept only if the initialize succeeds. */
     const initialize = (message: JsonRpc.Request, accept: Wire.Accepts) =>
       Effect.acquireUseRelease(
@@ -309,7 +383,7 @@ const make = (options: HttpHostOptions) =>
             }
             if (!JsonRpc.isSuccess(response)) return Effect.succeed(reply(200, response, accept))
             return Effect.as(
-              sessions.register(session),
+              Effect.zipRight(sessions.register(session), forwardChanges(session)),
               reply(200, response, accept, { [HeaderCodec.SessionIdHeader]: session.id })
             )
           }),

@@ -70,7 +70,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const sseKeepAlive = yield* Settings.get("transport.sseKeepAlive")
       const gateway = yield* Gateway.Gateway
       const serverLayer = Server.Server.layer.pipe(
-        Layer.provide(GatewayBackend.layer),
+        Layer.provideMerge(GatewayBackend.layer),
         Layer.provide(RequestState.RequestState.layer)
       )
       const listening = yield* Listeners.serve((where) =>

@@ -19,6 +19,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import { type Connection, makeConnection } from "../Server.js"
+import * as Subscriptions from "../Subscriptions.js"
 
 /** One legacy session. */
 export interface Session {
@@ -27,6 +28,8 @@ export interface Session {
   /** The session's requests in flight, by JSON-RPC id. */
   readonly requests: FiberMap.FiberMap<JsonRpc.RequestId, JsonRpc.Response | undefined>
   readonly scope: Scope.Scope
+  /** The resources this session subscribed to, held until unsubscribed or the session ends. */
+  readonly watches: Subscriptions.Watches
 }
 
 interface Entry {
@@ -116,7 +119,8 @@ export const makeSessions = (
       const connection = yield* makeConnection(id)
       const requests = yield* Scope.extend(FiberMap.make<JsonRpc.RequestId, JsonRpc.Response | undefined>(), sessionScope)
       const lastSeen = yield* Effect.flatMap(Clock.currentTimeMillis, Ref.make)
-      const session: Session = { id, connection, requests, scope: sessionScope }
+      const watches = yield* Scope.extend(Subscriptions.makeWatches, sessionScope)
+      const session: Session = { id, connection, requests, scope: sessionScope, watches }
       pending.set(id, { session, scope: sessionScope, lastSeen, stream: undefined })
       return session
     })

@@ -1,7 +1,8 @@
 /**
  * The requests a connection is waiting on, when every answer arrives on one shared channel (a
  * stdio process's stdout, the HTTP+SSE GET stream): responses are matched by id, progress by the
- * request's progress token, and everything else is left for the caller to treat as unsolicited.
+ * request's progress token, log messages to every request in flight, and everything else is left
+ * for the caller to treat as unsolicited.
  */
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
@@ -59,6 +60,13 @@ export const make = (): Waiting => {
           const box = token === undefined ? undefined : progress.get(token)
           if (box === undefined) return false
           yield* box.offer(parsed)
+          return true
+        }
+        // A log message on a shared channel names no request: it goes to every request in flight,
+        // whose callers are the ones who could be interested (it is session-wide in the legacy
+        // revisions, and the HTTP transports that can tie it to a request already have).
+        if (isNotification(m) && m.method === "notifications/message" && pending.size > 0) {
+          for (const box of pending.values()) yield* box.offer(parsed)
           return true
         }
         return false

@@ -148,7 +148,7 @@ describe("StdioTransport", () => {
       assert.include(methods, "notifications/cancelled")
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scopedLive("stdio/transport/progress: progress for a request's token arrives on that request's stream", () =>
+  it.scopedLive("stdio/transport/progress: progress for a request's token and log messages arrive on that request's stream", () =>
     Effect.gen(function*() {
       const conn = yield* openStdio(
         script(
@@ -157,7 +157,8 @@ describe("StdioTransport", () => {
              const m = JSON.parse(l)
              const out = (x) => process.stdout.write(JSON.stringify(x) + '\\n')
              out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: m.params._meta.progressToken, progress: 1 } })
-             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'unrelated' } })
+             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'while calling' } })
+             out({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
              out({ jsonrpc: '2.0', id: m.id, result: { done: true } })
            })`
         )
@@ -168,11 +169,11 @@ describe("StdioTransport", () => {
       const methods = Chunk.toReadonlyArray(messages).map((p) =>
         JsonRpc.isNotification(p.message) ? p.message.method : "response"
       )
-      assert.deepStrictEqual(methods, ["notifications/progress", "response"])
+      assert.deepStrictEqual(methods, ["notifications/progress", "notifications/message", "response"])
       const other = yield* Stream.runHead(conn.unsolicited)
       assert.isTrue(Option.isSome(other))
       const untied = Option.getOrThrow(other).message
-      assert.isTrue(JsonRpc.isNotification(untied) && untied.method === "notifications/message")
+      assert.isTrue(JsonRpc.isNotification(untied) && untied.method === "notifications/tools/list_changed")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("stdio/transport/kill: closing the scope kills a process that ignores EOF and SIGTERM, with its group", () =>

@@ -93,18 +93,34 @@ export const responseId = (frame: Frame): string | number | null | undefined => 
 /** A config, or one built from the sandbox (to put upstream log files inside it). */
 export type ServeConfigInput = ServeConfig | ((sandbox: Sandbox) => ServeConfig)
 
+/** How to run `serve`, beyond its config; every member is optional. */
+export interface StartOptions {
+  /** Arguments after `serve --config <file>`, such as `--relay`. */
+  readonly args?: ReadonlyArray<string>
+  /** Its MCPX_STATE_DIR (default: a fresh one in its sandbox); a daemon's, for a relay to find it. */
+  readonly stateDir?: string
+  /** Variables added to its environment. */
+  readonly env?: Readonly<Record<string, string>>
+}
+
 /** Starts `mcpx-fx serve --config <file>` in a fresh sandbox; killed when the scope closes. */
-export const start = (input: ServeConfigInput): Effect.Effect<Serve, never, Scope.Scope> =>
+export const start = (input: ServeConfigInput, options: StartOptions = {}): Effect.Effect<Serve, never, Scope.Scope> =>
   Effect.gen(function*() {
     const sb = yield* sandbox
     const config = typeof input === "function" ? input(sb) : input
     const file = yield* sb.writeJson("mcpx.json", { mcpServers: config.servers, settings: config.settings ?? {} })
-    const state = yield* sb.mkdir("state")
+    const state = options.stateDir ?? (yield* sb.mkdir("state"))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bundle, "serve", "--config", file], {
+        spawn(process.execPath, [bundle, "serve", "--config", file, ...(options.args ?? [])], {
           cwd: sb.root,
-          env: { PATH: process.env.PATH ?? "", HOME: sb.home, XDG_CONFIG_HOME: `${sb.home}/.config`, MCPX_STATE_DIR: state },
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: sb.home,
+            XDG_CONFIG_HOME: `${sb.home}/.config`,
+            MCPX_STATE_DIR: state,
+            ...options.env
+          },
           stdio: ["pipe", "pipe", "pipe"]
         })
       ),

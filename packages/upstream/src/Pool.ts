@@ -409,7 +409,9 @@ interface Instance {
   /** Completed when calls in flight must end: a crash, or a deliberate stop. */
   readonly gone: Deferred.Deferred<never, PoolError>
   readonly stopped: Deferred.Deferred<void>
-  /** Owns the session; created once the instance holds a permit. */
+  /** Completed when the instance is given its permit, which is its scope. */
+  readonly permitted: Deferred.Deferred<void>
+  /** Owns the session and the permit; closing it gives the permit back. */
   scope: Scope.CloseableScope | undefined
   started: Started | undefined
   startedAt: number | undefined
@@ -422,10 +424,12 @@ interface Instance {
   crash: PoolError | undefined
 }
 
+/**
+ * A lane's permits are counted by `holders` (at most `max`): one per live instance, held by its
+ * scope until that has closed, and handed to `queued` instances oldest first.
+ */
 interface LaneState {
   readonly lane: Lane
-  /** One permit per live instance, held until its scope has closed. */
-  readonly slots: Effect.Semaphore
   /** Instances serving a key (queued, starting or ready), by rendered key. */
   readonly instances: Map<string, Instance>
   /** Instances waiting for a permit. */
@@ -554,11 +558,10 @@ const make = Effect.gen(function*() {
 
   // --- pools
 
-  const makeLane = (lane: Lane, settings: Settings, scope: Scope.Scope) =>
+  const makeLane = (lane: Lane, scope: Scope.Scope) =>
     Effect.gen(function*() {
       const state: LaneState = {
         lane,
-        slots: yield* Effect.makeSemaphore(settings.max),
         instances: new Map(),
         queued: new Set(),
         holders: new Set(),
@@ -581,8 +584,8 @@ const make = Effect.gen(function*() {
         settings,
         scope,
         fibers: yield* FiberSet.make().pipe(Scope.extend(scope)),
-        modern: yield* makeLane("modern", settings, scope),
-        legacy: yield* makeLane("legacy", settings, scope),
+        modern: yield* makeLane("modern", scope),
+        legacy: yield* makeLane("legacy", scope),
         settledEra: undefined,
         legacyRefused: undefined,
         retired: false,
@@ -864,33 +867,57 @@ const make = Effect.gen(function*() {
       if (evict) yield* spawnCloser(pool, lane, inst)
     }).pipe(Effect.uninterruptible)
 
-  /** Waits for a permit (bounded by startTimeout: the lane is saturated), then starts the session. */
-  const startInstance = (pool: ServerPool, lane: LaneState, inst: Instance) =>
+  /**
+   * Hands free permits to queued instances, oldest first. A permit is the instance's scope, made
+   * and recorded here in one uninterruptible step that no waiting fiber takes part in, so however
+   * a start is interrupted, the permit has an owner whose closing gives it back (and passes it on).
+   */
+  const grant = (pool: ServerPool, lane: LaneState): Effect.Effect<void> =>
     Effect.gen(function*() {
-      const scope = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const permit = yield* restore(lane.slots.take(1).pipe(Effect.timeoutOption(pool.settings.startMs)))
-          if (Option.isNone(permit)) return undefined
-          const scope = yield* Scope.fork(pool.scope, ExecutionStrategy.sequential)
-          // Added first, so it runs last: the permit returns once the process is gone.
-          yield* Scope.addFinalizer(
-            scope,
-            Effect.suspend(() => {
-              lane.holders.delete(inst)
-              lane.retiring.delete(inst)
-              return lane.slots.release(1)
-            })
-          )
-          yield* Effect.sync(() => {
-            lane.queued.delete(inst)
-            lane.holders.add(inst)
-            if (inst.retiring !== undefined) lane.retiring.add(inst)
-            inst.scope = scope
+      while (!pool.stopped && lane.queued.size > 0 && lane.holders.size < pool.settings.max) {
+        let holder: Instance | undefined
+        let closed = false
+        const scope = yield* Scope.fork(pool.scope, ExecutionStrategy.sequential)
+        // Added first, so it runs last: the permit returns once the process is gone.
+        yield* Scope.addFinalizer(
+          scope,
+          Effect.suspend(() => {
+            closed = true
+            if (holder === undefined) return Effect.void
+            lane.holders.delete(holder)
+            lane.retiring.delete(holder)
+            return grant(pool, lane)
           })
-          return scope
+        )
+        // A scope forked from a closed one is closed already: the pool is going away.
+        if (closed) return
+        holder = yield* Effect.sync(() => {
+          const next = lane.queued.values().next()
+          if (next.done === true || pool.stopped || lane.holders.size >= pool.settings.max) return undefined
+          lane.queued.delete(next.value)
+          lane.holders.add(next.value)
+          next.value.scope = scope
+          return next.value
         })
-      )
-      if (scope === undefined) {
+        if (holder === undefined) return yield* Scope.close(scope, Exit.void)
+        yield* Deferred.succeed(holder.permitted, undefined)
+      }
+    }).pipe(Effect.uninterruptible)
+
+  /**
+   * Waits for a permit (bounded by startTimeout: the lane is saturated), then starts the session.
+   * Forked from a claim, which runs with interruption masked: the work is made interruptible
+   * inside the `ensuring`, so even a start interrupted before its first step tells its callers.
+   */
+  const startInstance = (pool: ServerPool, lane: LaneState, inst: Instance) =>
+    Effect.interruptible(Effect.gen(function*() {
+      yield* grant(pool, lane)
+      yield* Deferred.await(inst.permitted).pipe(Effect.timeoutOption(pool.settings.startMs))
+      const scope = yield* Effect.uninterruptible(Effect.gen(function*() {
+        // Read from the instance rather than the wait: a permit granted as the wait timed out is kept.
+        if (inst.scope !== undefined) return inst.scope
+        // Retired while it waited: whoever retired it closes it.
+        if (!markRetiring(lane, inst, "saturated")) return undefined
         const busy = [...lane.instances.values()].filter((i) => i.busy > 0 && i !== inst).map((i) => i.key.id)
         const error = new PoolError({
           server: pool.name,
@@ -900,12 +927,11 @@ const make = Effect.gen(function*() {
             formatMs(pool.settings.startMs)
           }${busy.length > 0 ? ` (${busy.join(", ")})` : ""}`
         })
-        return yield* Effect.uninterruptible(Effect.gen(function*() {
-          if (!markRetiring(lane, inst, "saturated")) return
-          yield* Deferred.fail(inst.ready, error)
-          yield* Deferred.succeed(inst.stopped, undefined)
-        }))
-      }
+        yield* Deferred.fail(inst.ready, error)
+        yield* Deferred.succeed(inst.stopped, undefined)
+        return undefined
+      }))
+      if (scope === undefined) return
       const began = yield* Clock.currentTimeMillis
       // A start failed while this key waited for its permit.
       const cooling = coolingError(pool, lane, began)
@@ -930,7 +956,7 @@ const make = Effect.gen(function*() {
       if (Exit.isSuccess(exit)) return yield* started(pool, lane, inst, scope, exit.value, began)
       const failure = Cause.failureOrCause(exit.cause)
       yield* startFailed(pool, lane, inst, Either.isLeft(failure) ? failure.left : new Error(Cause.pretty(failure.right)))
-    }).pipe(
+    })).pipe(
       // However the start ended (interrupted by a stop, or retired under it), its callers are told.
       Effect.ensuring(Effect.suspend(() => {
         inst.starting = undefined
@@ -971,6 +997,7 @@ const make = Effect.gen(function*() {
           ready: Deferred.unsafeMake(fiberId),
           gone: Deferred.unsafeMake(fiberId),
           stopped: Deferred.unsafeMake(fiberId),
+          permitted: Deferred.unsafeMake(fiberId),
           scope: undefined,
           started: undefined,
           startedAt: undefined,
@@ -993,8 +1020,8 @@ const make = Effect.gen(function*() {
       if (step._tag === "Cooling") return yield* step.error
       if (step.victim !== undefined) yield* spawnCloser(pool, lane, step.victim)
       const inst = step.inst
-      // Claims run with interruption masked, and a fork inherits that; a start must stay interruptible.
-      const fiber = yield* FiberSet.run(pool.fibers, Effect.interruptible(startInstance(pool, lane, inst)))
+      // The start is the pool's, not this caller's: interrupting the caller leaves it running.
+      const fiber = yield* FiberSet.run(pool.fibers, startInstance(pool, lane, inst))
       if (!(yield* Deferred.isDone(inst.ready))) inst.starting = fiber
       return inst
     })

@@ -8,6 +8,7 @@ import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Backend from "@mcpx-fx/server/Backend"
 import * as Questions from "@mcpx-fx/upstream/Questions"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./Gateway.js"
@@ -28,7 +29,11 @@ export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
     inputRequired: caller.era === "modern" ? "return" : "resolve",
     ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId })
   }
-  const notified = caller.notify === undefined ? base : { ...base, onNotification: caller.notify }
+  const notified: GatewayCaller = {
+    ...base,
+    ...(caller.notify === undefined ? {} : { onNotification: caller.notify }),
+    ...(caller.logLevel === undefined ? {} : { logLevel: caller.logLevel })
+  }
   if (channel === undefined) return notified
   // The two packages declare their own refusal so neither depends on the other; only the class differs.
   const questions: Questions.QuestionHandler = Questions.withPing((q) => {
@@ -86,6 +91,40 @@ export const retryParams = (retry: Backend.InputRetry | undefined): JsonObject =
   ...(retry?.requestState === undefined ? {} : { requestState: retry.requestState })
 })
 
+/**
+ * The client capability a server→client request cannot do without. Roots are left out: a server
+ * that asks for them (often at start, for no particular call) is answered "none" instead.
+ */
+const capabilityOf = (method: string): string | undefined =>
+  method === "sampling/createMessage" ? "sampling" : method === "elicitation/create" ? "elicitation" : undefined
+
+/**
+ * Runs a call for `caller`. A modern host cannot be asked a legacy upstream's questions on a
+ * channel; when such a question needs a capability the host's request did not declare, the call
+ * fails at once with -32021 naming it (and the upstream call is cancelled), as a modern server
+ * must answer a request that needs an undeclared capability.
+ */
+export const withCaller = <A>(
+  caller: Backend.Caller,
+  use: (gc: GatewayCaller) => Effect.Effect<A, Backend.BackendError>
+): Effect.Effect<A, Backend.BackendError> => {
+  const gc = toGatewayCaller(caller)
+  if (caller.era !== "modern" || gc.questions !== undefined) return use(gc)
+  return Effect.gen(function*() {
+    const missing = yield* Deferred.make<never, Backend.CapabilityRequired>()
+    // A question the host did declare is answered as if nobody could be asked, as before.
+    const questions: Questions.QuestionHandler = (q) => {
+      const capability = capabilityOf(q.method)
+      if (capability === undefined || declared(caller, capability)) return Questions.answerAlone(q)
+      return Effect.zipRight(
+        Deferred.fail(missing, new Backend.CapabilityRequired({ requiredCapabilities: { [capability]: {} } })),
+        Effect.fail(new Questions.QuestionRefused({ code: ErrorCode.MethodNotFound, message: `the host did not declare ${capability}` }))
+      )
+    }
+    return yield* Effect.raceFirst(use({ ...gc, questions }), Deferred.await(missing))
+  })
+}
+
 /** Retells a gateway failure as the Backend error the Server knows how to answer. */
 export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
   switch (e._tag) {
@@ -118,8 +157,14 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
     // A retry goes to the server its namespaced name routes to (the one that asked), with the
     // first round's params plus the retry fields. A retry whose name routes nowhere takes the
     // ordinary path, which names the closest matches.
-    const retry = (caller: Backend.Caller, namespace: string, method: string, params: JsonObject, meta: JsonObject | undefined) =>
-      call(gateway.forward(toGatewayCaller(caller), namespace, method, withMeta({ ...params, ...retryParams(caller.retry) }, meta)))
+    const retry = (
+      gc: GatewayCaller,
+      caller: Backend.Caller,
+      namespace: string,
+      method: string,
+      params: JsonObject,
+      meta: JsonObject | undefined
+    ) => call(gateway.forward(gc, namespace, method, withMeta({ ...params, ...retryParams(caller.retry) }, meta)))
 
     // `completion/complete` names its target by `ref`; the upstream must see its own name for it.
     const complete = (caller: Backend.Caller, params: JsonObject, meta?: JsonObject) => {
@@ -145,24 +190,27 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
       listPrompts: (caller) => gateway.listPrompts(toGatewayCaller(caller)),
       listResources: (caller) => gateway.listResources(toGatewayCaller(caller)),
       listResourceTemplates: (caller) => gateway.listResourceTemplates(toGatewayCaller(caller)),
-      callTool: (caller, name, args, meta) => {
-        const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
-        return found === undefined
-          ? call(gateway.callTool(toGatewayCaller(caller), name, args, meta))
-          : retry(caller, found.server.namespace, "tools/call", { name: found.name, arguments: args }, meta)
-      },
-      getPrompt: (caller, name, args, meta) => {
-        const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
-        return found === undefined
-          ? call(gateway.getPrompt(toGatewayCaller(caller), name, args, meta))
-          : retry(caller, found.server.namespace, "prompts/get", { name: found.name, arguments: args }, meta)
-      },
-      readResource: (caller, uri, meta) => {
-        const found = caller.retry === undefined ? undefined : Names.resolveUri(gateway.servers, uri)
-        return found === undefined
-          ? call(gateway.readResource(toGatewayCaller(caller), uri, meta))
-          : retry(caller, found.server.namespace, "resources/read", { uri: found.uri }, meta)
-      },
+      callTool: (caller, name, args, meta) =>
+        withCaller(caller, (gc) => {
+          const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
+          return found === undefined
+            ? call(gateway.callTool(gc, name, args, meta))
+            : retry(gc, caller, found.server.namespace, "tools/call", { name: found.name, arguments: args }, meta)
+        }),
+      getPrompt: (caller, name, args, meta) =>
+        withCaller(caller, (gc) => {
+          const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
+          return found === undefined
+            ? call(gateway.getPrompt(gc, name, args, meta))
+            : retry(gc, caller, found.server.namespace, "prompts/get", { name: found.name, arguments: args }, meta)
+        }),
+      readResource: (caller, uri, meta) =>
+        withCaller(caller, (gc) => {
+          const found = caller.retry === undefined ? undefined : Names.resolveUri(gateway.servers, uri)
+          return found === undefined
+            ? call(gateway.readResource(gc, uri, meta))
+            : retry(gc, caller, found.server.namespace, "resources/read", { uri: found.uri }, meta)
+        }),
       complete,
       // Gateway changes already have the Backend's shape (plus the server they came from).
       changes: gateway.changes,

@@ -9,6 +9,7 @@
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import type { LoggingLevel } from "@mcpx-fx/protocol/Meta"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import * as Context from "effect/Context"
@@ -61,6 +62,11 @@ export interface Caller {
    * cannot, and such notifications are dropped.
    */
   readonly notify?: NotificationChannel
+  /**
+   * The lowest level of log messages the host wants for this call: a modern request's `_meta`
+   * logLevel, a legacy connection's `logging/setLevel` (all of them before any). Absent: none.
+   */
+  readonly logLevel?: LoggingLevel
   /**
    * A modern retry of an `input_required` call (`tools/call`, `prompts/get`, `resources/read`): the
    * answers and the state the earlier result handed out, as the caller sent them.

@@ -246,6 +246,27 @@ export const forwardMeta = (params: JsonObject): JsonObject | undefined => {
   return Object.keys(out).length === 0 ? undefined : out
 }
 
+const levels: ReadonlyArray<Meta.LoggingLevel> = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+/**
+ * A call's notification channel and log level: log messages below the level the host asked for
+ * (or all of them, when it asked for none) are dropped here, whatever the upstream sent.
+ */
+export const notifying = (
+  notify: NotificationChannel | undefined,
+  logLevel: Meta.LoggingLevel | undefined
+): { readonly notify?: NotificationChannel; readonly logLevel?: Meta.LoggingLevel } => {
+  if (notify === undefined) return {}
+  const floor = logLevel === undefined ? Infinity : levels.indexOf(logLevel)
+  const filtered: NotificationChannel = (n) => {
+    if (n.method !== Method.NotificationsMessage) return notify(n)
+    const level = n.params?.level
+    const at = typeof level === "string" ? levels.indexOf(level as Meta.LoggingLevel) : -1
+    return at >= floor ? notify(n) : Effect.void
+  }
+  return logLevel === undefined ? { notify: filtered } : { notify: filtered, logLevel }
+}
+
 /** The caller's explicit session identity from a request's `_meta`, if it names one. */
 export const sessionIdentity = (params: JsonObject | undefined): string | undefined => {
   const meta = Meta.metaOf(params)
@@ -410,7 +431,7 @@ const make = (options: ServerOptions) =>
           ...(clientInfo !== undefined ? { clientInfo } : {}),
           ...(sessionId !== undefined ? { sessionId } : {}),
           ...(retry !== undefined ? { retry } : {}),
-          ...(context.notify !== undefined ? { notify: context.notify } : {})
+          ...notifying(context.notify, meta[Meta.LogLevelKey])
         }
         if (method === Method.SubscriptionsListen) {
           return yield* subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
@@ -496,7 +517,7 @@ const make = (options: ServerOptions) =>
           ...(negotiated !== undefined ? { clientInfo: negotiated.clientInfo } : {}),
           sessionId,
           ...(context.questions !== undefined ? { questions: context.questions } : {}),
-          ...(context.notify !== undefined ? { notify: context.notify } : {})
+          ...notifying(context.notify, negotiated?.logLevel ?? "debug")
         }
         if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {
           return yield* subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))

@@ -48,6 +48,11 @@ export interface CallContext {
   readonly questions?: QuestionHandler
   /** Receives notifications tied to this call (progress, log messages). */
   readonly onNotification?: (notification: JsonRpc.Notification) => Effect.Effect<void>
+  /**
+   * Modern upstreams: the lowest level of log messages this call wants (`_meta` logLevel); absent,
+   * the upstream sends none. Legacy upstreams have a session-wide level instead.
+   */
+  readonly logLevel?: Meta.LoggingLevel
   /** Modern upstreams: the capabilities to declare for this call (a host's own); default the session's. */
   readonly clientCapabilities?: JsonObject
   /**
@@ -206,7 +211,8 @@ export const makeSession = (
             Meta.requestMeta({
               protocolVersion: established.negotiated,
               clientCapabilities: ctx.clientCapabilities ?? options.clientCapabilities,
-              clientInfo: options.clientInfo
+              clientInfo: options.clientInfo,
+              ...(ctx.logLevel !== undefined ? { logLevel: ctx.logLevel } : {})
             })
           )
           : stripReservedMeta(params)

@@ -2,19 +2,20 @@
  * Seed 002, the legacy GET stream over the daemon's `/mcp`: 405 without a session (or with a
  * modern header), 404 for an unknown session, otherwise the session's notification stream
  * (text/event-stream, X-Accel-Buffering: no) — one per session, a second is 409 — carrying a
- * keep-alive comment every `transport.sseKeepAlive`, and closed by DELETE. The keep-alive is short
- * here so the test sees two of them without waiting long; every wait is on the stream itself.
+ * keep-alive comment every `transport.sseKeepAlive` and the upstream's list_changed (declared by
+ * initialize, so delivered), and closed by DELETE. The keep-alive is short here so the test sees
+ * two of them without waiting long; every wait is on the stream itself.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { HttpDaemon } from "../support/HttpDaemon.js"
 import { isStream, openSession, type Reply, SessionHeader, type SseItem, type SseReader } from "../support/HttpMcp.js"
-import { error } from "../support/Replies.js"
+import { error, firstText, result } from "../support/Replies.js"
 import { Legacy } from "../support/Revisions.js"
 import { era, type Message } from "../support/StdioServe.js"
 
 const config = {
-  servers: { alpha: era("legacy-32601") },
+  servers: { alpha: era("legacy-32601", "--list-changed") },
   settings: { "transport.sseKeepAlive": "150ms" }
 }
 
@@ -28,14 +29,19 @@ const asReply = (r: Reply | SseReader): Reply => {
   return r
 }
 
-/** Reads items until `want` accepts one; fails if the stream ends first. */
-const until = (stream: SseReader, want: (item: SseItem) => boolean, what: string): Effect.Effect<SseItem> =>
+/**
+ * Reads items until `want` accepts one; fails if the stream ends first, or once `limit`
+ * keep-alive comments have gone by without it (so a missing event fails on an event, not a timeout).
+ */
+const until = (stream: SseReader, want: (item: SseItem) => boolean, what: string, limit = 20): Effect.Effect<SseItem> =>
   Effect.flatMap(stream.next, (item) =>
     item === undefined
       ? Effect.dieMessage(`the GET stream ended before ${what}`)
       : want(item)
       ? Effect.succeed(item)
-      : until(stream, want, what))
+      : item._tag === "comment" && limit <= 0
+      ? Effect.dieMessage(`no ${what} on the GET stream after the keep-alives ran out`)
+      : until(stream, want, what, item._tag === "comment" ? limit - 1 : limit))
 
 describe.concurrent("the legacy GET stream over /mcp", () => {
   layer(HttpDaemon.layer(config), { timeout: 30_000 })("legacy http GET", (it) => {
@@ -86,8 +92,29 @@ describe.concurrent("the legacy GET stream over /mcp", () => {
         yield* until(stream, (i) => i._tag === "comment", "the opening comment")
         const ended = yield* http.del(session.headers)
         assert.strictEqual(ended.status, 204, ended.text)
+        // The stream ends (other tests' list_changed may have passed on it; never a response).
         const rest = yield* stream.rest
-        assert.isTrue(rest.every((i) => i._tag === "comment"), JSON.stringify(rest))
+        assert.isTrue(rest.every((i) => i._tag === "comment" || !("id" in i.data)), JSON.stringify(rest))
+      })))
+
+    it.effect.each(Legacy)("%s/http/an upstream's tools list_changed reaches the session's GET stream", (revision) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { http } = yield* HttpDaemon
+        const session = yield* openSession(http, revision)
+        const caps = result(session.initialize).capabilities as Message
+        assert.strictEqual((caps.tools as Message | undefined)?.listChanged, true, JSON.stringify(caps))
+        const stream = asStream(yield* http.get(session.headers))
+        yield* until(stream, (i) => i._tag === "comment", "the opening comment")
+        const call = yield* session.request("notify", "tools/call", { name: "alpha__notify_changes", arguments: {} })
+        assert.strictEqual(call.status, 200, call.text)
+        assert.match(firstText(call.body as Message), /list_changed/)
+        const event = yield* until(
+          stream,
+          (i) => i._tag === "event" && i.data.method === "notifications/tools/list_changed",
+          "notifications/tools/list_changed"
+        )
+        // No event ids: nothing on /mcp is resumable.
+        assert.isUndefined(event._tag === "event" ? event.id : "not an event")
       })))
   })
 })

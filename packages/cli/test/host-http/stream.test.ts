@@ -2,8 +2,9 @@
  * Seed 002, the legacy GET stream over the daemon's `/mcp`: 405 without a session (or with a
  * modern header), 404 for an unknown session, otherwise the session's notification stream
  * (text/event-stream, X-Accel-Buffering: no) — one per session, a second is 409 — carrying a
- * keep-alive comment every `transport.sseKeepAlive` and the upstream's list_changed (declared by
- * initialize, so delivered), and closed by DELETE. The keep-alive is short here so the test sees
+ * keep-alive comment every `transport.sseKeepAlive`, the upstream's list_changed (declared by
+ * initialize, so delivered) and resources/updated for a subscription made before it opened, and
+ * closed by DELETE. The keep-alive is short here so the test sees
  * two of them without waiting long; every wait is on the stream itself.
  */
 import { assert, describe, layer } from "@effect/vitest"
@@ -115,6 +116,27 @@ describe.concurrent("the legacy GET stream over /mcp", () => {
         )
         // No event ids: nothing on /mcp is resumable.
         assert.isUndefined(event._tag === "event" ? event.id : "not an event")
+      })))
+
+    it.effect.each(Legacy)("%s/http/a resources/subscribe made before the GET stream opens delivers resources/updated on it", (revision) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { http } = yield* HttpDaemon
+        const session = yield* openSession(http, revision)
+        const listed = yield* session.request("resources", "resources/list")
+        const resources = result(listed.body as Message).resources as ReadonlyArray<Message>
+        const uri = resources.find((r) => r.name === "readme" || String(r.uri).includes("readme"))?.uri
+        assert.isString(uri, listed.text)
+        const subscribed = yield* session.request("sub", "resources/subscribe", { uri })
+        assert.strictEqual(subscribed.status, 200, subscribed.text)
+        const stream = asStream(yield* http.get(session.headers))
+        yield* until(stream, (i) => i._tag === "comment", "the opening comment")
+        yield* session.request("notify", "tools/call", { name: "alpha__notify_changes", arguments: {} })
+        const updated = yield* until(
+          stream,
+          (i) => i._tag === "event" && i.data.method === "notifications/resources/updated",
+          "notifications/resources/updated"
+        )
+        assert.strictEqual(updated._tag === "event" ? (updated.data.params as Message).uri : undefined, uri)
       })))
   })
 })

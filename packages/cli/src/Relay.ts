@@ -18,6 +18,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
@@ -119,14 +120,24 @@ export const relay = <E>(
           HttpClientRequest.bodyText(line, "application/json")
         )))
 
+    // Returns once the daemon has answered the GET (it sends its headers at once), so the stream is
+    // registered before the next line is relayed: a notification sent after that has somewhere to go.
     const openGetStream = Effect.gen(function*() {
       const sid = yield* Ref.get(session)
       if (sid === undefined) return
-      const response = yield* client.execute(HttpClientRequest.get("/mcp").pipe(
-        HttpClientRequest.setHeaders({ accept: "text/event-stream", "mcp-session-id": sid })
-      ))
-      if (response.status === 200) yield* emit(response)
-    }).pipe(Effect.scoped, Effect.ignore)
+      const opened = yield* Deferred.make<void>()
+      yield* FiberSet.run(
+        background,
+        Effect.gen(function*() {
+          const response = yield* client.execute(HttpClientRequest.get("/mcp").pipe(
+            HttpClientRequest.setHeaders({ accept: "text/event-stream", "mcp-session-id": sid })
+          ))
+          yield* Deferred.succeed(opened, undefined)
+          if (response.status === 200) yield* emit(response)
+        }).pipe(Effect.scoped, Effect.ignore, Effect.ensuring(Deferred.succeed(opened, undefined)))
+      )
+      yield* Deferred.await(opened)
+    })
 
     const request = (frame: Frame, line: string) => {
       const modern = metaVersion(frame)
@@ -170,7 +181,7 @@ export const relay = <E>(
         }
         const response = yield* post(line, metaVersion(frame) ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision)
         yield* emit(response)
-        if (frame.method === "notifications/initialized") yield* FiberSet.run(background, openGetStream)
+        if (frame.method === "notifications/initialized") yield* openGetStream
       }).pipe(Effect.scoped, Effect.ignore)
 
     const handleLine = (line: string) =>

@@ -22,12 +22,13 @@ import type { CallContext, SessionError } from "@mcpx-fx/upstream/Session"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer } from "./Config.js"
 import * as Names from "./Names.js"
 import { Settings } from "./Settings.js"
@@ -342,6 +343,8 @@ const make = Effect.gen(function*() {
 
   // Upstream subscriptions by server and upstream URI, with how many watches hold each.
   const watching = new Map<string, number>()
+  // Modern upstreams' URI watches: the scope of the subscriptions/listen that serves each.
+  const listens = new Map<string, Scope.CloseableScope>()
   const watchResource = (caller: Caller, uri: string): Effect.Effect<void, GatewayCallError, Scope.Scope> => {
     const found = Names.resolveUri(servers, uri)
     if (found === undefined) return unknown("resource", uri, listResources, caller)
@@ -351,6 +354,11 @@ const make = Effect.gen(function*() {
       const left = (watching.get(key) ?? 1) - 1
       if (left > 0) return Effect.sync(() => void watching.set(key, left))
       watching.delete(key)
+      const listening = listens.get(key)
+      if (listening !== undefined) {
+        listens.delete(key)
+        return Scope.close(listening, Exit.void)
+      }
       // A session request must stay interruptible inside this finalizer: its stream ends by
       // interrupting its own reader.
       return Effect.interruptible(request(found.server, caller, "resources/unsubscribe", params)).pipe(
@@ -360,9 +368,36 @@ const make = Effect.gen(function*() {
     const hold = Effect.uninterruptible(
       Effect.zipRight(Effect.sync(() => void watching.set(key, (watching.get(key) ?? 0) + 1)), Effect.addFinalizer(() => release))
     )
-    return Effect.suspend(() =>
-      (watching.get(key) ?? 0) > 0 ? hold : Effect.zipRight(request(found.server, caller, "resources/subscribe", params), hold)
+    // A modern upstream has no resources/subscribe (-32601): the URI is watched with a
+    // subscriptions/listen of its own instead, held open (no call timeout) for as long as the
+    // watch, its updates published like any other.
+    const listen = Effect.flatMap(current(found.server), (server) =>
+      pool.withSession(server.pool, poolCaller(server, caller), (session) =>
+        session.request("subscriptions/listen", { notifications: { resourceSubscriptions: [found.uri] } }, {
+          ...caller,
+          onNotification: (n) => {
+            const change = changeOf(server, n.method, n.params)
+            return change === undefined ? Effect.void : PubSub.publish(changes, change)
+          }
+        }))
+    ).pipe(
+      Effect.catchAll((e) => Effect.logDebug(`${found.server.name}: subscriptions/listen for ${found.uri} ended: ${e.message}`)),
+      Effect.interruptible
     )
+    const subscribe = request(found.server, caller, "resources/subscribe", params).pipe(
+      Effect.asVoid,
+      Effect.catchIf(
+        (e) => e._tag === "UpstreamRpcError" && e.code === ErrorCode.MethodNotFound,
+        () =>
+          Effect.gen(function*() {
+            // Owned by the count, not by this watcher: the listen lasts until the last one leaves.
+            const scope = yield* Scope.make()
+            listens.set(key, scope)
+            yield* Effect.forkIn(listen, scope)
+          })
+      )
+    )
+    return Effect.suspend(() => (watching.get(key) ?? 0) > 0 ? hold : Effect.zipRight(subscribe, hold))
   }
 
   return Gateway.of({

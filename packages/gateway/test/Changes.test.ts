@@ -114,6 +114,32 @@ describe("Gateway changes", () => {
       assert.deepStrictEqual(yield* Queue.take(changes), { _tag: "ToolsListChanged", server: "beta" })
     }).pipe(Effect.provide(gateway(["--mode", "modern-only", "--list-changed"]))))
 
+  it.scopedLive("2026-07-28/changes/a modern upstream's resource is watched with a listen of its own while anyone watches", () =>
+    Effect.gen(function*() {
+      const g = yield* Gateway
+      const changes = yield* g.changes
+      const first = yield* Scope.make()
+      const second = yield* Scope.make()
+      yield* Scope.extend(g.watchResource({}, Readme), first)
+      yield* Scope.extend(g.watchResource({}, Readme), second)
+      // The listen is held in a fiber; the upstream counts it once it has acknowledged.
+      const counted = g.callTool({}, "beta__notify_changes", {}).pipe(
+        Effect.map((r) => JSON.stringify(r.content)),
+        Effect.repeat({ until: (text) => text.includes("1 update(s)") })
+      )
+      yield* counted
+      assert.deepStrictEqual(yield* nextOther(changes), { _tag: "ResourceUpdated", server: "beta", uri: Readme })
+      // The first watcher leaving keeps the listen: it belongs to the count, not to that watcher.
+      yield* Scope.close(first, Exit.void)
+      assert.include(JSON.stringify((yield* g.callTool({}, "beta__notify_changes", {})).content), "1 update(s)")
+      yield* Scope.close(second, Exit.void)
+      const gone = g.callTool({}, "beta__notify_changes", {}).pipe(
+        Effect.map((r) => JSON.stringify(r.content)),
+        Effect.repeat({ until: (text) => text.includes("0 update(s)") })
+      )
+      assert.include(yield* gone, "0 update(s)")
+    }).pipe(Effect.provide(gateway(["--mode", "modern-only"]))))
+
   it.scopedLive("gateway/changes/watching a resource under no known namespace names the closest ones", () =>
     Effect.gen(function*() {
       const g = yield* Gateway

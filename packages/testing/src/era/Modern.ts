@@ -115,21 +115,31 @@ const SubscriptionIdKey = "io.modelcontextprotocol/subscriptionId"
 interface Listener {
   readonly id: Id
   readonly toolsListChanged: boolean
+  /** The URIs it asked to hear `resources/updated` for. */
+  readonly resources: ReadonlyArray<string>
   readonly write: (m: Message) => void
 }
 const listeners = new Set<Listener>()
 
-/** Acknowledges what it honours (tools list_changed only), then stays open until cancelled. */
+/** Acknowledges what it honours (tools list_changed, resource subscriptions), then stays open until cancelled. */
 const listen = async (req: Request, write: ((m: Message) => void) | undefined, signal: AbortSignal): Promise<Response | undefined> => {
   if (write === undefined) return failure(req.id, ErrorCode.MethodNotFound, "subscriptions/listen is served over stdio only")
   const asked = req.params?.["notifications"]
   const toolsListChanged = isObject(asked) && asked["toolsListChanged"] === true
+  const wanted = isObject(asked) && Array.isArray(asked["resourceSubscriptions"]) ? asked["resourceSubscriptions"] : []
+  const resources = wanted.filter((u): u is string => typeof u === "string")
   write({
     jsonrpc: "2.0",
     method: "notifications/subscriptions/acknowledged",
-    params: { notifications: toolsListChanged ? { toolsListChanged } : {}, _meta: { [SubscriptionIdKey]: req.id } }
+    params: {
+      notifications: {
+        ...(toolsListChanged ? { toolsListChanged } : {}),
+        ...(resources.length > 0 ? { resourceSubscriptions: resources } : {})
+      },
+      _meta: { [SubscriptionIdKey]: req.id }
+    }
   })
-  const listener: Listener = { id: req.id, toolsListChanged, write }
+  const listener: Listener = { id: req.id, toolsListChanged, resources, write }
   listeners.add(listener)
   await new Promise<void>((resolve) => {
     if (signal.aborted) return resolve()
@@ -139,13 +149,21 @@ const listen = async (req: Request, write: ((m: Message) => void) | undefined, s
   return undefined
 }
 
-/** The modern `notify_changes`: tools list_changed on every listen that asked for it. */
+/** The modern `notify_changes`: tools list_changed on every listen that asked for it, and an update of each subscribed resource. */
 const notifyChanges = (ctx: Context, req: Request): Response => {
   const asked = [...listeners].filter((l) => l.toolsListChanged)
   for (const l of asked) {
     l.write({ jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { [SubscriptionIdKey]: l.id } } })
   }
-  return success(req.id, dress(ctx, { content: [{ type: "text", text: `sent list_changed on ${asked.length} listen(s)` }] }, false))
+  let updates = 0
+  for (const l of listeners) {
+    for (const uri of l.resources) {
+      updates++
+      l.write({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri, _meta: { [SubscriptionIdKey]: l.id } } })
+    }
+  }
+  const text = `sent list_changed on ${asked.length} listen(s), ${updates} update(s)`
+  return success(req.id, dress(ctx, { content: [{ type: "text", text }] }, false))
 }
 
 const callTool = async (ctx: Context, req: Request, meta: Meta, signal: AbortSignal): Promise<Response | undefined> => {

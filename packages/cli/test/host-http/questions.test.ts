@@ -49,7 +49,7 @@ const asMessage = (body: unknown): Message => {
 const upstreamStatePrefix = Buffer.from(JSON.stringify({ tool: "ask_name", round: 1 })).toString("base64url")
 
 describe.concurrent("questions over /mcp", () => {
-  layer(HttpDaemon.layer({ effect: (sb) => Effect.mapError(config(sb), (e) => new Error(e.reason)) }), { timeout: 30_000 })("http questions", (it) => {
+  layer(HttpDaemon.layer({ effect: config }), { timeout: 30_000 })("http questions", (it) => {
     it.effect.each(["2025-06-18", "2025-11-25"] as const)(
       "%s/http/a legacy upstream's elicitation/create reaches the host on its POST's SSE stream and the answer goes back",
       (revision) =>

@@ -16,11 +16,13 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Ref from "effect/Ref"
@@ -113,6 +115,14 @@ export const relay = <E>(
         if (body !== "") yield* out(body.replace(/\n/g, ""))
       })
 
+    // stdio never answers a notification or a response, not even with an error, though HTTP
+    // refuses some with a 400 body; only a malformed one is answered, as stdio answers it.
+    const emitUnlessWellFormed = (frame: Frame) => (response: HttpClientResponse.HttpClientResponse) =>
+      Either.isLeft(JsonRpc.decodeMessage(frame))
+        ? emit(response)
+        : Effect.flatMap(response.text, (body) =>
+          body.trim() === "" ? Effect.void : Effect.logDebug(`the daemon answered a ${response.status}: ${body.trim()}`))
+
     const post = (line: string, revision: string | undefined) =>
       Effect.flatMap(headers(revision), (h) =>
         client.execute(HttpClientRequest.post("/mcp").pipe(
@@ -180,7 +190,7 @@ export const relay = <E>(
           }
         }
         const response = yield* post(line, metaVersion(frame) ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision)
-        yield* emit(response)
+        yield* emitUnlessWellFormed(frame)(response)
         if (frame.method === "notifications/initialized") yield* openGetStream
       }).pipe(Effect.scoped, Effect.ignore)
 
@@ -206,7 +216,8 @@ export const relay = <E>(
         }
         if (typeof f.method === "string") return yield* notification(f, line)
         // A response: the host's answer to one of the daemon's questions.
-        yield* Effect.ignore(Effect.scoped(Effect.flatMap(post(line, (yield* Ref.get(negotiated)) ?? Revision.OldestRevision), emit)))
+        const caller = (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
+        yield* Effect.ignore(Effect.scoped(Effect.flatMap(post(line, caller), emitUnlessWellFormed(f))))
       })
 
     yield* Stream.runForEach(input, handleLine)

@@ -167,6 +167,31 @@ layer(SharedDaemon.layer, { timeout: 30_000 })("serve --relay, one daemon", (it)
       })
   )
 
+  it.scoped.each(["2025-11-25", Modern] as const)(
+    "%s/relay/notifications and responses are never answered, not even with an error",
+    (revision) =>
+      Effect.gen(function*() {
+        const { relay } = yield* SharedDaemon
+        const serve = yield* relay()
+        const host = yield* open(serve, revision)
+        // Each of these the daemon refuses over HTTP; a stdio host must hear nothing of it.
+        yield* serve.send({ id: "nobody-asked", result: {} })
+        yield* serve.send({ id: "nobody-asked-either", error: { code: -1, message: "no" } })
+        yield* serve.send({
+          method: "notifications/cancelled",
+          params: { requestId: "none", _meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" } }
+        })
+        yield* serve.send({ method: "notifications/no_such_thing", params: host.params() })
+        // Not a notification at all: that is answered, on stdio as anywhere.
+        yield* serve.sendLine(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: "bad" }))
+        yield* host.cheap("after")
+        const run = yield* finish(serve)
+        // The initialize reply (legacy), the malformed line's error and the request's reply.
+        assert.deepStrictEqual(run.frames.map(responseId), [...(revision === Modern ? [] : [`init-${revision}`]), null, "after"])
+        assert.strictEqual(error(run.frames.find((f) => responseId(f) === null) as Message).code, -32600)
+      })
+  )
+
   it.scoped.each(["2025-11-25", Modern] as const)("%s/relay/stdout carries only JSON-RPC", (revision) =>
     Effect.gen(function*() {
       const { relay } = yield* SharedDaemon

@@ -11,6 +11,7 @@ import { existsSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
 import { isLoopback } from "../src/commands/Daemon.js"
 import * as DaemonProcess from "./support/DaemonProcess.js"
+import * as EraLog from "./support/EraLog.js"
 import { type Sandbox, sandbox } from "./support/Sandbox.js"
 
 const eraServer = (mode: string) => ({
@@ -96,6 +97,28 @@ describe("daemon", () => {
         assert.isFalse(existsSync(path.join(daemon.stateDir, name)), `${name} left behind`)
       }
       assert.isFalse(processAlive(upstreams[0]!), "the upstream outlived the daemon")
+    }))
+
+  it.scoped("daemon/shutdown/a call in flight at SIGTERM finishes within the grace period", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const log = sb.path("modern.log")
+      const file = yield* sb.writeJson("mcpx.json", {
+        mcpServers: { modern: { ...eraServer("modern-only"), args: [...eraServer("modern-only").args, "--log", log] } }
+      })
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      const call = fetch(`${daemon.info.url}/v1/call`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tool: "modern.slow", arguments: { ms: 1500 } })
+      }).then(async (r) => ({ status: r.status, body: await r.json() as { result: unknown } }))
+      // Once the upstream has the call, the daemon is told to stop.
+      yield* EraLog.until(log, (lines) => lines.some((l) => l.method === "tools/call"))
+      yield* Effect.sync(() => daemon.child.kill("SIGTERM"))
+      const answered = yield* Effect.promise(() => call)
+      assert.strictEqual(answered.status, 200, `${JSON.stringify(answered.body)} ${daemon.stderr()}`)
+      assert.include(JSON.stringify(answered.body.result), "slept 1500ms")
+      assert.strictEqual(yield* daemon.exited, 0)
     }))
 
   it.scoped("daemon/status/reports the running daemon and exits 1 when there is none", () =>

@@ -183,6 +183,12 @@ export const registry = [
     default: 7717,
     hot: false,
     description: "TCP port the daemon listens on; 0 picks an ephemeral port."
+  }),
+  define("daemon.shutdownGrace", {
+    codec: Codec.duration,
+    default: Duration.seconds(10),
+    hot: false,
+    description: "When the daemon is asked to stop, how long calls in flight may still finish before they are cancelled."
   })
 ] as const
 

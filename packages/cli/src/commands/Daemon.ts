@@ -25,7 +25,6 @@ import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as Server from "@mcpx-fx/server/Server"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as GlobalOptions from "../GlobalOptions.js"
@@ -34,9 +33,6 @@ import * as Layers from "../Layers.js"
 import * as Listeners from "../Listeners.js"
 import { version } from "../version.js"
 import { globalsFrom } from "./Root.js"
-
-// How long calls in flight may still finish once shutdown has begun.
-const ShutdownGrace = Duration.seconds(10)
 
 const loopbackHosts = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
 
@@ -58,6 +54,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const files = yield* DaemonFiles.acquireLock
       const address = yield* Settings.get("daemon.address")
       const port = yield* Settings.get("daemon.port")
+      const grace = yield* Settings.get("daemon.shutdownGrace")
       const config = yield* Config.Config
       const startedAt = Date.now()
       if (!isLoopback(address)) {
@@ -103,7 +100,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             if (path === "/v1" || path.startsWith("/v1/")) return v1
             return Effect.succeed(notFound)
           })
-        }), { host: address, port, socket: files.socket, grace: ShutdownGrace })
+        }), { host: address, port, socket: files.socket, grace })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {
         pid: process.pid,
@@ -133,8 +130,10 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       }
       return yield* Effect.never
     }).pipe(
-      Effect.provide(Layer.merge(Layers.gateway(options), NodeHttpServer.layerContext)),
-      Effect.scoped
+      // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
+      // are still up, and only then are they released.
+      Effect.scoped,
+      Effect.provide(Layer.merge(Layers.gateway(options), NodeHttpServer.layerContext))
     )
   })).pipe(
     Command.withDescription(

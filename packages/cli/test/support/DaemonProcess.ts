@@ -28,6 +28,8 @@ export interface Daemon {
   readonly stateDir: string
   /** Everything it wrote on stderr so far. */
   readonly stderr: () => string
+  /** The exit code (or the signal's name) once it has exited. */
+  readonly exited: Effect.Effect<number | string>
   /** Sends a signal and resolves with the exit code (or the signal's name) once it has exited. */
   readonly stop: (signal?: NodeJS.Signals) => Effect.Effect<number | string>
 }
@@ -105,6 +107,7 @@ export const start = (sandbox: Sandbox, options: DaemonOptions): Effect.Effect<D
       child,
       stateDir,
       stderr: () => stderr,
+      exited: exited(child),
       stop: (signal = "SIGTERM") => Effect.zipRight(Effect.sync(() => child.kill(signal)), exited(child))
     } satisfies Daemon
   })

@@ -91,24 +91,32 @@ export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonl
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
+/** How far past the limit a body without a length is still read (and dropped) to answer 413. */
+const DrainFactor = 4
+
 /**
- * The body as text, read at most `limit` bytes far: a declared Content-Length over the limit is
- * refused before reading, and a body without one stops being read as soon as it passes the limit.
+ * The body as text, kept at most `limit` bytes: a declared Content-Length over the limit is
+ * refused before reading; a body without one is kept until it passes the limit, then read on and
+ * dropped (to `DrainFactor` times the limit) so the refusal reaches a client still sending.
  */
+
 export const readBody = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
 ): Effect.Effect<string, BodyTooLarge | BodyUnreadable> => {
   const declared = Number(header(request, "content-length"))
   if (Number.isFinite(declared) && declared > limit) return Effect.fail(new BodyTooLarge({ limit }))
+  // Past the limit the rest is read and dropped (up to a bound) rather than left unread: a client
+  // still sending would otherwise see its connection reset and never read the 413.
+  const drainLimit = limit * DrainFactor
   return request.stream.pipe(
     Stream.mapError((e) => new BodyUnreadable({ reason: e.message })),
     Stream.runFoldEffect({ size: 0, parts: Chunk.empty<Uint8Array>() }, (acc, bytes) => {
       const size = acc.size + bytes.length
-      return size > limit
-        ? Effect.fail(new BodyTooLarge({ limit }))
-        : Effect.succeed({ size, parts: Chunk.append(acc.parts, bytes) })
+      if (size > drainLimit) return Effect.fail(new BodyTooLarge({ limit }))
+      return Effect.succeed(size > limit ? { size, parts: Chunk.empty<Uint8Array>() } : { size, parts: Chunk.append(acc.parts, bytes) })
     }),
+    Effect.filterOrFail(({ size }) => size <= limit, () => new BodyTooLarge({ limit })),
     Effect.flatMap(({ parts, size }) =>
       Effect.try({
         try: () => {

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { All, Legacy, open } from "../support/Revisions.js"
+import { Legacy, open } from "../support/Revisions.js"
 import { era, type Frame, type Message, responseId, start } from "../support/StdioServe.js"
 
 /** The call's reply or an `elicitation/create` sent to the host, whichever comes first. */

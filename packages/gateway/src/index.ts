@@ -1,6 +1,6 @@
 /**
- * @mcpx-fx/gateway: the product — configuration, settings, and the gateway core (namespaces,
- * aggregated listings, routed calls); the /v1 API and the daemon come later.
+ * @mcpx-fx/gateway: the product — configuration, settings, the gateway core (namespaces,
+ * aggregated listings, routed calls, changes), the /v1 API and the daemon's state files.
  */
 /** The settings registry and its resolved values with their sources. */
 export * as Settings from "./Settings.js"
@@ -18,5 +18,7 @@ export * as GatewayBackend from "./GatewayBackend.js"
 export * as Api from "./Api.js"
 /** The `/v1` API implemented over the gateway, and the shaping the CLI shares with it. */
 export * as ApiHandlers from "./ApiHandlers.js"
+/** The daemon's files in the state directory: the one-daemon lock, `daemon.json`, the socket path. */
+export * as DaemonFiles from "./DaemonFiles.js"
 /** Lifecycle events (`server.start`, `server.stop`, `server.era.stale`, …) as `/v1/events` streams them. */
 export * as Events from "./Events.js"

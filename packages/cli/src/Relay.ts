@@ -52,6 +52,14 @@ const metaVersion = (frame: Frame): string | undefined => {
 
 const idKey = (id: unknown): string => JSON.stringify(id)
 
+/** The body, if it is one error response that names no request. */
+const idlessError = (body: string): Frame | undefined => {
+  const parsed = parseFrame(body)
+  if (parsed === undefined || Array.isArray(parsed)) return undefined
+  const frame = parsed as Frame
+  return "error" in frame && (frame.id === undefined || frame.id === null) ? frame : undefined
+}
+
 /** How the relay behaves. */
 export interface RelayOptions {
   readonly drain: Duration.DurationInput
@@ -93,8 +101,10 @@ export const relay = <E>(
         }
       })
 
-    // Writes what a POST answered: nothing (202), one JSON body, or each SSE event's data.
-    const emit = (response: HttpClientResponse.HttpClientResponse) =>
+    // Writes what a POST answered: nothing (202), one JSON body, or each SSE event's data. A
+    // refusal of the whole POST (413, an ended session's 404) names no request, but when the POST
+    // carried one request (`id`) its host is waiting for that id, so the refusal is given it.
+    const emit = (response: HttpClientResponse.HttpClientResponse, id?: unknown) =>
       Effect.gen(function*() {
         const type = response.headers["content-type"] ?? ""
         if (type.startsWith("text/event-stream")) {
@@ -112,7 +122,9 @@ export const relay = <E>(
           return
         }
         const body = (yield* response.text).trim()
-        if (body !== "") yield* out(body.replace(/\n/g, ""))
+        if (body === "") return
+        const refusal = id === undefined ? undefined : idlessError(body)
+        yield* out(refusal === undefined ? body.replace(/\n/g, "") : JSON.stringify({ ...refusal, id }))
       })
 
     // stdio never answers a notification or a response, not even with an error, though HTTP
@@ -172,7 +184,7 @@ export const relay = <E>(
           yield* out(body.trim())
           return
         }
-        yield* emit(response)
+        yield* emit(response, frame.id)
       }).pipe(
         Effect.scoped,
         Effect.catchAll((e) => failureFor(frame.id, `the mcpx-fx daemon did not answer: ${e.message}`))

@@ -39,7 +39,7 @@ const withDaemon = (upstreams: Upstreams, settings: Readonly<Record<string, unkn
     const daemon = yield* Effect.orDie(DaemonProcess.start(sb, { config }))
     const relay = (drain = "20s") =>
       start({ servers: {}, settings: { "transport.stdioDrain": drain } }, { args: ["--relay"], stateDir: daemon.stateDir })
-    return { sb, daemon, relay, log: (ns: string) => sb.path(`${ns}.log`) }
+    return { sb, config, daemon, relay, log: (ns: string) => sb.path(`${ns}.log`) }
   })
 
 /** Closes the relay's stdin; it must exit 0 with nothing but JSON-RPC on stdout. */
@@ -192,6 +192,21 @@ layer(SharedDaemon.layer, { timeout: 30_000 })("serve --relay, one daemon", (it)
       })
   )
 
+  it.scoped.each(["2025-11-25", Modern] as const)(
+    "%s/relay/a request the daemon refuses whole (413) is still answered with its id",
+    (revision) =>
+      Effect.gen(function*() {
+        const { relay } = yield* SharedDaemon
+        const serve = yield* relay()
+        const host = yield* open(serve, revision)
+        // Past the daemon's 4 MiB body limit.
+        const refused = yield* host.call("huge", "leg__echo", { message: "x".repeat(5 * 1024 * 1024) })
+        assert.strictEqual(error(refused).code, -32600)
+        result(yield* host.cheap("after"))
+        yield* finish(serve)
+      })
+  )
+
   it.scoped.each(["2025-11-25", Modern] as const)("%s/relay/stdout carries only JSON-RPC", (revision) =>
     Effect.gen(function*() {
       const { relay } = yield* SharedDaemon
@@ -318,6 +333,20 @@ describe.concurrent("serve --relay, a daemon each", () => {
         yield* finish(serve)
       })
   )
+
+  it.scoped("2025-11-25/relay/after the daemon restarts, a request on the ended session is answered with its id", () =>
+    Effect.gen(function*() {
+      const { config, daemon, relay, sb } = yield* withDaemon({ leg: ["legacy-32601"] })
+      const serve = yield* relay()
+      const host = yield* open(serve, "2025-11-25")
+      result(yield* host.cheap("before"))
+      assert.strictEqual(yield* daemon.stop("SIGTERM"), 0)
+      yield* Effect.orDie(DaemonProcess.start(sb, { config, stateDir: daemon.stateDir }))
+      // The new daemon has never heard of the relay's session, and says so (404).
+      const after = error(yield* host.cheap("after"))
+      assert.include(after.message, "session")
+      yield* finish(serve)
+    }))
 
   it.scoped("relay/with no daemon it exits 1 and says a daemon is needed", () =>
     Effect.gen(function*() {

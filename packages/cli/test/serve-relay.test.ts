@@ -257,10 +257,13 @@ describe.concurrent("serve --relay, a daemon each", () => {
       const { log, relay } = yield* withDaemon({ leg: ["legacy-32601"], mod: ["modern-only"] }, { "pool.scope": "global" })
       const first = yield* open(yield* relay(), "2025-11-25")
       const second = yield* open(yield* relay(), Modern)
-      for (const [i, host] of [first, second].entries()) {
-        assert.strictEqual(firstText(yield* host.call(`leg-${i}`, "leg__echo", { message: `leg ${i}` })), `leg ${i}`)
-        assert.strictEqual(firstText(yield* host.call(`mod-${i}`, "mod__echo", { message: `mod ${i}` })), `mod ${i}`)
-      }
+      // All four at once, so both relays' first calls find each upstream not yet started.
+      yield* Effect.forEach(
+        [first, second].flatMap((host, i) => ["leg", "mod"].map((ns) => ({ host, ns, message: `${ns} ${i}` }))),
+        ({ host, message, ns }) =>
+          Effect.map(host.call(message, `${ns}__echo`, { message }), (reply) => assert.strictEqual(firstText(reply), message)),
+        { concurrency: "unbounded", discard: true }
+      )
       yield* finish(first.serve)
       yield* finish(second.serve)
       // Both upstreams log to one file each, so a second process would show a second handshake.

@@ -7,7 +7,12 @@
  * batches by the negotiated revision) while HTTP carries it. Replies — a JSON body, or the events
  * of an SSE body (progress, log messages, the daemon's questions, then the response) — become
  * stdout lines in the order they arrive. The host's answers to questions are POSTed back on the
- * legacy session. A legacy session's GET stream brings list_changed and resource updates.
+ * legacy session. A legacy session's GET stream brings list_changed and resource updates; it is
+ * open before the line after `notifications/initialized` is relayed.
+ *
+ * stdout keeps stdio's promises where HTTP would say more: a well-formed notification or response
+ * is never answered, even when the daemon refused it, and a request whose whole POST was refused
+ * (413, an ended session's 404) gets the refusal under its own id.
  *
  * Requests run concurrently; `notifications/cancelled` for a modern request closes its POST (the
  * daemon interrupts the call), and for a legacy one it is forwarded like any notification. At end
@@ -158,7 +163,8 @@ export const relay = <E>(
           if (response.status === 200) yield* emit(response)
         }).pipe(Effect.scoped, Effect.ignore, Effect.ensuring(Deferred.succeed(opened, undefined)))
       )
-      yield* Deferred.await(opened)
+      // Bounded all the same: a daemon that held its headers back must not stall the host's input.
+      yield* Deferred.await(opened).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
     })
 
     const request = (frame: Frame, line: string) => {

@@ -21,6 +21,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
@@ -100,7 +101,8 @@ export const relay = <E>(
         return {
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
-          ...(revision === undefined ? {} : { [CallerProtocolHeader]: revision }),
+          // Whatever a host wrote as its version must still be sendable, or the POST never leaves.
+          ...(revision === undefined ? {} : { [CallerProtocolHeader]: HeaderCodec.encodeValue(revision) }),
           ...(sid === undefined ? {} : { "mcp-session-id": sid }),
           ...(version === undefined || revision !== version ? {} : { "mcp-protocol-version": version })
         }

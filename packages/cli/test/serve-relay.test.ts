@@ -207,6 +207,20 @@ layer(SharedDaemon.layer, { timeout: 30_000 })("serve --relay, one daemon", (it)
       })
   )
 
+  it.scoped("2026-07-28/relay/a _meta version that no header can carry still reaches the daemon", () =>
+    Effect.gen(function*() {
+      const { relay } = yield* SharedDaemon
+      const serve = yield* relay()
+      const host = yield* open(serve, Modern)
+      const meta = { "io.modelcontextprotocol/protocolVersion": "2026\n07-28" }
+      const refused = error(yield* serve.request("odd", "tools/list", host.params({}, meta)))
+      // The daemon's verdict, not the relay's own "did not answer" (-32603).
+      assert.notStrictEqual(refused.code, -32603, refused.message)
+      assert.notInclude(refused.message, "did not answer")
+      result(yield* host.cheap("after"))
+      yield* finish(serve)
+    }))
+
   it.scoped.each(["2025-11-25", Modern] as const)("%s/relay/stdout carries only JSON-RPC", (revision) =>
     Effect.gen(function*() {
       const { relay } = yield* SharedDaemon

@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as DaemonProcess from "./support/DaemonProcess.js"
 import * as EraLog from "./support/EraLog.js"
 import { content, error, firstText, result } from "./support/Replies.js"
-import { initializeParams, Modern, open, type Revision } from "./support/Revisions.js"
+import { initializeParams, Modern, open, type Revision, speaking } from "./support/Revisions.js"
 import { type Sandbox, sandbox } from "./support/Sandbox.js"
 import { era, type Exited, type Frame, type Message, responseId, type Serve, start } from "./support/StdioServe.js"
 
@@ -51,6 +51,9 @@ const finish = (serve: Serve) =>
     assert.deepStrictEqual(run.violations, [], run.stderr)
     return run
   })
+
+/** The era-server's one resource, as the gateway lists it under the `lc` namespace. */
+const Readme = "mcpx://lc/era://readme"
 
 const has = (method: string) => (log: ReadonlyArray<EraLog.Logged>) => log.some((l) => l.method === method)
 
@@ -307,7 +310,7 @@ describe.concurrent("serve --relay, a daemon each", () => {
       })
   )
 
-  it.scoped("2025-11-25/relay/a legacy host hears list_changed from the moment it has initialized", () =>
+  it.scoped("2025-11-25/relay/a legacy host hears list_changed from the moment it has initialized, and its subscriptions' updates", () =>
     Effect.gen(function*() {
       const { daemon, relay } = yield* withDaemon({ lc: ["legacy-32601", "--list-changed"] })
       // A warm upstream answers at once, so the notification races the relay's GET stream.
@@ -331,6 +334,17 @@ describe.concurrent("serve --relay, a daemon each", () => {
       yield* serve.frame(
         (f) => (!Array.isArray(f) && (f as Message).method === "notifications/tools/list_changed" ? f : undefined),
         "notifications/tools/list_changed"
+      )
+      const host = speaking(serve, "2025-11-25")
+      result(yield* host.request("subscribe", "resources/subscribe", { uri: Readme }))
+      assert.include(firstText(yield* host.call("notify-again", "lc__notify_changes")), "1 update(s)")
+      yield* serve.frame(
+        (f) =>
+          !Array.isArray(f) && (f as Message).method === "notifications/resources/updated" &&
+            ((f as Message).params as Message | undefined)?.uri === Readme
+            ? f
+            : undefined,
+        "notifications/resources/updated"
       )
       yield* finish(serve)
     }))

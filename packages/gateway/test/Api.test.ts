@@ -10,37 +10,27 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
-import { Fixtures } from "@mcpx-fx/testing"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
-import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
 import { Pool } from "@mcpx-fx/upstream/Pool"
 import { Prober } from "@mcpx-fx/upstream/Prober"
 import { AcceptedPreferenceNames } from "@mcpx-fx/upstream/Preference"
 import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
-import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Api, DaemonInfo } from "../src/Api.js"
 import * as ApiHandlers from "../src/ApiHandlers.js"
-import { Config, layerSettings } from "../src/Config.js"
+import { Config } from "../src/Config.js"
 import { Gateway } from "../src/Gateway.js"
 import * as Events from "../src/Events.js"
 import * as Settings from "../src/Settings.js"
+import * as TestGateway from "./support/TestGateway.js"
 
-/** An era-server fixture in one mode, as a config entry. */
-export const era = (mode: string, extra: Record<string, unknown> = {}) => {
-  const { args, command } = Fixtures.stdioCommand("era-server", ["--mode", mode])
-  return { command, args, ...extra }
-}
+const era = TestGateway.era
 
 /** A server whose process exits at once. */
 export const broken = { command: process.execPath, args: ["-e", "process.stderr.write('no token configured'); process.exit(4)"] }
@@ -48,32 +38,14 @@ export const broken = { command: process.execPath, args: ["-e", "process.stderr.
 /** The daemon identity the tests give the API. */
 export const daemon = { version: "9.9.9-test", pid: 4242, startedAt: Date.now(), address: "127.0.0.1", port: 7717 } as const
 
-/** Everything the API runs on, over a config file in a temp dir removed with the scope. */
+/** Everything the API runs on; the daemon names the config files it loaded, as the real one does. */
 export const dependencies = (
   mcpServers: Record<string, unknown>,
-  options: { readonly settings?: Record<string, unknown>; readonly env?: Record<string, string> } = {}
-): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | DaemonInfo> => {
-  const dir = mkdtempSync(join(tmpdir(), "mcpx-api-"))
-  const file = join(dir, "mcpx.json")
-  writeFileSync(file, JSON.stringify({ mcpServers, settings: { "upstream.probeTimeout": "20s", ...options.settings } }))
-  const config = Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })
-  const upstream = Pool.layer.pipe(
-    Layer.provideMerge(Prober.layer),
-    Layer.provideMerge(EraCache.layerMemory),
-    Layer.provide(Negotiator.layer),
-    Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
-    Layer.provide(FetchHttpClient.layer)
+  options: TestGateway.Options = {}
+): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | DaemonInfo> =>
+  Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))).pipe(
+    Layer.provideMerge(TestGateway.layer(mcpServers, options))
   )
-  const gateway = Gateway.layer.pipe(
-    Layer.provideMerge(layerSettings({ env: options.env ?? {}, flags: {} })),
-    Layer.provide(config),
-    Layer.provideMerge(upstream),
-    Layer.provide(NodeContext.layer),
-    Layer.orDie
-  )
-  const cleanup = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
-  return Layer.mergeAll(gateway, DaemonInfo.layer({ ...daemon, configFiles: [file] }), cleanup)
-}
 
 /** A web handler for the API over the services already in context (disposed with the scope). */
 export const webHandler = Effect.gen(function*() {

@@ -4,60 +4,29 @@
  * for what the session subscribed to. First the Gateway's own change stream and resource watches,
  * then the whole way to a host: StdioHost → Server → GatewayBackend → Gateway → Pool → upstream.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Server from "@mcpx-fx/server/Server"
 import { StdioHost } from "@mcpx-fx/server/StdioHost"
 import { Fixtures } from "@mcpx-fx/testing"
-import { EraCache } from "@mcpx-fx/upstream/EraCache"
-import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
 import { Pool } from "@mcpx-fx/upstream/Pool"
-import { Prober } from "@mcpx-fx/upstream/Prober"
-import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Config, layerSettings } from "../src/Config.js"
 import { Gateway, type GatewayChange } from "../src/Gateway.js"
 import * as GatewayBackend from "../src/GatewayBackend.js"
+import * as TestGateway from "./support/TestGateway.js"
 
 const Readme = "mcpx://beta/era://readme"
 const SubscriptionId = "io.modelcontextprotocol/subscriptionId"
 
-/**
- * A gateway over one era-server, `beta` (legacy unless told otherwise), configured in a temp dir
- * that goes with the scope; its Pool is provided too.
- */
-const gateway = (args: ReadonlyArray<string> = ["--mode", "legacy-32601"]) => {
-  const dir = mkdtempSync(join(tmpdir(), "mcpx-changes-"))
-  const file = join(dir, "mcpx.json")
-  const beta = Fixtures.stdioCommand("era-server", args)
-  writeFileSync(file, JSON.stringify({ mcpServers: { beta }, settings: { "upstream.probeTimeout": "20s" } }))
-  const upstream = Pool.layer.pipe(
-    Layer.provideMerge(Prober.layer),
-    Layer.provideMerge(EraCache.layerMemory),
-    Layer.provide(Negotiator.layer),
-    Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
-    Layer.provide(FetchHttpClient.layer)
-  )
-  const layer = Gateway.layer.pipe(
-    Layer.provide(layerSettings({ env: {}, flags: {} })),
-    Layer.provide(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
-    Layer.provideMerge(upstream),
-    Layer.provide(NodeContext.layer),
-    Layer.orDie
-  )
-  return Layer.merge(layer, Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))))
-}
+/** A gateway over one era-server, `beta` (legacy unless told otherwise); its Pool is provided too. */
+const gateway = (args: ReadonlyArray<string> = ["--mode", "legacy-32601"]) =>
+  TestGateway.layer({ beta: Fixtures.stdioCommand("era-server", args) })
 
 /** The next change that is not a tools list_changed, skipping those. */
 const nextOther = (changes: Queue.Dequeue<GatewayChange>) =>

@@ -1,47 +1,7 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
-import { Fixtures } from "@mcpx-fx/testing"
-import { EraCache } from "@mcpx-fx/upstream/EraCache"
-import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
-import { Pool } from "@mcpx-fx/upstream/Pool"
-import { Prober } from "@mcpx-fx/upstream/Prober"
-import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Config, layerSettings } from "../src/Config.js"
 import { Gateway } from "../src/Gateway.js"
-
-const era = (mode: string) => {
-  const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode])
-  return { command, args }
-}
-
-/** A gateway over a config file written to a temp dir; the dir goes when the scope closes. */
-const gatewayFor = (mcpServers: Record<string, unknown>, settings: Record<string, unknown> = {}) => {
-  const dir = mkdtempSync(join(tmpdir(), "mcpx-gateway-"))
-  const file = join(dir, "mcpx.json")
-  writeFileSync(file, JSON.stringify({ mcpServers, settings: { "upstream.probeTimeout": "20s", ...settings } }))
-  const config = Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })
-  const upstream = Pool.layer.pipe(
-    Layer.provideMerge(Prober.layer),
-    Layer.provideMerge(EraCache.layerMemory),
-    Layer.provide(Negotiator.layer),
-    Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
-    Layer.provide(FetchHttpClient.layer)
-  )
-  const layer = Gateway.layer.pipe(
-    Layer.provide(layerSettings({ env: {}, flags: {} })),
-    Layer.provideMerge(config),
-    Layer.provide(upstream),
-    Layer.provide(NodeContext.layer),
-    Layer.orDie
-  )
-  return Layer.merge(layer, Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))))
-}
+import { era, layer as gatewayFor } from "./support/TestGateway.js"
 
 const names = (items: ReadonlyArray<Record<string, unknown>>) => items.map((t) => String(t.name)).sort()
 
@@ -95,7 +55,7 @@ describe("Gateway", () => {
       assert.isTrue(resources.items.some((r) => r.uri === "era://readme"))
       const r = yield* gateway.callTool({}, "hello", {})
       assert.include(JSON.stringify(r.content), "over modern")
-    }).pipe(Effect.provide(gatewayFor({ only: era("dual") }, { "names.prefix": false }))))
+    }).pipe(Effect.provide(gatewayFor({ only: era("dual") }, { settings: { "names.prefix": false } }))))
 
   it.scopedLive("gateway/names/resources-are-rehomed-under-mcpx-and-read-back", () =>
     Effect.gen(function*() {

@@ -3,62 +3,27 @@
  * fixture's `ask_name`, which a modern session answers with `input_required` and a legacy one
  * with an `elicitation/create` request.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import type { Question, QuestionChannel } from "@mcpx-fx/server/Backend"
 import { RequestState } from "@mcpx-fx/server/RequestState"
 import * as Server from "@mcpx-fx/server/Server"
-import { Fixtures } from "@mcpx-fx/testing"
-import { EraCache } from "@mcpx-fx/upstream/EraCache"
-import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
-import { Pool } from "@mcpx-fx/upstream/Pool"
-import { Prober } from "@mcpx-fx/upstream/Prober"
-import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { Config, layerSettings } from "../src/Config.js"
-import { Gateway } from "../src/Gateway.js"
 import * as GatewayBackend from "../src/GatewayBackend.js"
+import { era, layer as gateway } from "./support/TestGateway.js"
 
 const key = new Uint8Array(32).fill(9)
 
-const era = (mode: string, protocol?: string) => {
-  const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode])
-  return protocol === undefined ? { command, args } : { command, args, protocol }
-}
-
-/** The host-facing Server over the in-process gateway, its config in a temp dir removed at scope close. */
-const serverFor = (mcpServers: Record<string, unknown>) => {
-  const dir = mkdtempSync(join(tmpdir(), "mcpx-mrtr-"))
-  const file = join(dir, "mcpx.json")
-  writeFileSync(file, JSON.stringify({ mcpServers, settings: { "upstream.probeTimeout": "20s" } }))
-  const upstream = Pool.layer.pipe(
-    Layer.provideMerge(Prober.layer),
-    Layer.provideMerge(EraCache.layerMemory),
-    Layer.provide(Negotiator.layer),
-    Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
-    Layer.provide(FetchHttpClient.layer)
+/** The host-facing Server over the in-process gateway. */
+const serverFor = (mcpServers: Record<string, unknown>) =>
+  Server.Server.layer.pipe(
+    Layer.provide(GatewayBackend.layer),
+    Layer.provide(gateway(mcpServers)),
+    Layer.provideMerge(RequestState.layerWithKey(key))
   )
-  const gateway = Gateway.layer.pipe(
-    Layer.provide(layerSettings({ env: {}, flags: {} })),
-    Layer.provide(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
-    Layer.provide(upstream),
-    Layer.provide(NodeContext.layer),
-    Layer.orDie
-  )
-  const server = Server.Server.layer.pipe(Layer.provide(GatewayBackend.layer), Layer.provide(gateway))
-  return Layer.merge(
-    server,
-    Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
-  ).pipe(Layer.provideMerge(RequestState.layerWithKey(key)))
-}
 
 const modernMeta = (capabilities: JsonObject = { elicitation: {} }): JsonObject => ({
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -192,7 +157,7 @@ describe("GatewayBackend MRTR", () => {
       assert.include(textOf(done), "hello, Mo")
       assert.include(textOf(resultOf(yield* legacy.call("alpha__ask_name", 2))), "hello, Lee")
       assert.deepStrictEqual(legacy.asked.map((q) => q.method), ["elicitation/create"])
-    }).pipe(Effect.provide(serverFor({ alpha: era("dual", "follow") }))))
+    }).pipe(Effect.provide(serverFor({ alpha: era("dual", { protocol: "follow" }) }))))
 
   it.scopedLive("2025-11-25/mrtr/a modern upstream's input_required is asked of a legacy host and answered upstream", () =>
     Effect.gen(function*() {

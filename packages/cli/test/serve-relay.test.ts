@@ -7,10 +7,10 @@
  * The upstream era-servers log what they received (`--log`); tests wait on those logs and on
  * stdout frames, never on the clock. Every run must end with nothing but JSON-RPC on stdout.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
-import * as Context from "effect/Context"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as DaemonProcess from "./support/DaemonProcess.js"
 import * as EraLog from "./support/EraLog.js"
 import { content, error, firstText, result } from "./support/Replies.js"
@@ -72,18 +72,20 @@ const question = (serve: Serve) =>
 
 /**
  * One daemon for the tests that neither count an upstream's messages nor stop the daemon; each
- * of them runs its own relays, side by side with the others'.
+ * of them runs its own relays, side by side with the others'. It starts on first use, not in a
+ * `beforeAll`: vitest runs that hook even when a name filter skips every test of the block, yet
+ * then skips the `afterAll` that would stop it, and the daemon would outlive the run.
  */
-class SharedDaemon extends Context.Tag("cli-test/serve-relay/SharedDaemon")<
-  SharedDaemon,
-  Effect.Effect.Success<ReturnType<typeof withDaemon>>
->() {
-  static readonly layer = Layer.scoped(SharedDaemon, withDaemon({ leg: ["legacy-32601"], dual: ["dual"], banner: ["legacy-banner"] }))
-}
+const sharedScope = Effect.runSync(Scope.make())
+const SharedDaemon = Effect.runSync(Effect.cached(
+  Scope.extend(withDaemon({ leg: ["legacy-32601"], dual: ["dual"], banner: ["legacy-banner"] }), sharedScope)
+))
 
 const names = (m: Message) => (result(m).tools as ReadonlyArray<Message>).map((t) => t.name)
 
-layer(SharedDaemon.layer, { timeout: 30_000 })("serve --relay, one daemon", (it) => {
+describe.concurrent("serve --relay, one daemon", () => {
+  afterAll(() => Effect.runPromise(Scope.close(sharedScope, Exit.void)), 30_000)
+
   it.scoped.each(["2025-03-26", "2025-11-25"] as const)(
     "%s/relay/initialize, tools/list and tools/call reach the daemon's upstream",
     (revision) =>

@@ -4,10 +4,9 @@
 // so any scored failure here is a fixture bug.
 //
 // The suite and its Node 22 come from tools/conformance-runner (see conformance-lib.mjs).
-import { spawn } from "node:child_process"
 import { createWriteStream, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, summaryOf } from "./conformance-lib.mjs"
+import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
 
 const name = "conformance:fixture"
 const fixtureScript = join(root, "packages/testing/dist/conformance-fixture.js")
@@ -19,46 +18,18 @@ const FIXTURE_START_TIMEOUT_MS = 30_000
 const say = (line) => process.stdout.write(`${line}\n`)
 
 /** Starts the bundled fixture over HTTP and resolves with its URL once it has printed it. */
-const startFixture = (log) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fixtureScript, "--http"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
-    let buffered = ""
-    let settled = false
-    const timer = setTimeout(() => settle(new Error(`no URL within ${FIXTURE_START_TIMEOUT_MS} ms`)), FIXTURE_START_TIMEOUT_MS)
-    const settle = (error, url) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      if (error) {
-        child.kill("SIGKILL")
-        reject(error)
-      } else resolve({ child, url })
-    }
-    child.stderr.pipe(log)
-    child.stdout.on("data", (chunk) => {
-      buffered += chunk.toString()
-      const nl = buffered.indexOf("\n")
-      if (nl < 0) return
-      try {
-        settle(undefined, JSON.parse(buffered.slice(0, nl)).url)
-      } catch {
-        settle(new Error(`unexpected first stdout line: ${buffered.slice(0, nl)}`))
-      }
-    })
-    child.on("error", (error) => settle(error))
-    child.on("exit", (code, signal) => settle(new Error(`fixture exited early (${signal ?? code})`)))
+const startFixture = async (log) => {
+  const { child, first } = await startChild({
+    command: process.execPath,
+    args: [fixtureScript, "--http"],
+    log,
+    timeoutMs: FIXTURE_START_TIMEOUT_MS,
+    what: "fixture"
   })
+  return { child, url: first.url }
+}
 
-const stopFixture = (child) =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    const force = setTimeout(() => child.kill("SIGKILL"), 5_000)
-    child.once("exit", () => {
-      clearTimeout(force)
-      resolve()
-    })
-    child.kill("SIGTERM")
-  })
+const stopFixture = (child) => stopChild(child, 5_000)
 
 /** Runs one leg; resolves with the exit code and the suite's full output. */
 const runLeg = (url, requirements) =>

@@ -7,11 +7,10 @@
 // 2025-11-25 and 2026-07-28 must pass, no baseline), and the legacy-only and modern-only fixtures
 // (reported scenario by scenario; the gate ignores them). `--write-docs` rewrites
 // docs/conformance.md from the run.
-import { spawn } from "node:child_process"
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, summaryOf } from "./conformance-lib.mjs"
+import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
 
 const name = "conformance:gateway"
 const cli = join(root, "packages/cli/dist/mcpx-fx.js")
@@ -31,58 +30,32 @@ const writeDocs = process.argv.includes("--write-docs")
 const only = process.argv.find((a) => a.startsWith("--variant="))?.slice("--variant=".length)
 
 /** Starts the daemon on an ephemeral port with a config naming only the fixture; resolves with its /mcp URL. */
-const startDaemon = (variant, log) =>
-  new Promise((resolve, reject) => {
-    const dir = mkdtempSync(join(tmpdir(), `mcpx-conf-${variant.id}-`))
-    const config = join(dir, "mcpx.json")
-    writeFileSync(config, JSON.stringify({
-      mcpServers: {
-        conformance: { command: process.execPath, args: [fixtureScript, ...variant.args], protocol: "follow" }
-      },
-      settings: { "names.prefix": false }
-    }))
-    const child = spawn(process.execPath, [cli, "daemon", "--json", "--config", config, "--daemon-port", "0"], {
-      cwd: root,
-      env: { ...process.env, MCPX_STATE_DIR: join(dir, "state") },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let buffered = ""
-    let settled = false
-    const timer = setTimeout(() => settle(new Error(`daemon printed no address within ${DAEMON_START_TIMEOUT_MS} ms`)), DAEMON_START_TIMEOUT_MS)
-    const settle = (error, mcp) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      if (error) {
-        child.kill("SIGKILL")
-        reject(error)
-      } else resolve({ child, mcp, dir })
-    }
-    child.stderr.pipe(log)
-    child.stdout.on("data", (chunk) => {
-      buffered += chunk.toString()
-      const nl = buffered.indexOf("\n")
-      if (nl < 0) return
-      try {
-        settle(undefined, JSON.parse(buffered.slice(0, nl)).mcp)
-      } catch {
-        settle(new Error(`unexpected first stdout line: ${buffered.slice(0, nl)}`))
-      }
-    })
-    child.on("error", (error) => settle(error))
-    child.on("exit", (code, signal) => settle(new Error(`daemon exited early (${signal ?? code}); see its log`)))
+const startDaemon = async (variant, log) => {
+  const dir = mkdtempSync(join(tmpdir(), `mcpx-conf-${variant.id}-`))
+  const config = join(dir, "mcpx.json")
+  writeFileSync(config, JSON.stringify({
+    mcpServers: {
+      conformance: { command: process.execPath, args: [fixtureScript, ...variant.args], protocol: "follow" }
+    },
+    settings: { "names.prefix": false }
+  }))
+  const started = startChild({
+    command: process.execPath,
+    args: [cli, "daemon", "--json", "--config", config, "--daemon-port", "0"],
+    env: { MCPX_STATE_DIR: join(dir, "state") },
+    log,
+    timeoutMs: DAEMON_START_TIMEOUT_MS,
+    what: "daemon"
   })
+  const { child, first } = await started.catch((error) => {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  })
+  return { child, mcp: first.mcp, dir }
+}
 
-const stopDaemon = (child) =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    const force = setTimeout(() => child.kill("SIGKILL"), 15_000)
-    child.once("exit", () => {
-      clearTimeout(force)
-      resolve()
-    })
-    child.kill("SIGTERM")
-  })
+// The daemon drains calls in flight before stopping its upstreams, so it gets longer than a fixture.
+const stopDaemon = (child) => stopChild(child, 15_000)
 
 /** `✓ name: 3 passed, 0 failed` lines of the summary, with whether each is scored. */
 const scenariosOf = (output) => {

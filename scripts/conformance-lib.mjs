@@ -1,5 +1,6 @@
 // What the conformance runners share: where the official suite lives, installing it on demand,
-// running it as a child under its own Node 22, and pulling the summary out of its output.
+// running it as a child under its own Node 22, pulling the summary out of its output, and
+// starting and stopping the server under test (a fixture or the daemon) as a child.
 //
 // The suite needs Node 22 and lives in tools/conformance-runner with its own node_modules, so
 // its node binary never shadows the workspace's Node 20: it is only ever started by absolute
@@ -72,3 +73,53 @@ export const summaryOf = (output) => {
   const at = Math.max(output.lastIndexOf("=== SUMMARY ==="), output.lastIndexOf("=== SUITE SUMMARY ==="))
   return (at < 0 ? output.split("\n").slice(-40).join("\n") : output.slice(at)).trimEnd()
 }
+
+/**
+ * Spawns `command args` in the repository root (`env` added to this process's environment),
+ * its stderr piped to `log`, and resolves once its first stdout line has arrived, parsed as JSON
+ * (the address it announces). A child that exits, fails to spawn, prints something else first or
+ * says nothing within `timeoutMs` is killed and the promise rejects naming it as `what`.
+ */
+export const startChild = ({ command, args, env = {}, log, timeoutMs, what }) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    let buffered = ""
+    let settled = false
+    const timer = setTimeout(() => settle(new Error(`${what} printed no first line on stdout within ${timeoutMs} ms; see its log`)), timeoutMs)
+    const settle = (error, first) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (error) {
+        child.kill("SIGKILL")
+        reject(error)
+      } else resolve({ child, first })
+    }
+    child.stderr.pipe(log)
+    // Read on after the first line too, so a chatty child never blocks on a full pipe.
+    child.stdout.on("data", (chunk) => {
+      if (settled) return
+      buffered += chunk.toString()
+      const nl = buffered.indexOf("\n")
+      if (nl < 0) return
+      try {
+        settle(undefined, JSON.parse(buffered.slice(0, nl)))
+      } catch {
+        settle(new Error(`${what}: unexpected first stdout line: ${buffered.slice(0, nl)}`))
+      }
+    })
+    child.on("error", (error) => settle(error))
+    child.on("exit", (code, signal) => settle(new Error(`${what} exited early (${signal ?? code}); see its log`)))
+  })
+
+/** Stops a child with SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves once it has. */
+export const stopChild = (child, graceMs) =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const force = setTimeout(() => child.kill("SIGKILL"), graceMs)
+    child.once("exit", () => {
+      clearTimeout(force)
+      resolve()
+    })
+    child.kill("SIGTERM")
+  })

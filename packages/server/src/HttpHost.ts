@@ -21,6 +21,7 @@ import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import * as HttpStatus from "@mcpx-fx/protocol/HttpStatus"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import type * as HttpApp from "@effect/platform/HttpApp"
@@ -51,22 +52,10 @@ import * as Subscriptions from "./Subscriptions.js"
 
 /**
  * Sent by `mcpx-fx serve --relay` with every POST: the revision of the stdio host whose frames it
- * carries. Such a body is served by stdio's rules — its mirrored headers are derived from the body
- * rather than required of a client that never saw HTTP.
+ * carries. Such a body is served by stdio's rules: no mirrored headers are required of a client
+ * that never saw HTTP, and a modern message's `_meta` alone decides its era and version.
  */
 export const CallerProtocolHeader = "X-Mcpx-Caller-Protocol"
-
-/** The headers a relayed modern message would have carried, had its host spoken HTTP itself. */
-const relayedHeaders = (headers: HeaderCodec.Headers, frame: JsonRpc.Frame): HeaderCodec.Headers => {
-  if (frame._tag !== "Single") return headers
-  const message = frame.parsed.message
-  if (!JsonRpc.isRequest(message) && !JsonRpc.isNotification(message)) return headers
-  const derived = HeaderCodec.outgoingHeaders(message)
-  return Either.isRight(derived) ? { ...headers, ...lowerKeys(derived.right) } : headers
-}
-
-const lowerKeys = (record: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(record).map(([k, v]) => [k.toLowerCase(), v]))
 
 /** How the `/mcp` endpoint behaves. */
 export interface HttpHostOptions {
@@ -474,8 +463,15 @@ const make = (options: HttpHostOptions) =>
         const frame = JsonRpc.decodeFrame(text)
         if (Either.isLeft(frame)) return Wire.json(400, JsonRpc.frameErrorResponse(frame.left))
         const relayed = Wire.header(request, CallerProtocolHeader) !== undefined
-        const headers = relayed ? relayedHeaders(request.headers, frame.right) : request.headers
-        const classified = Classify.classify(frame.right, headers)
+        // A relayed message that claims a modern version is a stdio host's: no headers to classify
+        // by, and its _meta is the Server's to judge, exactly as on stdio.
+        if (relayed && frame.right._tag === "Single") {
+          const message = frame.right.parsed.message
+          if ((JsonRpc.isRequest(message) || JsonRpc.isNotification(message)) && Meta.hasVersionClaim(message.params)) {
+            return yield* modern(request, message, accept, true)
+          }
+        }
+        const classified = Classify.classify(frame.right, request.headers)
         switch (classified._tag) {
           case "Rejected": {
             const response = Classify.rejectionResponse(classified)

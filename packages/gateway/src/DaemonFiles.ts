@@ -128,7 +128,7 @@ export const acquireLock = Effect.gen(function*() {
       return files
     }
     if (created.left._tag !== "SystemError" || created.left.reason !== "AlreadyExists") {
-      return yield* Effect.fail(failed(created.left))
+      return yield* failed(created.left)
     }
     const owner = yield* ownerOf(fs, files.lock)
     if (Option.isSome(owner) && processAlive(owner.value)) {

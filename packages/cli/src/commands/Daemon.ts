@@ -50,7 +50,7 @@ const notFound = HttpServerResponse.unsafeJson(
 export const command = Command.make("daemon", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
-    yield* Effect.gen(function*() {
+    return yield* Effect.gen(function*() {
       const files = yield* DaemonFiles.acquireLock
       const address = yield* Settings.get("daemon.address")
       const port = yield* Settings.get("daemon.port")

@@ -3,11 +3,19 @@
  * ephemeral loopback port with its own state directory, ready once it has printed where it listens
  * (its `--json` line), and stopped with SIGTERM when the scope closes.
  */
+import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
 import { bundle, type Sandbox } from "./Sandbox.js"
+
+/** The daemon did not come up: what it printed instead, or how it exited. */
+export class DaemonStartError extends Data.TaggedError("DaemonStartError")<{ readonly detail: string }> {
+  override get message(): string {
+    return this.detail
+  }
+}
 
 /** What the daemon printed about itself (the same as its daemon.json). */
 export interface DaemonInfo {
@@ -53,7 +61,7 @@ const exited = (child: ChildProcess): Effect.Effect<number | string> =>
  * Starts a daemon and waits for its address. Fails with what it printed if it exits first;
  * stopped (SIGTERM, then SIGKILL if it hangs) when the scope closes.
  */
-export const start = (sandbox: Sandbox, options: DaemonOptions): Effect.Effect<Daemon, Error, Scope.Scope> =>
+export const start = (sandbox: Sandbox, options: DaemonOptions): Effect.Effect<Daemon, DaemonStartError, Scope.Scope> =>
   Effect.gen(function*() {
     const stateDir = options.stateDir ?? sandbox.path("state")
     const env = {
@@ -86,7 +94,7 @@ export const start = (sandbox: Sandbox, options: DaemonOptions): Effect.Effect<D
     )
     let stderr = ""
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()))
-    const ready = yield* Deferred.make<DaemonInfo, Error>()
+    const ready = yield* Deferred.make<DaemonInfo, DaemonStartError>()
     let stdout = ""
     child.stdout?.on("data", (d: Buffer) => {
       stdout += d.toString()
@@ -95,12 +103,12 @@ export const start = (sandbox: Sandbox, options: DaemonOptions): Effect.Effect<D
         try {
           Deferred.unsafeDone(ready, Effect.succeed(JSON.parse(stdout.slice(0, nl)) as DaemonInfo))
         } catch {
-          Deferred.unsafeDone(ready, Effect.fail(new Error(`daemon printed ${stdout.slice(0, nl)}`)))
+          Deferred.unsafeDone(ready, Effect.fail(new DaemonStartError({ detail: `daemon printed ${stdout.slice(0, nl)}` })))
         }
       }
     })
     child.once("exit", (code, signal) =>
-      Deferred.unsafeDone(ready, Effect.fail(new Error(`daemon exited (${signal ?? code}) before listening: ${stderr}`))))
+      Deferred.unsafeDone(ready, Effect.fail(new DaemonStartError({ detail: `daemon exited (${signal ?? code}) before listening: ${stderr}` }))))
     const info = yield* Deferred.await(ready)
     return {
       info,

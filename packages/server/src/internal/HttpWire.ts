@@ -38,10 +38,10 @@ export const accepts = (request: HttpServerRequest.HttpServerRequest): Accepts =
   const raw = header(request, "accept")
   if (raw === undefined) return { json: true, eventStream: true }
   const types = mediaTypes(raw)
-  const any = types.includes("*/*")
+  const wildcard = types.includes("*/*")
   return {
-    json: any || types.includes(JsonType) || types.includes("application/*"),
-    eventStream: any || types.includes(EventStreamType) || types.includes("text/*")
+    json: wildcard || types.includes(JsonType) || types.includes("application/*"),
+    eventStream: wildcard || types.includes(EventStreamType) || types.includes("text/*")
   }
 }
 

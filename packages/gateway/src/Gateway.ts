@@ -412,6 +412,7 @@ const make = Effect.gen(function*() {
       // The fast path sends the call as is; only when the upstream refuses it is the listing
       // consulted, to tell a mistyped name (with suggestions) from a real upstream error.
       return request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args }, meta)).pipe(
+        Effect.map((result) => Names.qualifyResult(found.server, "tools/call", result)),
         Effect.catchTag("UpstreamRpcError", (e) =>
           e.code !== ErrorCode.InvalidParams && e.code !== ErrorCode.MethodNotFound
             ? Effect.fail(e)
@@ -428,18 +429,24 @@ const make = Effect.gen(function*() {
       const found = Names.resolve(servers, name)
       return found === undefined
         ? unknown("prompt", name, listPrompts, caller)
-        : request(found.server, caller, "prompts/get", withMeta({ name: found.name, arguments: args }, meta))
+        : Effect.map(
+          request(found.server, caller, "prompts/get", withMeta({ name: found.name, arguments: args }, meta)),
+          (result) => Names.qualifyResult(found.server, "prompts/get", result)
+        )
     },
     readResource: (caller, uri, meta) => {
       const found = Names.resolveUri(servers, uri)
       return found === undefined
         ? unknown("resource", uri, listResources, caller)
-        : request(found.server, caller, "resources/read", withMeta({ uri: found.uri }, meta))
+        : Effect.map(
+          request(found.server, caller, "resources/read", withMeta({ uri: found.uri }, meta)),
+          (result) => Names.qualifyResult(found.server, "resources/read", result)
+        )
     },
     forward: (caller, namespace, method, params) =>
       Option.match(serverByNamespace(namespace), {
         onNone: () => Effect.fail(noSuchServer(namespace)),
-        onSome: (server) => request(server, caller, method, params)
+        onSome: (server) => Effect.map(request(server, caller, method, params), (result) => Names.qualifyResult(server, method, result))
       }),
     protocol: Effect.forEach(servers, (configured) =>
       Effect.gen(function*() {

@@ -25,6 +25,47 @@ export const qualify = (server: Named, name: string): string =>
 export const qualifyUri = (server: Named, uri: string): string =>
   server.prefixed ? `${ResourceScheme}//${server.namespace}/${uri}` : uri
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+/** A content block with the resource URI in it re-homed: a `resource_link`, or an embedded `resource`. */
+const qualifyBlock = (server: Named, block: unknown): unknown => {
+  if (!isObject(block)) return block
+  if (block.type === "resource_link" && typeof block.uri === "string") return { ...block, uri: qualifyUri(server, block.uri) }
+  if (block.type === "resource" && isObject(block.resource) && typeof block.resource.uri === "string") {
+    return { ...block, resource: { ...block.resource, uri: qualifyUri(server, block.resource.uri) } }
+  }
+  return block
+}
+
+/**
+ * A result with the resource URIs in it re-homed, so whatever a host is handed it can read back
+ * through the gateway: resource links and embedded resources in a tool's content or a prompt's
+ * messages, and the contents of a read. Everything else is left as the upstream sent it.
+ */
+export const qualifyResult = <R extends Readonly<Record<string, unknown>>>(server: Named, method: string, result: R): R => {
+  if (!server.prefixed) return result
+  switch (method) {
+    case "tools/call":
+      return Array.isArray(result.content) ? { ...result, content: result.content.map((b) => qualifyBlock(server, b)) } : result
+    case "prompts/get":
+      return Array.isArray(result.messages)
+        ? {
+          ...result,
+          messages: result.messages.map((m) => (isObject(m) ? { ...m, content: qualifyBlock(server, m.content) } : m))
+        }
+        : result
+    case "resources/read":
+      return Array.isArray(result.contents)
+        ? {
+          ...result,
+          contents: result.contents.map((c) => (isObject(c) && typeof c.uri === "string" ? { ...c, uri: qualifyUri(server, c.uri) } : c))
+        }
+        : result
+    default:
+      return result
+  }
+}
+
 /**
  * Finds the server and upstream name behind a qualified name. Namespaces never contain `__` (the
  * config refuses them), so the first separator is the split.

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Gateway } from "../src/Gateway.js"
+import * as Names from "../src/Names.js"
 import { era, layer as gatewayFor } from "./support/TestGateway.js"
 
 const names = (items: ReadonlyArray<Record<string, unknown>>) => items.map((t) => String(t.name)).sort()
@@ -64,8 +65,33 @@ describe("Gateway", () => {
       const uri = listing.items.map((r) => String(r.uri)).find((u) => u.startsWith("mcpx://alpha/"))
       assert.strictEqual(uri, "mcpx://alpha/era://readme")
       const read = yield* gateway.readResource({}, uri!)
-      assert.include(JSON.stringify(read.contents), "era://readme")
+      // What a read hands back names the resource as the host knows it.
+      const contents = read.contents as ReadonlyArray<Record<string, unknown>>
+      assert.deepStrictEqual(contents.map((c) => c.uri), ["mcpx://alpha/era://readme"])
     }).pipe(Effect.provide(gatewayFor({ alpha: era("dual") }))))
+
+  it.scopedLive("gateway/names/a tool's resource link is re-homed so the host can read it back", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const result = yield* gateway.callTool({}, "alpha__structured", {})
+      const blocks = result.content as ReadonlyArray<Record<string, unknown>>
+      const link = blocks.find((b) => b.type === "resource_link")
+      assert.strictEqual(link?.uri, "mcpx://alpha/era://readme")
+      const read = yield* gateway.readResource({}, String(link?.uri))
+      assert.include(JSON.stringify(read.contents), "text")
+    }).pipe(Effect.provide(gatewayFor({ alpha: era("dual") }))))
+
+  it("gateway/names/embedded resources and prompt messages are re-homed; unprefixed servers are left alone", () => {
+    const alpha = { namespace: "alpha", prefixed: true }
+    const embedded = { type: "resource", resource: { uri: "file:///a", text: "x" } }
+    assert.deepStrictEqual(
+      Names.qualifyResult(alpha, "prompts/get", { messages: [{ role: "user", content: embedded }] }),
+      { messages: [{ role: "user", content: { type: "resource", resource: { uri: "mcpx://alpha/file:///a", text: "x" } } }] }
+    )
+    const plain = { namespace: "alpha", prefixed: false }
+    const result = { content: [{ type: "resource_link", uri: "file:///a", name: "a" }] }
+    assert.strictEqual(Names.qualifyResult(plain, "tools/call", result), result)
+  })
 
   it.scopedLive("gateway/protocol/reports-preference-era-and-source-per-server", () =>
     Effect.gen(function*() {

@@ -214,7 +214,10 @@ describe("mcpx-fx: help and version", () => {
     [[], "mcpx-fx settings list --config ./team.mcp.json --pool-max 3"],
     [["settings"], "mcpx-fx settings get pool.max"],
     [["settings", "list"], "mcpx-fx settings list --pool-max 3 --json"],
-    [["settings", "get"], "mcpx-fx settings get upstream.protocol --json"]
+    [["settings", "get"], "mcpx-fx settings get upstream.protocol --json"],
+    [["daemon"], "mcpx-fx daemon --daemon-port 0 --json"],
+    [["status"], "mcpx-fx status --json"],
+    [["stop"], "mcpx-fx stop"]
   ]
   for (const [args, example] of cases) {
     it.scopedLive(`mcpx-fx ${[...args, "--help"].join(" ")} exits 0 with an example and every global option`, () =>

@@ -18,6 +18,8 @@ export * as GatewayBackend from "./GatewayBackend.js"
 export * as Api from "./Api.js"
 /** The `/v1` API implemented over the gateway, and the shaping the CLI shares with it. */
 export * as ApiHandlers from "./ApiHandlers.js"
+/** Tool input schemas by host-visible name, kept until a tools list_changed (for Mcp-Param-* checks). */
+export * as ToolSchemas from "./ToolSchemas.js"
 /** The daemon's files in the state directory: the one-daemon lock, `daemon.json`, the socket path. */
 export * as DaemonFiles from "./DaemonFiles.js"
 /** Lifecycle events (`server.start`, `server.stop`, `server.era.stale`, …) as `/v1/events` streams them. */

@@ -20,6 +20,7 @@ import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
 import * as HttpHost from "@mcpx-fx/server/HttpHost"
 import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as Server from "@mcpx-fx/server/Server"
@@ -66,6 +67,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const allowedOrigins = yield* Settings.get("transport.allowedOrigins")
       const sseKeepAlive = yield* Settings.get("transport.sseKeepAlive")
       const gateway = yield* Gateway.Gateway
+      const inputSchemaOf = yield* ToolSchemas.make(gateway)
       const serverLayer = Server.Server.layer.pipe(
         Layer.provideMerge(GatewayBackend.layer),
         Layer.provide(RequestState.RequestState.layer)
@@ -80,7 +82,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               allowedOrigins,
               ownOrigins: [own],
               sseKeepAlive,
-              inputSchemaOf: (tool) => Effect.map(gateway.listTools({}), (l) => l.items.find((t) => t.name === tool)?.inputSchema)
+              inputSchemaOf
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
           const v1 = yield* ApiHandlers.httpApp.pipe(

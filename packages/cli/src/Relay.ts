@@ -169,6 +169,34 @@ export const relay = <E>(
       yield* Deferred.await(opened).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
     })
 
+    // The host's own initialize, kept so that a session the daemon no longer knows (it restarted)
+    // can be opened again in the host's words, without the host noticing.
+    let initialization: { readonly line: string; readonly revision: string } | undefined
+    const renewing = yield* Effect.makeSemaphore(1)
+
+    /**
+     * Opens a new session after the daemon answered 404 for `ended`: initialize as the host did,
+     * notifications/initialized, the GET stream. Requests that met the same 404 at once wait for
+     * the first one's renewal and use it. False when there is nothing to renew with.
+     */
+    const renewSession = (ended: string) =>
+      renewing.withPermits(1)(Effect.gen(function*() {
+        const current = yield* Ref.get(session)
+        if (current !== ended) return current !== undefined
+        const init = initialization
+        if (init === undefined) return false
+        yield* Ref.set(session, undefined)
+        const opened = yield* post(init.line, init.revision)
+        const sid = opened.headers["mcp-session-id"]
+        if (opened.status !== 200 || sid === undefined) return false
+        yield* Ref.set(session, sid)
+        yield* Effect.logInfo("the daemon no longer knew the session (restarted?); opened a new one")
+        const version = yield* Ref.get(negotiated)
+        yield* Effect.scoped(post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), version ?? init.revision))
+        yield* openGetStream
+        return true
+      }).pipe(Effect.scoped, Effect.orElseSucceed(() => false)))
+
     const request = (frame: Frame, line: string) => {
       const modern = metaVersion(frame)
       const revision = modern ?? (frame.method === "initialize"
@@ -178,7 +206,12 @@ export const relay = <E>(
         : undefined)
       return Effect.gen(function*() {
         const caller = revision ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
-        const response = yield* post(line, caller)
+        if (frame.method === "initialize") initialization = { line, revision: caller }
+        const sent = yield* Ref.get(session)
+        let response = yield* post(line, caller)
+        if (response.status === 404 && sent !== undefined && frame.method !== "initialize" && (yield* renewSession(sent))) {
+          response = yield* post(line, caller)
+        }
         if (frame.method === "initialize") {
           const sid = response.headers["mcp-session-id"]
           if (sid !== undefined) yield* Ref.set(session, sid)

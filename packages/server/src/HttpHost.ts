@@ -5,14 +5,19 @@
  *
  * - Origin first, on every method: a present Origin that is not allowed is 403.
  * - A POST is classified by `Classify` (body first, headers second). A modern request is checked
- *   against its mirrored headers, runs statelessly, and its HTTP status is `modernStatus` of its
- *   response; it never sees a session. A legacy request runs in the session `initialize` minted
- *   (`Mcp-Session-Id`) or, without one, statelessly under the revision of its headers.
+ *   against its mirrored headers and runs statelessly; it never sees a session. Its reply is one
+ *   JSON response with `modernStatus` of it, or — when progress, log messages or a listen's
+ *   notifications come first — an SSE stream ending with the response; closing either interrupts
+ *   the call. A legacy request runs in the session `initialize` minted (`Mcp-Session-Id`) or,
+ *   without one, statelessly under the revision of its headers.
  * - A legacy session has one GET notification stream, ends with DELETE, and its requests stop only
  *   on `notifications/cancelled` or the session's end. A request outside any session runs tied to
  *   its POST, so a client that goes away cancels it.
- * - A legacy request whose Backend asks the host a question answers with an SSE stream carrying
- *   the server→client request; the host's answer is a later POST, routed back by id.
+ * - A legacy request whose Backend asks the host a question (or sends progress) answers with an
+ *   SSE stream carrying it; the host's answer is a later POST, routed back by id. A session's GET
+ *   stream carries the list changes and resource updates it was told of.
+ * - `X-Mcpx-Caller-Protocol` marks a body relayed from a stdio host (`serve --relay`): it is served
+ *   by stdio's rules.
  *
  * The daemon mounts `app` (an `HttpApp`) on its router at `/mcp`; nothing here binds a socket.
  */
@@ -161,12 +166,7 @@ const make = (options: HttpHostOptions) =>
         inputSchema === undefined ? Either.right<void>(undefined) : HeaderCodec.checkIncoming(request.headers, message, { inputSchema }))
     }
 
-    /**
-     * A modern POST. The request runs in the handler's own fiber, so when the client goes away and
-     * the HTTP server interrupts that fiber, the interruption reaches the Backend call (and through
-     * its finalizers the upstream). The reply is decided whole before anything is written, so the
-     * status is `modernStatus` of the response and nothing is ever written after a disconnect.
-     */
+    /** A modern POST: notifications are accepted, responses refused, requests checked against their headers and run. */
     const modern = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Message, accept: Wire.Accepts, relayed: boolean) =>
       Effect.gen(function*() {
         if (JsonRpc.isNotification(message)) {

@@ -35,6 +35,7 @@ import {
 } from "./internal/SseHttp.js"
 import type { HttpDefinition } from "./ServerDefinition.js"
 import {
+  callThroughStream,
   type Connection,
   type HTTPStatusError,
   type RequestHints,
@@ -271,6 +272,7 @@ const make = (
 
     const connection: Connection = {
       request,
+      call: callThroughStream(request),
       notify: Effect.fn("HttpSseTransport.notify")(function*(notification: JsonRpc.Notification, hints?: RequestHints) {
         yield* send(notification, hints)
       }),

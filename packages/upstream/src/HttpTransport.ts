@@ -36,6 +36,7 @@ import {
 } from "./internal/SseHttp.js"
 import type { HttpDefinition } from "./ServerDefinition.js"
 import {
+  callThroughStream,
   type Connection,
   LegacyHTTPRefusedError,
   type RequestHints,
@@ -420,6 +421,7 @@ export const openHttp = (
 
     const connection: Connection = {
       request,
+      call: callThroughStream(request),
       notify: Effect.fn("HttpTransport.notify")(function*(notification: JsonRpc.Notification, hints?: RequestHints) {
         yield* send(notification, hints)
       }),

@@ -217,16 +217,12 @@ export const makeSession = (
           )
           : stripReservedMeta(params)
         const req = JsonRpc.request(id, method, sent)
-        let response: JsonRpc.Response | undefined
-        yield* conn.request(req, yield* hints(method, sent)).pipe(
-          Stream.runForEach((parsed) => {
-            const m = parsed.message
-            if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
-            if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? PubSub.publish(events, m)
-            response = m
-            return Effect.void
-          })
-        )
+        const response = yield* conn.call(req, (parsed) => {
+          const m = parsed.message
+          if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
+          if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? PubSub.publish(events, m)
+          return Effect.void
+        }, yield* hints(method, sent))
         if (response === undefined) {
           return yield* Effect.die(new Error(`${name}: the request stream for ${method} ended without a response`))
         }
@@ -260,15 +256,8 @@ export const makeSession = (
         { concurrency: "unbounded" }
       ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
 
-    const request: Session["request"] = (method, params, ctx = {}) =>
+    const rounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
       Effect.gen(function*() {
-        inFlight.push(ctx)
-        yield* Effect.addFinalizer(() =>
-          Effect.sync(() => {
-            const at = inFlight.lastIndexOf(ctx)
-            if (at >= 0) inFlight.splice(at, 1)
-          })
-        )
         let current = params
         for (let round = 0; ; round++) {
           const result = yield* once(method, current, ctx).pipe(
@@ -295,7 +284,19 @@ export const makeSession = (
             ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {})
           }
         }
-      }).pipe(Effect.scoped)
+      })
+
+    // The call is in flight (a candidate for untied questions) from its start to its end.
+    const request: Session["request"] = (method, params, ctx = {}) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => void inFlight.push(ctx)),
+        () => rounds(method, params, ctx),
+        () =>
+          Effect.sync(() => {
+            const at = inFlight.lastIndexOf(ctx)
+            if (at >= 0) inFlight.splice(at, 1)
+          })
+      )
 
     return {
       name,

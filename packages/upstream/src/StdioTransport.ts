@@ -162,33 +162,61 @@ export const openStdio = (
           ? Effect.flatMap(closed.value, Effect.fail)
           : outbox.offer(`${JsonRpc.encodeFrame(message)}\n`).pipe(Effect.asVoid))
 
+    const register = (req: JsonRpc.Request) =>
+      Effect.map(Mailbox.make<JsonRpc.Parsed, TransportError>(), (box: Waiting.Box) => {
+        pending.set(Waiting.idKey(req.id), box)
+        const token = Waiting.requestProgressKey(req.params)
+        if (token !== undefined) progress.set(token, box)
+        return box
+      })
+
+    const unregister = (req: JsonRpc.Request) =>
+      Effect.suspend(() => {
+        const token = Waiting.requestProgressKey(req.params)
+        if (token !== undefined) progress.delete(token)
+        // Still pending when the caller stops listening: the caller gave up, so tell the
+        // server to stop too (stdio has no other cancellation signal).
+        if (!pending.delete(Waiting.idKey(req.id))) return Effect.void
+        return send(
+          JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" })
+        ).pipe(Effect.ignore)
+      })
+
     const request: Connection["request"] = (req) =>
       Stream.unwrapScoped(
         Effect.gen(function*() {
-          const box: Waiting.Box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
-          const key = Waiting.idKey(req.id)
-          const token = Waiting.requestProgressKey(req.params)
-          pending.set(key, box)
-          if (token !== undefined) progress.set(token, box)
-          yield* Effect.addFinalizer(() =>
-            Effect.gen(function*() {
-              if (token !== undefined) progress.delete(token)
-              // Still pending when the caller stops listening: the caller gave up, so tell the
-              // server to stop too (stdio has no other cancellation signal).
-              if (pending.delete(key)) {
-                yield* send(
-                  JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" })
-                ).pipe(Effect.ignore)
-              }
-            })
-          )
+          const box = yield* Effect.acquireRelease(register(req), () => unregister(req))
           yield* send(req)
           return Mailbox.toStream(box)
         })
       )
 
+    // The same exchange as `request`, read straight off the box: a Stream per call costs
+    // more than the rest of the round trip.
+    const call: Connection["call"] = (req, onMessage) =>
+      Effect.acquireUseRelease(
+        register(req),
+        (box) =>
+          Effect.zipRight(
+            send(req),
+            Effect.gen(function*() {
+              let response: JsonRpc.Response | undefined
+              for (;;) {
+                const [messages, done] = yield* box.takeAll
+                for (const parsed of messages) {
+                  if (JsonRpc.isResponse(parsed.message)) response = parsed.message
+                  else yield* onMessage(parsed)
+                }
+                if (done) return response
+              }
+            })
+          ),
+        () => unregister(req)
+      )
+
     return {
       request,
+      call,
       notify: (n) => send(n),
       respond: (r) => send(r),
       unsolicited: Stream.fromQueue(unsolicited),

@@ -6,7 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { type Established, makeSession } from "../src/Session.js"
-import { type Connection, HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
+import { callThroughStream, type Connection, HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
 
 const legacy: Established = {
   era: "legacy",
@@ -22,11 +22,13 @@ const options = { clientInfo: { name: "mcpx-fx-test", version: "0" }, clientCapa
 /** A connection whose GET notification stream opens as `stream` says, and that records the calls. */
 const connection = (stream: Effect.Effect<void, TransportError>) => {
   const opened: Array<string> = []
+  const request: Connection["request"] = (req) => {
+    opened.push(req.method)
+    return Stream.make({ message: JsonRpc.success(req.id, {}), raw: {} })
+  }
   const conn: Connection = {
-    request: (req) => {
-      opened.push(req.method)
-      return Stream.make({ message: JsonRpc.success(req.id, {}), raw: {} })
-    },
+    request,
+    call: callThroughStream(request),
     notify: () => Effect.void,
     respond: () => Effect.void,
     unsolicited: Stream.never,

@@ -11,7 +11,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { Transport, TransportClosed, type Connection, type TransportError } from "../../src/Transport.js"
+import { callThroughStream, Transport, TransportClosed, type Connection, type TransportError } from "../../src/Transport.js"
 
 /** How the fake answers one request: a message, an error, or nothing (Effect.never). */
 export type Script = (req: JsonRpc.Request, opened: number) => Effect.Effect<JsonRpc.Response, TransportError>
@@ -91,13 +91,15 @@ export const fakeTransport = (script: Script, recorder: Recorder, wire: Connecti
         // Like the real transports, a request still pending when the connection closes fails.
         const orClosed = <A>(self: Effect.Effect<A, TransportError>) =>
           Effect.raceFirst(self, Effect.flatMap(Deferred.await(closed), Effect.fail))
+        const request: Connection["request"] = (req) => {
+          recorder.sent.push(`${n}:${req.method}`)
+          return Stream.fromEffect(
+            Effect.map(orClosed(script(req, n)), (message) => ({ message, raw: message as unknown as Record<string, unknown> }))
+          )
+        }
         const conn: Connection = {
-          request: (req) => {
-            recorder.sent.push(`${n}:${req.method}`)
-            return Stream.fromEffect(
-              Effect.map(orClosed(script(req, n)), (message) => ({ message, raw: message as unknown as Record<string, unknown> }))
-            )
-          },
+          request,
+          call: callThroughStream(request),
           notify: (note) => Effect.sync(() => void recorder.sent.push(`${n}:${note.method}`)),
           respond: () => Effect.void,
           unsolicited: Stream.never,

@@ -420,6 +420,8 @@ interface Instance {
   calls: number
   lastUsed: number
   idleSince: number | undefined
+  /** An idle reaper is running for it (it follows `idleSince` itself, so calls need not restart it). */
+  reaping: boolean
   retiring: Retiring | undefined
   crash: PoolError | undefined
 }
@@ -481,10 +483,23 @@ const resolveSettings = (partial: Partial<PoolSettings> | undefined): Settings =
   }
 }
 
+// A definition is immutable and callers hand the same one over call after call, so its canonical
+// form is worked out once rather than serialized on every call.
+const identities = new WeakMap<ServerDefinition, string>()
+const identityOf = (def: ServerDefinition): string => {
+  const known = identities.get(def)
+  if (known !== undefined) return known
+  const identity = canonicalJson(processIdentity(def))
+  identities.set(def, identity)
+  return identity
+}
+
 // What makes two pools for the same name different: how the process is started, the preference
 // and the leasing knobs. Client info and probe timeouts do not warrant new processes.
 const fingerprintOf = (server: PoolServer, settings: Settings): string =>
-  canonicalJson({ identity: processIdentity(server.definition), preference: server.probe.preference, settings })
+  `${server.probe.preference} ${settings.max} ${settings.idleMs} ${settings.startMs} ${settings.cooldownBaseMs} ${settings.cooldownCapMs} ${
+    identityOf(server.definition)
+  }`
 
 const formatMs = (ms: number): string =>
   ms < 1000 ? `${Math.max(0, Math.round(ms))}ms` : `${Math.round(ms / 100) / 10}s`
@@ -1006,6 +1021,7 @@ const make = Effect.gen(function*() {
           calls: 0,
           lastUsed: now,
           idleSince: undefined,
+          reaping: false,
           retiring: undefined,
           crash: undefined
         }
@@ -1026,15 +1042,23 @@ const make = Effect.gen(function*() {
       return inst
     })
 
-  const reaper = (pool: ServerPool, lane: LaneState, inst: Instance, since: number) =>
+  // One reaper per idle stretch of calls: it sleeps until the latest `idleSince` plus the idle
+  // timeout, rather than a fiber being forked (and the last interrupted) on every release. It
+  // leaves when the instance is busy at its wake-up; the next release starts another.
+  const reaper = (pool: ServerPool, lane: LaneState, inst: Instance) =>
     Effect.gen(function*() {
-      // Measured from when the instance went idle, however late this fiber gets to run.
-      const remaining = since + pool.settings.idleMs - (yield* Clock.currentTimeMillis)
-      if (remaining > 0) yield* Effect.sleep(remaining)
-      const close = yield* Effect.sync(() =>
-        inst.busy === 0 && inst.idleSince === since && markRetiring(lane, inst, "idle")
-      )
-      if (close) yield* spawnCloser(pool, lane, inst)
+      for (;;) {
+        const now = yield* Clock.currentTimeMillis
+        const step = yield* Effect.sync(() => {
+          // Measured from when the instance went idle, however late this fiber gets to run.
+          const remaining = inst.busy === 0 && inst.idleSince !== undefined ? inst.idleSince + pool.settings.idleMs - now : 0
+          if (remaining > 0) return remaining
+          inst.reaping = false
+          return inst.busy === 0 && inst.idleSince !== undefined && markRetiring(lane, inst, "idle")
+        })
+        if (typeof step === "number") yield* Effect.sleep(step)
+        else return step ? yield* spawnCloser(pool, lane, inst) : undefined
+      }
     })
 
   const release = (pool: ServerPool, lane: LaneState, inst: Instance) =>
@@ -1052,10 +1076,12 @@ const make = Effect.gen(function*() {
         if (pool.retired) return close("reconfigured")
         // Another key waits for a permit and every other instance is busy: this one is the LRU idle.
         if (inst.started !== undefined && starved(lane)) return close("evicted")
+        if (inst.reaping) return "none" as const
+        inst.reaping = true
         return "reap" as const
       })
       if (next === "close") yield* spawnCloser(pool, lane, inst)
-      if (next === "reap") yield* FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst, now)))
+      if (next === "reap") yield* FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst)))
     })
 
   // The caller's work, ended early when the upstream crashes or is stopped under it. A
@@ -1158,8 +1184,10 @@ const make = Effect.gen(function*() {
           )
       }
     }).pipe(
+      // Every call passes here: capturing a stack trace for the span cost more than the span.
       Effect.withSpan("Pool.withSession", {
-        attributes: { server: server.definition.name, key: caller.key.kind, revision: caller.revision ?? "none" }
+        attributes: { server: server.definition.name, key: caller.key.kind, revision: caller.revision ?? "none" },
+        captureStackTrace: false
       })
     )
 

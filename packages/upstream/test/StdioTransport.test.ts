@@ -2,6 +2,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -174,6 +175,58 @@ describe("StdioTransport", () => {
       assert.isTrue(Option.isSome(other))
       const untied = Option.getOrThrow(other).message
       assert.isTrue(JsonRpc.isNotification(untied) && untied.method === "notifications/tools/list_changed")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/call: tied messages reach onMessage in order before the response is returned", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(
+        script(
+          "progress-call",
+          `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+             const m = JSON.parse(l)
+             const out = (x) => process.stdout.write(JSON.stringify(x) + '\\n')
+             out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: m.params._meta.progressToken, progress: 1 } })
+             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'while calling' } })
+             out({ jsonrpc: '2.0', id: m.id, result: { done: m.id } })
+           })`
+        )
+      )
+      const seen: Array<string> = []
+      const response = yield* conn.call(
+        JsonRpc.request(4, "tools/call", { name: "x", _meta: { progressToken: 4 } }),
+        (parsed) => Effect.sync(() => void seen.push(JsonRpc.isNotification(parsed.message) ? parsed.message.method : "other"))
+      )
+      assert.deepStrictEqual(seen, ["notifications/progress", "notifications/message"])
+      assert.isDefined(response)
+      assert.deepStrictEqual(resultOf(response!), { done: 4 })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/call-cancel: interrupting a call sends notifications/cancelled", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-stdio-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const log = join(dir, "methods.log")
+      const conn = yield* openStdio(eraServer("dual", ["--log", log]))
+      yield* handshake(conn)
+      const slow = yield* conn.call(
+        JsonRpc.request(7, "tools/call", { name: "slow", arguments: { ms: 60000 } }),
+        () => Effect.void
+      ).pipe(Effect.fork)
+      // The echo's answer proves the slow call was received before we interrupt it.
+      yield* call(conn, JsonRpc.request(8, "tools/call", { name: "echo", arguments: { message: "after" } }))
+      yield* Fiber.interrupt(slow)
+      // stdio is ordered: once this ping is answered, the cancellation sent before it was read.
+      yield* call(conn, JsonRpc.request(9, "ping"))
+      assert.include(readFileSync(log, "utf8"), "notifications/cancelled")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/call-exit: a process that exits fails a pending call with TransportClosed", () =>
+    Effect.gen(function*() {
+      const conn = yield* openStdio(eraServer("legacy-exit"))
+      const exit = yield* conn.call(JsonRpc.request(1, "server/discover", { _meta: {} }), () => Effect.void).pipe(Effect.exit)
+      assert.isTrue(Exit.isFailure(exit))
+      const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+      assert.strictEqual(error?._tag, "TransportClosed")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("stdio/transport/kill: closing the scope kills a process that ignores EOF and SIGTERM, with its group", () =>

@@ -348,6 +348,24 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
+    it.scoped("pool/idle: a call that comes and goes while the instance is idle moves its closing to idleTimeout after that call", () => {
+      const { layer, connections } = setup(serve(dual))
+      return Effect.gen(function*() {
+        const events = yield* subscribe
+        const server = serverOf("prefer-discover", { idleTimeout: "1 minute" })
+        yield* call(server, modern())
+        yield* TestClock.adjust("40 seconds")
+        yield* call(server, modern())
+        // The first call's deadline passes with the instance idle again: it is not its deadline any more.
+        yield* TestClock.adjust("59 seconds")
+        assert.strictEqual(connections.get(1)?.ended(), "open")
+        yield* TestClock.adjust("1 second")
+        const stopped = yield* next(events, "server.stop")
+        assert.deepStrictEqual([stopped.reason, stopped.uptimeMs], ["idle", 100_000])
+        assert.strictEqual(connections.get(1)?.ended(), "closed")
+      }).pipe(Effect.provide(layer))
+    })
+
     it.effect("pool/idle: a call in flight keeps the instance, and the idle clock restarts when it ends", () => {
       const entered = Deferred.unsafeMake<number>(FiberId.none)
       const gate = Deferred.unsafeMake<void>(FiberId.none)

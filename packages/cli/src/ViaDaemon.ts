@@ -92,7 +92,7 @@ const mapFailures = (socket: string) => <A, E, R>(effect: Effect.Effect<A, E, R>
   )
 
 /** The daemon, if one runs and answers `/v1/health` over its socket; why not, otherwise. */
-const reach = <A, E, R>(
+export const reach = <A, E, R>(
   info: DaemonFiles.DaemonInfo,
   use: (client: Client) => Effect.Effect<A, E, R>
 ) =>

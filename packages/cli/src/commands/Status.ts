@@ -4,8 +4,7 @@
  * so the answer is the live one, not a file's.
  */
 import * as Command from "@effect/cli/Command"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Api from "@mcpx-fx/gateway/Api"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +14,7 @@ import * as DaemonClient from "../DaemonClient.js"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
+import * as ViaDaemon from "../ViaDaemon.js"
 import { globalsFrom } from "./Root.js"
 
 /** No daemon runs for this state directory; exit 1 so scripts can test for one. */
@@ -31,24 +31,9 @@ export class Unreachable extends Data.TaggedError("Unreachable")<{ readonly sock
   }
 }
 
-// Only the fields the text view prints are read; --json prints whatever the daemon said.
-const StatusView = Schema.Struct({
-  servers: Schema.Array(Schema.Struct({
-    name: Schema.String,
-    transport: Schema.String,
-    preference: Schema.String,
-    pool: Schema.NullOr(Schema.Struct({
-      instances: Schema.Array(Schema.Struct({
-        lane: Schema.String,
-        state: Schema.String,
-        era: Schema.optional(Schema.String),
-        negotiated: Schema.optional(Schema.String)
-      }))
-    }))
-  }))
-})
+type Instance = typeof Api.InstanceRow.Type
 
-const instancesText = (instances: ReadonlyArray<{ readonly lane: string; readonly state: string; readonly negotiated?: string | undefined }>) =>
+const instancesText = (instances: ReadonlyArray<Instance>) =>
   instances.length === 0
     ? "-"
     : instances.map((i) => `${i.lane}:${i.state === "ready" ? (i.negotiated ?? "ready") : i.state}`).join(" ")
@@ -64,16 +49,14 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
       return yield* new NotRunning({ stateDir: files.stateDir })
     }
     const daemon = info.value
-    const status = yield* HttpClient.get("/v1/status").pipe(
-      Effect.flatMap(HttpClientResponse.filterStatusOk),
-      Effect.flatMap((r) => r.json),
-      Effect.scoped,
-      Effect.provide(DaemonClient.socketClient(daemon.socket)),
-      Effect.mapError((e) => new Unreachable({ socket: daemon.socket, detail: e.message }))
-    )
-    if (options.json) return yield* Output.json({ running: true, ...daemon, status })
-    const view = Schema.decodeUnknownOption(StatusView)(status)
-    const servers = Option.match(view, { onNone: () => [], onSome: (v) => v.servers })
+    const outcome = yield* ViaDaemon.reach(daemon, (client) => client.system.status())
+    if (outcome._tag === "Unreachable") return yield* new Unreachable({ socket: daemon.socket, detail: outcome.detail })
+    const status = outcome.value
+    if (options.json) {
+      const encoded = yield* Effect.orDie(Schema.encode(Api.Status)(status))
+      return yield* Output.json({ running: true, ...daemon, status: encoded })
+    }
+    const servers = status.servers
     yield* Output.text([
       `daemon    pid ${daemon.pid}, mcpx-fx ${daemon.version}, since ${daemon.startedAt}`,
       `mcp       ${daemon.mcp}`,

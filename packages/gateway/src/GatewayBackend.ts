@@ -154,17 +154,22 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
     const call = <A>(effect: Effect.Effect<A, GatewayCallError>) => Effect.mapError(effect, toBackendError)
     const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
 
-    // A retry goes to the server its namespaced name routes to (the one that asked), with the
-    // first round's params plus the retry fields. A retry whose name routes nowhere takes the
-    // ordinary path, which names the closest matches.
-    const retry = (
-      gc: GatewayCaller,
+    /**
+     * A call, or — for a modern retry — its repetition sent to the server that asked (the one the
+     * name routes to), with the first round's params plus the retry fields. A retry whose name
+     * routes nowhere takes the ordinary path, which names the closest matches.
+     */
+    const routed = (
       caller: Backend.Caller,
-      namespace: string,
       method: string,
-      params: JsonObject,
-      meta: JsonObject | undefined
-    ) => call(gateway.forward(gc, namespace, method, withMeta({ ...params, ...retryParams(caller.retry) }, meta)))
+      found: { readonly server: { readonly namespace: string }; readonly params: JsonObject } | undefined,
+      meta: JsonObject | undefined,
+      first: (gc: GatewayCaller) => Effect.Effect<JsonObject, GatewayCallError>
+    ) =>
+      withCaller(caller, (gc) =>
+        caller.retry === undefined || found === undefined
+          ? call(first(gc))
+          : call(gateway.forward(gc, found.server.namespace, method, withMeta({ ...found.params, ...retryParams(caller.retry) }, meta))))
 
     // `completion/complete` names its target by `ref`; the upstream must see its own name for it.
     const complete = (caller: Backend.Caller, params: JsonObject, meta?: JsonObject) => {
@@ -190,27 +195,21 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
       listPrompts: (caller) => gateway.listPrompts(toGatewayCaller(caller)),
       listResources: (caller) => gateway.listResources(toGatewayCaller(caller)),
       listResourceTemplates: (caller) => gateway.listResourceTemplates(toGatewayCaller(caller)),
-      callTool: (caller, name, args, meta) =>
-        withCaller(caller, (gc) => {
-          const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
-          return found === undefined
-            ? call(gateway.callTool(gc, name, args, meta))
-            : retry(gc, caller, found.server.namespace, "tools/call", { name: found.name, arguments: args }, meta)
-        }),
-      getPrompt: (caller, name, args, meta) =>
-        withCaller(caller, (gc) => {
-          const found = caller.retry === undefined ? undefined : Names.resolve(gateway.servers, name)
-          return found === undefined
-            ? call(gateway.getPrompt(gc, name, args, meta))
-            : retry(gc, caller, found.server.namespace, "prompts/get", { name: found.name, arguments: args }, meta)
-        }),
-      readResource: (caller, uri, meta) =>
-        withCaller(caller, (gc) => {
-          const found = caller.retry === undefined ? undefined : Names.resolveUri(gateway.servers, uri)
-          return found === undefined
-            ? call(gateway.readResource(gc, uri, meta))
-            : retry(gc, caller, found.server.namespace, "resources/read", { uri: found.uri }, meta)
-        }),
+      callTool: (caller, name, args, meta) => {
+        const found = Names.resolve(gateway.servers, name)
+        const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
+        return routed(caller, "tools/call", upstream, meta, (gc) => gateway.callTool(gc, name, args, meta))
+      },
+      getPrompt: (caller, name, args, meta) => {
+        const found = Names.resolve(gateway.servers, name)
+        const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
+        return routed(caller, "prompts/get", upstream, meta, (gc) => gateway.getPrompt(gc, name, args, meta))
+      },
+      readResource: (caller, uri, meta) => {
+        const found = Names.resolveUri(gateway.servers, uri)
+        const upstream = found && { server: found.server, params: { uri: found.uri } }
+        return routed(caller, "resources/read", upstream, meta, (gc) => gateway.readResource(gc, uri, meta))
+      },
       complete,
       // Gateway changes already have the Backend's shape (plus the server they came from).
       changes: gateway.changes,

@@ -246,7 +246,8 @@ export const forwardMeta = (params: JsonObject): JsonObject | undefined => {
   return Object.keys(out).length === 0 ? undefined : out
 }
 
-const levels: ReadonlyArray<Meta.LoggingLevel> = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+// The schema lists the levels from least to most severe.
+const levels: ReadonlyArray<string> = Meta.LoggingLevel.literals
 
 /**
  * A call's notification channel and log level: log messages below the level the host asked for
@@ -261,7 +262,7 @@ export const notifying = (
   const filtered: NotificationChannel = (n) => {
     if (n.method !== Method.NotificationsMessage) return notify(n)
     const level = n.params?.level
-    const at = typeof level === "string" ? levels.indexOf(level as Meta.LoggingLevel) : -1
+    const at = typeof level === "string" ? levels.indexOf(level) : -1
     return at >= floor ? notify(n) : Effect.void
   }
   return logLevel === undefined ? { notify: filtered } : { notify: filtered, logLevel }

@@ -75,6 +75,19 @@ describe("daemon", () => {
       assert.strictEqual(health, 200)
     }))
 
+  it.scoped("daemon/start/files left by a daemon that died are taken over", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const state = yield* sb.mkdir("state")
+      // A pid that certainly belonged to a process and no longer does.
+      const dead = execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" })
+      yield* sb.write("state/daemon.lock", `${dead}\n`)
+      yield* sb.write("state/daemon.sock", "")
+      const daemon = yield* DaemonProcess.start(sb, { config: yield* config(sb, { modern: eraServer("modern-only") }), stateDir: state })
+      assert.strictEqual(readFileSync(path.join(state, "daemon.lock"), "utf8").trim(), String(daemon.info.pid))
+      assert.isTrue(statSync(daemon.info.socket).isSocket())
+    }))
+
   it.scoped("daemon/shutdown/SIGTERM removes its files, stops upstream processes and exits 0", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox

@@ -6,9 +6,11 @@
  * removed. Modern: every request carries `_meta` (protocolVersion, clientCapabilities, clientInfo)
  * and, on HTTP, the mirrored headers.
  *
- * Server→client requests are answered through the handler of the call that caused them (on HTTP
- * they arrive on that call's POST stream; on stdio the most recent call in flight that has a
- * handler is the best attribution there is), and always answered.
+ * Server→client requests are answered through the handler of the call that caused them, and always
+ * answered. On HTTP they arrive on that call's POST stream, which names the call. On stdio they name
+ * no call: one is routed to a call only when every call in flight that could be asked belongs to
+ * one caller; otherwise nobody can say whose it is, and it goes to `SessionOptions.unattributed`
+ * (or is answered as if nobody could be asked), never to a caller who might not have caused it.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
@@ -26,7 +28,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { modernHeaders, type ToolHeaderIndex, UnsendableRequest } from "./ModernHeaders.js"
-import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
+import { answerAlone, type Question, type QuestionHandler, type QuestionRefused } from "./Questions.js"
 import type { Connection, RequestHints, TransportClosed, TransportError } from "./Transport.js"
 
 /** How a session's era was decided. */
@@ -46,6 +48,12 @@ export interface Established {
 export interface CallContext {
   /** Answers this call's server→client questions (legacy) or input requests (modern, "resolve"). */
   readonly questions?: QuestionHandler
+  /**
+   * Who made the call (a host session or connection). A stdio question that names no call is
+   * routed only when every call in flight that has a handler has the same caller; a call without
+   * one is a caller of its own.
+   */
+  readonly callerId?: string
   /** Receives notifications tied to this call (progress, log messages). */
   readonly onNotification?: (notification: JsonRpc.Notification) => Effect.Effect<void>
   /**
@@ -112,6 +120,12 @@ export interface SessionOptions {
   readonly maxInputRounds?: number
   /** Legacy sessions: how long the start waits for the GET notification stream to open (default 5 s). */
   readonly notificationStreamWait?: Duration.DurationInput
+  /**
+   * Answers a stdio question that names no call while calls of several callers are in flight
+   * (`callers` of them), so it cannot be told whose it is. Absent: answered as if nobody could be
+   * asked (`answerAlone`).
+   */
+  readonly unattributed?: (server: string, question: Question, callers: number) => Effect.Effect<JsonObject, QuestionRefused>
 }
 
 const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
@@ -147,6 +161,7 @@ export const makeSession = (
 ): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxRounds = options.maxInputRounds ?? 16
+    const sessionScope = yield* Effect.scope
     let nextId = 1
     const inFlight: Array<CallContext> = []
     const toolHeaders: ToolHeaderIndex = new Map()
@@ -166,13 +181,43 @@ export const makeSession = (
         ? Effect.succeed({ era: "modern" })
         : Effect.map(modernHeaders(method, params, toolHeaders), (headers) => ({ era: "modern", headers }))
 
-    const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
-      (handler ?? answerAlone)(asQuestion(m)).pipe(
+    const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
+      handler(asQuestion(m)).pipe(
         Effect.map((result) => JsonRpc.success(m.id, result)),
         Effect.catchTag("QuestionRefused", (e) => Effect.succeed(JsonRpc.failure(m.id, e.code, e.message))),
         Effect.flatMap((response) => conn.respond(response, { era: "legacy" })),
         Effect.catchAll((e) => Effect.logWarning(`${name}: could not answer ${m.method}: ${e.message}`))
       )
+    // A question may wait on a person for minutes; answering it in a fiber of its own keeps the
+    // messages behind it (a second question asked at once, progress, the response) flowing.
+    // Tied questions fork from the call (and end with it), untied ones from the session.
+    const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
+      m.method === "ping" ? answerWith(m, answerAlone) : Effect.asVoid(Effect.fork(answerWith(m, handler ?? answerAlone)))
+
+    /**
+     * Whom an untied stdio question can be put to: the calls in flight that can be asked, if they
+     * all belong to one caller (the latest of them asks); several callers' calls, `undefined`.
+     */
+    const attribute = (): { readonly handler: QuestionHandler | undefined; readonly callers: number } => {
+      const askable = inFlight.filter((c) => c.questions !== undefined)
+      const callers = new Set<unknown>(askable.map((c) => c.callerId ?? c))
+      return callers.size <= 1 ? { handler: askable[askable.length - 1]?.questions, callers: callers.size } : { handler: undefined, callers: callers.size }
+    }
+
+    const answerUntied = (m: JsonRpc.Request) => {
+      if (m.method === "ping") return answerWith(m, answerAlone)
+      const { callers, handler } = attribute()
+      if (callers <= 1) return Effect.asVoid(Effect.forkIn(answerWith(m, handler ?? answerAlone), sessionScope))
+      const broker = options.unattributed
+      const held: QuestionHandler = broker === undefined ? answerAlone : (q) => broker(name, q, callers)
+      return Effect.zipRight(
+        Effect.logWarning(
+          `${name}: a ${m.method} arrived while calls of ${callers} callers were in flight; it names no call, so it ` +
+            `was not routed to any of them (give this server "pool": {"scope": "session"} so each caller has its own process)`
+        ),
+        Effect.asVoid(Effect.forkIn(answerWith(m, held), sessionScope))
+      )
+    }
 
     // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
     // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so
@@ -188,14 +233,11 @@ export const makeSession = (
       )
     }
 
-    // Untied traffic: questions go to the latest call that can answer; notifications fan out.
+    // Untied traffic: questions go to the caller they can be attributed to; notifications fan out.
     yield* conn.unsolicited.pipe(
       Stream.runForEach((parsed) => {
         const m = parsed.message
-        if (JsonRpc.isRequest(m)) {
-          const ctx = [...inFlight].reverse().find((c) => c.questions !== undefined)
-          return answer(m, ctx?.questions)
-        }
+        if (JsonRpc.isRequest(m)) return answerUntied(m)
         if (JsonRpc.isNotification(m)) return PubSub.publish(events, m)
         return Effect.logDebug(`${name}: dropped a response nothing waits for`)
       }),
@@ -271,11 +313,12 @@ export const makeSession = (
           )
           const listed = method === "tools/list" && isModern ? yield* keepSendableTools(name, conn.wire, result) : result
           if (method === "tools/list" && isModern) recordToolHeaders(toolHeaders, listed)
-          const resolving = isModern && ctx.inputRequired === "resolve" && ctx.questions !== undefined
+          // A caller that cannot be asked has its input requests answered as nobody could be asked.
+          const resolving = isModern && ctx.inputRequired === "resolve"
           if (!resolving || result.resultType !== "input_required") return listed
           if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
           const inputResponses = isJsonObject(result.inputRequests)
-            ? yield* resolveInputs(result.inputRequests, ctx.questions!)
+            ? yield* resolveInputs(result.inputRequests, ctx.questions ?? answerAlone)
             : {}
           const { inputResponses: _r, requestState: _s, ...base } = current ?? {}
           current = {

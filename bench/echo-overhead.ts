@@ -10,6 +10,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Config, layerSettings } from "@mcpx-fx/gateway/Config"
 import { Gateway } from "@mcpx-fx/gateway/Gateway"
+import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
 import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
 import { Pool } from "@mcpx-fx/upstream/Pool"
@@ -65,6 +66,7 @@ const throughGateway = async (): Promise<ReadonlyArray<number>> => {
   const file = join(dir, "mcpx.json")
   writeFileSync(file, JSON.stringify({ mcpServers: { bench: { command: process.execPath, args: [fixture, "--mode", "legacy-32601"] } } }))
   const layer = Gateway.layer.pipe(
+    Layer.provide(PendingCalls.layer),
     Layer.provide(layerSettings({ env: {}, flags: {} })),
     Layer.provideMerge(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
     Layer.provide(

@@ -8,6 +8,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Config, type LoadedConfig } from "@mcpx-fx/gateway/Config"
 import { Gateway } from "@mcpx-fx/gateway/Gateway"
+import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
 import { Settings } from "@mcpx-fx/gateway/Settings"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
 import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
@@ -37,6 +38,8 @@ export const configOf = (servers: ReadonlyArray<{ readonly name: string; readonl
 /** The gateway and everything under it, on a Config layer supplied by the embedding program. */
 export const gatewayLayer = (config: Layer.Layer<Config>) =>
   Gateway.layer.pipe(
+    // Questions an upstream asks that no one can be said to have caused are held here.
+    Layer.provide(PendingCalls.layer),
     Layer.provide(Settings.layer({ flags: { "--upstream-protocol": "follow" } })),
     Layer.provide(config),
     Layer.provide(

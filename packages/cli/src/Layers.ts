@@ -10,6 +10,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Config from "@mcpx-fx/gateway/Config"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
+import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as StateDir from "@mcpx-fx/gateway/StateDir"
 import * as EraCache from "@mcpx-fx/upstream/EraCache"
@@ -76,7 +77,7 @@ export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.Setti
 export const gateway = (
   globals: Globals
 ): Layer.Layer<
-  Gateway.Gateway | Pool.Pool | Configured,
+  Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | Configured,
   ConfiguredError | Gateway.GatewayConfigError,
   ProcessEnvironment | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
 > => {
@@ -94,5 +95,9 @@ export const gateway = (
     Layer.provide(TransportLayer.layer()),
     Layer.provide(FetchHttpClient.layer)
   )
-  return Gateway.Gateway.layer.pipe(Layer.provideMerge(upstream), Layer.provideMerge(configured(globals)))
+  return Gateway.Gateway.layer.pipe(
+    Layer.provideMerge(upstream),
+    Layer.provideMerge(PendingCalls.PendingCalls.layer),
+    Layer.provideMerge(configured(globals))
+  )
 }

@@ -30,7 +30,9 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer } from "./Config.js"
+import { withCallTimeout } from "./internal/CallTimeout.js"
 import * as Names from "./Names.js"
+import { PendingCalls } from "./PendingCalls.js"
 import { Settings } from "./Settings.js"
 
 /** mcpx-fx's identity towards upstreams. */
@@ -143,8 +145,11 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
    */
   readonly watchResource: (caller: Caller, uri: string) => Effect.Effect<void, GatewayCallError, Scope.Scope>
 }>() {
-  /** The gateway over the configuration, settings, pool, prober and era cache. */
-  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache> = Layer.scoped(
+  /**
+   * The gateway over the configuration, settings, pool, prober and era cache; questions nobody can
+   * be said to have caused are held in PendingCalls.
+   */
+  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache | PendingCalls> = Layer.scoped(
     Gateway,
     Effect.suspend(() => make)
   )
@@ -174,6 +179,7 @@ const make = Effect.gen(function*() {
   const pool = yield* Pool
   const prober = yield* Prober
   const cache = yield* EraCache
+  const pending = yield* PendingCalls
 
   const prefix = yield* settings.get("names.prefix")
   if (!prefix && config.servers.length > 1) {
@@ -197,7 +203,8 @@ const make = Effect.gen(function*() {
     max: yield* settings.get("pool.max"),
     scope: yield* settings.get("pool.scope")
   }
-  const sessionOptions = { clientInfo: ClientInfo, clientCapabilities: DefaultClientCapabilities }
+  // A stdio question that cannot be attributed to one caller is held for whoever answers it by id.
+  const sessionOptions = { clientInfo: ClientInfo, clientCapabilities: DefaultClientCapabilities, unattributed: pending.hold }
 
   const build = (configured: ConfiguredServer, hot: HotSettings): GatewayServer => {
     const preference = configured.definition.protocol ?? hot.upstreamProtocol
@@ -238,22 +245,26 @@ const make = Effect.gen(function*() {
     return caller.revision === undefined ? { key } : { key, revision: caller.revision }
   }
 
+  // pool.callTimeout bounds what the upstream takes, not what a person takes to answer its questions.
   const request = (configured: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
     Effect.flatMap(current(configured), (server) =>
-      pool.withSession(server.pool, poolCaller(server, caller), (session) => session.request(method, params, caller)).pipe(
-        Effect.timeoutFail({
-          duration: server.callTimeout,
-          onTimeout: () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
-        })
+      withCallTimeout(
+        caller,
+        server.callTimeout,
+        () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) }),
+        (timed) => pool.withSession(server.pool, poolCaller(server, timed), (session) => session.request(method, params, timed))
       ))
 
-  // Every page, so hosts see the whole list; a server that never stops paging is cut off.
+  // Every page, so hosts see the whole list; a server that never stops paging is cut off. A
+  // listing asks its caller nothing: a stdio question names no call, and a listing in flight that
+  // could be asked would make every other caller's question on that process unattributable.
   const listAll = (server: GatewayServer, caller: Caller, method: string, key: string) =>
     Effect.gen(function*() {
+      const { questions: _, ...lister } = caller
       const items: Array<JsonObject> = []
       let cursor: string | undefined
       for (let page = 0; page < 100; page++) {
-        const result = yield* request(server, caller, method, cursor === undefined ? {} : { cursor })
+        const result = yield* request(server, lister, method, cursor === undefined ? {} : { cursor })
         const list = result[key]
         if (Array.isArray(list)) for (const item of list) if (isJsonObject(item)) items.push(item)
         cursor = typeof result.nextCursor === "string" && result.nextCursor.length > 0 ? result.nextCursor : undefined

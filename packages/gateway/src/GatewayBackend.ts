@@ -8,11 +8,12 @@ import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Backend from "@mcpx-fx/server/Backend"
 import * as Questions from "@mcpx-fx/upstream/Questions"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./Gateway.js"
 import * as Names from "./Names.js"
+import * as PendingCalls from "./PendingCalls.js"
+import * as QuestionFit from "./QuestionFit.js"
 
 /**
  * The server's caller as the gateway needs it: identity for pooling (its revision also picks the
@@ -27,7 +28,7 @@ export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
     revision: caller.revision,
     clientCapabilities: caller.clientCapabilities,
     inputRequired: caller.era === "modern" ? "return" : "resolve",
-    ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId })
+    ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId, callerId: caller.sessionId })
   }
   const notified: GatewayCaller = {
     ...base,
@@ -92,37 +93,26 @@ export const retryParams = (retry: Backend.InputRetry | undefined): JsonObject =
 })
 
 /**
- * The client capability a server→client request cannot do without. Roots are left out: a server
- * that asks for them (often at start, for no particular call) is answered "none" instead.
+ * The result a modern host is given for a move of its pending call: the upstream's result, or the
+ * questions of this round under a handle that mcpx-fx's own signed `requestState` will carry.
  */
-const capabilityOf = (method: string): string | undefined =>
-  method === "sampling/createMessage" ? "sampling" : method === "elicitation/create" ? "elicitation" : undefined
+export const moveResult = (move: Exclude<PendingCalls.Move, { readonly _tag: "Running" }>): JsonObject =>
+  move._tag === "Complete" ? move.result : {
+    resultType: "input_required",
+    inputRequests: Object.fromEntries(move.questions.map((q) => [q.key, { method: q.method, params: q.params }])),
+    requestState: move.handle
+  }
 
-/**
- * Runs a call for `caller`. A modern host cannot be asked a legacy upstream's questions on a
- * channel; when such a question needs a capability the host's request did not declare, the call
- * fails at once with -32021 naming it (and the upstream call is cancelled), as a modern server
- * must answer a request that needs an undeclared capability.
- */
-export const withCaller = <A>(
-  caller: Backend.Caller,
-  use: (gc: GatewayCaller) => Effect.Effect<A, Backend.BackendError>
-): Effect.Effect<A, Backend.BackendError> => {
-  const gc = toGatewayCaller(caller)
-  if (caller.era !== "modern" || gc.questions !== undefined) return use(gc)
-  return Effect.gen(function*() {
-    const missing = yield* Deferred.make<never, Backend.CapabilityRequired>()
-    // A question the host did declare is answered as if nobody could be asked, as before.
-    const questions: Questions.QuestionHandler = (q) => {
-      const capability = capabilityOf(q.method)
-      if (capability === undefined || declared(caller, capability)) return Questions.answerAlone(q)
-      return Effect.zipRight(
-        Deferred.fail(missing, new Backend.CapabilityRequired({ requiredCapabilities: { [capability]: {} } })),
-        Effect.fail(new Questions.QuestionRefused({ code: ErrorCode.MethodNotFound, message: `the host did not declare ${capability}` }))
-      )
-    }
-    return yield* Effect.raceFirst(use({ ...gc, questions }), Deferred.await(missing))
-  })
+/** Retells a pending call's own failures as Backend errors. */
+export const toBackendPendingError = (e: PendingCalls.PendingError): Backend.BackendError => {
+  switch (e._tag) {
+    case "CapabilitiesLacking":
+      return new Backend.CapabilityRequired({ requiredCapabilities: e.requiredCapabilities })
+    case "PendingCallRefused":
+      return new Backend.InputRefused({ reason: e.reason, detail: e.detail, clientError: e.reason !== "rounds" && e.reason !== "full" && e.reason !== "ended" })
+    default:
+      return toBackendError(e)
+  }
 }
 
 /** Retells a gateway failure as the Backend error the Server knows how to answer. */
@@ -148,9 +138,9 @@ export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
 }
 
 /** The Backend over the Gateway. */
-export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
+export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.PendingCalls> = Layer.effect(
   Backend.Backend,
-  Effect.map(Gateway, (gateway) => {
+  Effect.map(Effect.all([Gateway, PendingCalls.PendingCalls]), ([gateway, pending]) => {
     const call = <A>(effect: Effect.Effect<A, GatewayCallError>) => Effect.mapError(effect, toBackendError)
     const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
 
@@ -158,18 +148,38 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
      * A call, or — for a modern retry — its repetition sent to the server that asked (the one the
      * name routes to), with the first round's params plus the retry fields. A retry whose name
      * routes nowhere takes the ordinary path, which names the closest matches.
+     *
+     * A modern host cannot be asked on a channel, so its call runs in PendingCalls: a legacy
+     * upstream's question ends the host's request with `input_required`, the upstream call waits,
+     * and the retry that brings mcpx-fx's handle answers it. A modern upstream's own
+     * `input_required` passes through as a result.
      */
     const routed = (
       caller: Backend.Caller,
       method: string,
+      label: string,
       found: { readonly server: { readonly namespace: string }; readonly params: JsonObject } | undefined,
       meta: JsonObject | undefined,
       first: (gc: GatewayCaller) => Effect.Effect<JsonObject, GatewayCallError>
-    ) =>
-      withCaller(caller, (gc) =>
-        caller.retry === undefined || found === undefined
-          ? call(first(gc))
-          : call(gateway.forward(gc, found.server.namespace, method, withMeta({ ...found.params, ...retryParams(caller.retry) }, meta))))
+    ): Effect.Effect<JsonObject, Backend.BackendError> => {
+      const gc = toGatewayCaller(caller)
+      const run = (questions?: Questions.QuestionHandler) => {
+        const asking = questions === undefined ? gc : { ...gc, questions }
+        return caller.retry === undefined || found === undefined
+          ? first(asking)
+          : gateway.forward(asking, found.server.namespace, method, withMeta({ ...found.params, ...retryParams(caller.retry) }, meta))
+      }
+      if (caller.era !== "modern") return call(run())
+      const handle = caller.retry?.requestState
+      const move = PendingCalls.isHandle(handle)
+        ? pending.resume({ handle }, caller.retry?.inputResponses ?? {})
+        : pending.begin(label, QuestionFit.asker(caller.clientCapabilities), run)
+      // A host's request waits for a move (no `wait`), so a call is never left running under it.
+      return move.pipe(
+        Effect.mapError(toBackendPendingError),
+        Effect.flatMap((m) => m._tag === "Running" ? Effect.dieMessage("a pending call ran on without a move") : Effect.succeed(moveResult(m)))
+      )
+    }
 
     // `completion/complete` names its target by `ref`; the upstream must see its own name for it.
     const complete = (caller: Backend.Caller, params: JsonObject, meta?: JsonObject) => {
@@ -198,17 +208,17 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway> = Layer.effect(
       callTool: (caller, name, args, meta) => {
         const found = Names.resolve(gateway.servers, name)
         const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
-        return routed(caller, "tools/call", upstream, meta, (gc) => gateway.callTool(gc, name, args, meta))
+        return routed(caller, "tools/call", name, upstream, meta, (gc) => gateway.callTool(gc, name, args, meta))
       },
       getPrompt: (caller, name, args, meta) => {
         const found = Names.resolve(gateway.servers, name)
         const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
-        return routed(caller, "prompts/get", upstream, meta, (gc) => gateway.getPrompt(gc, name, args, meta))
+        return routed(caller, "prompts/get", name, upstream, meta, (gc) => gateway.getPrompt(gc, name, args, meta))
       },
       readResource: (caller, uri, meta) => {
         const found = Names.resolveUri(gateway.servers, uri)
         const upstream = found && { server: found.server, params: { uri: found.uri } }
-        return routed(caller, "resources/read", upstream, meta, (gc) => gateway.readResource(gc, uri, meta))
+        return routed(caller, "resources/read", uri, upstream, meta, (gc) => gateway.readResource(gc, uri, meta))
       },
       complete,
       // Gateway changes already have the Backend's shape (plus the server they came from).

@@ -152,6 +152,34 @@ export const registry = [
     hot: true,
     description: "How long an upstream may take to start and complete its handshake or probe."
   }),
+  define("questions.ttl", {
+    codec: Codec.duration,
+    default: Duration.minutes(10),
+    hot: false,
+    description:
+      "How long a call whose upstream asked a question waits for its caller's answers (a 2026-07-28 host's retry, " +
+        "/v1/ask, mcpx-fx elicit) before the question is answered for it (an elicitation cancelled) and the call cancelled."
+  }),
+  define("questions.maxRounds", {
+    codec: Codec.positiveInt,
+    default: 8,
+    hot: true,
+    description: "How many rounds of questions one call may put to its caller before it is cancelled."
+  }),
+  define("questions.maxPending", {
+    codec: Codec.positiveInt,
+    default: 256,
+    hot: true,
+    description: "How many calls may wait for their callers' answers at once; past it, a call that asks is cancelled with an error."
+  }),
+  define("questions.gather", {
+    codec: Codec.duration,
+    default: Duration.millis(50),
+    hot: true,
+    description:
+      "After an upstream asks, how long to wait for more questions before the caller is asked, so questions asked " +
+        "together reach the caller in one round."
+  }),
   define("transport.stdioDrain", {
     codec: Codec.duration,
     default: Duration.seconds(5),

@@ -6,7 +6,7 @@ import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
 import { TransportClosed } from "@mcpx-fx/upstream/Transport"
 import * as Effect from "effect/Effect"
 import { CallTimedOut, UnknownName } from "../src/Gateway.js"
-import { fitQuestion, retryParams, toBackendError, toGatewayCaller, withCaller } from "../src/GatewayBackend.js"
+import { fitQuestion, retryParams, toBackendError, toGatewayCaller } from "../src/GatewayBackend.js"
 
 describe("GatewayBackend", () => {
   it("gateway/backend/errors-keep-their-kind-for-the-server", () => {
@@ -84,30 +84,6 @@ describe("GatewayBackend", () => {
       if (fit._tag === "Refuse") assert.strictEqual(fit.code, -32601)
     }
   })
-
-  it.effect("2026-07-28/questions/a call that needs sampling the host did not declare fails -32021 and is cancelled", () =>
-    Effect.gen(function*() {
-      let cancelled = false
-      const failure = yield* withCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: {} }, (gc) =>
-        Effect.gen(function*() {
-          assert.isDefined(gc.questions)
-          yield* Effect.ignore(gc.questions!({ method: "sampling/createMessage", params: {} }))
-          return yield* Effect.never
-        }).pipe(Effect.onInterrupt(() => Effect.sync(() => void (cancelled = true))))).pipe(Effect.flip)
-      assert.instanceOf(failure, Backend.CapabilityRequired)
-      assert.deepStrictEqual((failure as Backend.CapabilityRequired).requiredCapabilities, { sampling: {} })
-      assert.isTrue(cancelled)
-    }))
-
-  it.effect("2026-07-28/questions/roots and declared capabilities are answered as if nobody could be asked", () =>
-    Effect.gen(function*() {
-      const answers = yield* withCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: { elicitation: {} } }, (gc) =>
-        Effect.orDie(Effect.all([
-          gc.questions!({ method: "roots/list", params: {} }),
-          gc.questions!({ method: "elicitation/create", params: { message: "m", requestedSchema: {} } })
-        ])))
-      assert.deepStrictEqual(answers, [{ roots: [] }, { action: "cancel" }])
-    }))
 
   it("2026-07-28/mrtr/a modern host gets input_required back and a legacy host is asked", () => {
     assert.strictEqual(toGatewayCaller({ revision: "2026-07-28", era: "modern", clientCapabilities: {} }).inputRequired, "return")

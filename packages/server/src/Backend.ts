@@ -138,6 +138,21 @@ export class CapabilityRequired extends Schema.TaggedError<CapabilityRequired>("
   }
 }
 
+/**
+ * A call's questions could not go on: a retry naming a call that has ended or a round already
+ * answered, answers that do not fit their questions (`clientError`), or a bound such as the number
+ * of rounds or of calls waiting for answers (not the caller's fault).
+ */
+export class InputRefused extends Schema.TaggedError<InputRefused>("@mcpx-fx/server/InputRefused")("InputRefused", {
+  reason: Schema.String,
+  detail: Schema.String,
+  clientError: Schema.Boolean
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
 /** The upstream could not be reached or failed outside JSON-RPC (start failure, closed transport, …). */
 export class BackendUnavailable extends Schema.TaggedError<BackendUnavailable>("@mcpx-fx/server/BackendUnavailable")(
   "BackendUnavailable",
@@ -163,7 +178,7 @@ export const Change = Schema.Union(
 export type Change = typeof Change.Type
 
 /** Everything a Backend call can fail with. */
-export type BackendError = UnknownName | UpstreamError | CallTimedOut | CapabilityRequired | BackendUnavailable
+export type BackendError = UnknownName | UpstreamError | CallTimedOut | CapabilityRequired | BackendUnavailable | InputRefused
 
 /**
  * The Server's view of the gateway. `meta` is the request's `_meta` without the protocol's own

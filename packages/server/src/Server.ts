@@ -150,7 +150,9 @@ export type HandleError =
  * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
  *   so it gets -32603 with the same data;
  * - a retry's `requestState` that fails its checks is -32602: the specification only says it MUST be
- *   rejected (mrtr.mdx, server obligations), and the conformance suite expects -32602 for it.
+ *   rejected (mrtr.mdx, server obligations), and the conformance suite expects -32602 for it; so is
+ *   a retry naming a pending call that has ended or a round already answered, or answers that do
+ *   not fit their questions; a bound on questions (rounds, calls waiting) is -32603.
  */
 export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObject => {
   const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject =>
@@ -187,6 +189,10 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
           requiredCapabilities: e.requiredCapabilities
         })
         : obj(ErrorCode.InternalError, e.message, { requiredCapabilities: e.requiredCapabilities })
+    case "InputRefused":
+      return e.clientError
+        ? obj(ErrorCode.InvalidParams, `Invalid params: ${e.detail}`, { reason: e.reason })
+        : obj(ErrorCode.InternalError, e.detail, { reason: e.reason })
     case "BackendUnavailable":
       return obj(
         ErrorCode.InternalError,

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Config, layerSettings } from "../../src/Config.js"
 import { Gateway } from "../../src/Gateway.js"
+import { PendingCalls } from "../../src/PendingCalls.js"
 import type * as Settings from "../../src/Settings.js"
 
 /** An era-server fixture in one mode, as a config entry (`extra` adds protocol, pool, env...). */
@@ -32,7 +33,7 @@ export interface Options {
 }
 
 /** What a test may ask for: the gateway and the services under it that tests inspect directly. */
-export type Services = Gateway | Settings.Settings | Config | Pool | Prober | EraCache
+export type Services = Gateway | Settings.Settings | Config | Pool | Prober | EraCache | PendingCalls
 
 /** The upstream side; a short kill grace keeps a test's scope close quick. */
 const upstream = Pool.layer.pipe(
@@ -58,6 +59,7 @@ export const layer = (mcpServers: Record<string, unknown>, options: Options = {}
       JSON.stringify({ mcpServers, settings: { "upstream.probeTimeout": "20s", ...options.settings } })
     )
     return Gateway.layer.pipe(
+      Layer.provideMerge(PendingCalls.layer),
       Layer.provideMerge(layerSettings({ env: options.env ?? {}, flags: {} })),
       Layer.provideMerge(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
       Layer.provideMerge(upstream)

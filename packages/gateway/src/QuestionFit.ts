@@ -1,0 +1,130 @@
+/**
+ * How a caller that is asked through `input_required` (a 2026-07-28 host, `/v1/ask`) takes a legacy
+ * upstream's questions: which it may be asked, in the words of 2026-07-28, and whether its answers
+ * fit what was asked before they go back upstream.
+ *
+ * A caller is only asked what its capabilities say it can answer (2026-07-28 MRTR: an
+ * `input_required` never carries a request of an undeclared kind); anything else is `Lacking`,
+ * for PendingCalls to answer on its behalf or, when nothing else can be asked, to refuse the call
+ * with -32021.
+ */
+import * as Elicitation from "@mcpx-fx/protocol/Elicitation"
+import { describeParseError, isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Roots from "@mcpx-fx/protocol/Roots"
+import * as Sampling from "@mcpx-fx/protocol/Sampling"
+import type { Question } from "@mcpx-fx/upstream/Questions"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import type { Asker, Take } from "./PendingCalls.js"
+
+const ask = (method: string, params: JsonObject): Take => ({ _tag: "Ask", question: { method, params } })
+const lacking = (required: JsonObject): Take => ({ _tag: "Lacking", required })
+
+const elicitation = (declared: JsonObject | undefined, params: JsonObject): Take => {
+  const mode = params.mode === "url" ? "url" : "form"
+  // `elicitation: {}` declares form mode only (2026-07-28 client/elicitation).
+  const modes = declared === undefined ? [] : declared.form === undefined && declared.url === undefined ? ["form"] : [
+    ...(declared.form !== undefined ? ["form"] : []),
+    ...(declared.url !== undefined ? ["url"] : [])
+  ]
+  if (!modes.includes(mode)) return lacking({ elicitation: mode === "form" ? {} : { url: {} } })
+  // 2026-07-28 URL elicitations carry no id: the caller learns the outcome by retrying.
+  const { elicitationId: _id, ...shown } = params
+  return ask("elicitation/create", shown)
+}
+
+const sampling = (declared: JsonObject | undefined, params: JsonObject): Take => {
+  if (declared === undefined) return lacking({ sampling: {} })
+  if (params.tools !== undefined && declared.tools === undefined) return lacking({ sampling: { tools: {} } })
+  // Context inclusion is deprecated and needs `sampling.context`; without it the request is asked
+  // without the hint rather than not at all.
+  const { includeContext, ...rest } = params
+  const keepContext = includeContext !== undefined && includeContext !== "none" && declared.context !== undefined
+  return ask("sampling/createMessage", keepContext ? { ...rest, includeContext } : rest)
+}
+
+const capability = (capabilities: JsonObject, name: string): JsonObject | undefined => {
+  const c = capabilities[name]
+  return isJsonObject(c) ? c : undefined
+}
+
+/** How a caller that declared `capabilities` takes each kind of question. */
+export const take = (capabilities: JsonObject) => (question: Question): Take => {
+  switch (question.method) {
+    case "ping":
+      return { _tag: "Answer", result: {} }
+    case "elicitation/create":
+      return elicitation(capability(capabilities, "elicitation"), question.params)
+    case "sampling/createMessage":
+      return sampling(capability(capabilities, "sampling"), question.params)
+    case "roots/list":
+      return capability(capabilities, "roots") === undefined ? lacking({ roots: {} }) : ask("roots/list", question.params)
+    default:
+      return lacking({ [question.method]: {} })
+  }
+}
+
+const decode = <A, I>(schema: Schema.Schema<A, I>, answer: unknown) =>
+  Either.mapLeft(Schema.decodeUnknownEither(schema)(answer), describeParseError)
+
+type Primitive = string | number | boolean | ReadonlyArray<string>
+
+/** Whether one accepted form value fits its property's schema (type, enum, bounds). */
+const fieldProblem = (name: string, property: JsonObject, value: Primitive): string | undefined => {
+  const type = property.type
+  const got = Array.isArray(value) ? "array" : typeof value
+  if (type === "integer" && !(typeof value === "number" && Number.isInteger(value))) return `${name} must be an integer`
+  if (type === "number" && typeof value !== "number") return `${name} must be a number`
+  if ((type === "string" || type === "boolean") && got !== type) return `${name} must be a ${type}`
+  if (type === "array" && !Array.isArray(value)) return `${name} must be an array of strings`
+  const options = Array.isArray(property.enum) ? property.enum : undefined
+  if (options !== undefined && !options.includes(value)) return `${name} must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}`
+  if (typeof value === "number") {
+    if (typeof property.minimum === "number" && value < property.minimum) return `${name} must be at least ${property.minimum}`
+    if (typeof property.maximum === "number" && value > property.maximum) return `${name} must be at most ${property.maximum}`
+  }
+  if (typeof value === "string") {
+    if (typeof property.minLength === "number" && value.length < property.minLength) return `${name} is shorter than ${property.minLength}`
+    if (typeof property.maxLength === "number" && value.length > property.maxLength) return `${name} is longer than ${property.maxLength}`
+  }
+  return undefined
+}
+
+/** An accepted form's content against the schema it was asked with. */
+const formProblem = (schema: unknown, content: Readonly<Record<string, Primitive>> | undefined): string | undefined => {
+  if (!isJsonObject(schema)) return undefined
+  const properties = isJsonObject(schema.properties) ? schema.properties : {}
+  const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : []
+  const given = content ?? {}
+  const missing = required.filter((r) => given[r] === undefined)
+  if (missing.length > 0) return `an accepted form needs ${missing.join(", ")}`
+  for (const [name, value] of Object.entries(given)) {
+    const property = properties[name]
+    if (!isJsonObject(property)) continue
+    const problem = fieldProblem(name, property, value)
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+/** Whether `answer` answers `asked`; the result to send upstream. */
+export const fit = (asked: Question, answer: unknown): Either.Either<JsonObject, string> => {
+  switch (asked.method) {
+    case "elicitation/create":
+      return Either.flatMap(decode(Elicitation.ElicitResult, answer), (result): Either.Either<JsonObject, string> => {
+        if (result.action !== "accept") return Either.right({ action: result.action })
+        if (asked.params.mode === "url") return Either.right({ action: "accept" })
+        const problem = formProblem(asked.params.requestedSchema, result.content)
+        return problem === undefined ? Either.right(result) : Either.left(problem)
+      })
+    case "sampling/createMessage":
+      return decode(Sampling.CreateMessageResult, answer)
+    case "roots/list":
+      return decode(Roots.ListRootsResult, answer)
+    default:
+      return isJsonObject(answer) ? Either.right(answer) : Either.left("expected an object")
+  }
+}
+
+/** The asker for a caller that declared `capabilities` for its request. */
+export const asker = (capabilities: JsonObject): Asker => ({ take: take(capabilities), fit })

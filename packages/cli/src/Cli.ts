@@ -6,6 +6,7 @@ import * as Command from "@effect/cli/Command"
 import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
 import * as DaemonCommand from "./commands/Daemon.js"
+import * as ElicitCommand from "./commands/Elicit.js"
 import * as ProtocolCommand from "./commands/Protocol.js"
 import { root } from "./commands/Root.js"
 import * as ServeCommand from "./commands/Serve.js"
@@ -19,6 +20,7 @@ import { version } from "./version.js"
 export const command = root.pipe(Command.withSubcommands([
   ToolsCommand.command,
   CallCommand.command,
+  ElicitCommand.command,
   ProtocolCommand.protocol,
   ProtocolCommand.probe,
   SettingsCommand.command,

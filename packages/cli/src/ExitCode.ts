@@ -1,7 +1,7 @@
 /**
  * The exit code of a finished command, and the message that goes with it. It is decided here, in
  * one place, from the typed failure: 2 when the user can fix the command line or a config file,
- * 1 for anything else.
+ * 75 when a server asked a question nobody answered, 1 for anything else.
  */
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Config from "@mcpx-fx/gateway/Config"
@@ -10,6 +10,7 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { QuestionsPending } from "./Asking.js"
 import { UsageError } from "./UsageError.js"
 
 /** The command did what was asked. */
@@ -18,6 +19,8 @@ export const Ok = 0
 export const Failure = 1
 /** A usage or configuration error. */
 export const Usage = 2
+/** A server asked a question that nobody answered (EX_TEMPFAIL): the call may be answered later. */
+export const QuestionPending = 75
 /** Interrupted by SIGINT/SIGTERM, as shells report it. */
 export const Interrupted = 130
 
@@ -40,7 +43,8 @@ export const report = (cause: Cause.Cause<unknown>): Effect.Effect<number> => {
     onSome: (e) => {
       if (ValidationError.isValidationError(e)) return Effect.succeed(Usage)
       const message = Option.getOrElse(messageOf(e), () => Cause.pretty(cause))
-      return Effect.as(Console.error(`mcpx-fx: ${message}`), isUsage(e) ? Usage : Failure)
+      const code = isUsage(e) ? Usage : e instanceof QuestionsPending ? QuestionPending : Failure
+      return Effect.as(Console.error(`mcpx-fx: ${message}`), code)
     }
   })
 }

@@ -17,11 +17,13 @@ import * as EraCache from "@mcpx-fx/upstream/EraCache"
 import * as Negotiator from "@mcpx-fx/upstream/Negotiator"
 import * as Pool from "@mcpx-fx/upstream/Pool"
 import * as Prober from "@mcpx-fx/upstream/Prober"
+import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { randomBytes } from "node:crypto"
 import type { Globals } from "./GlobalOptions.js"
 
 /** The invoking process's environment variables, working directory and home directory. */
@@ -101,3 +103,11 @@ export const gateway = (
     Layer.provideMerge(configured(globals))
   )
 }
+
+/**
+ * The host-facing `requestState` of this process: a fresh key, and a lifetime of
+ * `questions.ttl`, so a state lasts exactly as long as the pending call it names.
+ */
+export const requestState: Layer.Layer<RequestState.RequestState, never, Settings.Settings> = Layer.unwrapEffect(
+  Effect.map(Settings.get("questions.ttl"), (ttl) => RequestState.RequestState.layerWithKey(randomBytes(32), { ttl }))
+)

@@ -16,6 +16,8 @@ import { Preferences } from "@mcpx-fx/upstream/Preference"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
+import { AskGroup } from "./AskApi.js"
 import { UnknownName } from "./Gateway.js"
 import { InvalidSettingValue, SetResult, SettingRow, Source, UnknownSetting, UnsetResult } from "./Settings.js"
 
@@ -40,39 +42,8 @@ export class DaemonInfo extends Context.Tag("@mcpx-fx/gateway/Api/DaemonInfo")<D
   static readonly layer = (info: DaemonInfo["Type"]): Layer.Layer<DaemonInfo> => Layer.succeed(DaemonInfo, info)
 }
 
-// ---------------------------------------------------------------------------------------------
-// Errors (each with its status; the gateway's and settings' own errors are used as they are)
-// ---------------------------------------------------------------------------------------------
-
-/** The upstream refused the tool's arguments (-32602), or they were not a JSON object. */
-export class BadArguments extends Schema.TaggedError<BadArguments>("@mcpx-fx/gateway/Api/BadArguments")(
-  "BadArguments",
-  { tool: Schema.String, detail: Schema.String },
-  HttpApiSchema.annotations({ status: 400 })
-) {
-  override get message(): string {
-    return `${this.tool}: ${this.detail}`
-  }
-}
-
-/** The call could not be served by the upstream: it failed to start, crashed, timed out or answered an error. */
-export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>("@mcpx-fx/gateway/Api/UpstreamFailed")(
-  "UpstreamFailed",
-  {
-    /** The gateway's error tag: PoolError, CallTimedOut, UpstreamRpcError, ProbeFailed, … */
-    kind: Schema.String,
-    server: Schema.optionalWith(Schema.String, { exact: true }),
-    detail: Schema.String,
-    /** The upstream's JSON-RPC error, when it answered with one. */
-    code: Schema.optionalWith(Schema.Number, { exact: true }),
-    data: Schema.optionalWith(Schema.Unknown, { exact: true })
-  },
-  HttpApiSchema.annotations({ status: 502 })
-) {
-  override get message(): string {
-    return this.detail
-  }
-}
+// Errors with their statuses live in ApiErrors.ts, so AskApi.ts can use them without a cycle.
+export { BadArguments, UpstreamFailed } from "./ApiErrors.js"
 
 // ---------------------------------------------------------------------------------------------
 // Bodies
@@ -327,6 +298,7 @@ export class Api extends HttpApi.make("mcpx")
   .add(ToolsGroup)
   .add(SettingsGroup)
   .add(EventsGroup)
+  .add(AskGroup)
   .prefix("/v1")
   .annotate(OpenApi.Title, "mcpx-fx")
   .annotate(OpenApi.Description, "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.")

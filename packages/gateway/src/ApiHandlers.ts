@@ -24,12 +24,19 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Api.js"
+import { Api, BadArguments, DaemonInfo, OpenApiPath, type UpstreamFailed } from "./Api.js"
+import { upstreamFailed } from "./ApiErrors.js"
+import { AskLive } from "./Ask.js"
 import type * as ApiSchema from "./Api.js"
 import * as Events from "./Events.js"
 import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
 import * as Names from "./Names.js"
+import { qualifiedToolName } from "./Names.js"
+import type { PendingCalls } from "./PendingCalls.js"
 import { Settings, unknownSettingError } from "./Settings.js"
+
+/** `ns.tool` and `ns__tool` both name a tool (kept here for the callers that import it from the API). */
+export { qualifiedToolName }
 
 type GatewayService = Gateway["Type"]
 type SettingsService = Settings["Type"]
@@ -37,13 +44,6 @@ type SettingsService = Settings["Type"]
 // ---------------------------------------------------------------------------------------------
 // Shaping shared with the CLI
 // ---------------------------------------------------------------------------------------------
-
-/** `ns.tool` and `ns__tool` both name a tool; a bare name is left for a single unprefixed server. */
-export const qualifiedToolName = (name: string): string => {
-  if (name.includes("__")) return name
-  const dot = name.indexOf(".")
-  return dot > 0 ? `${name.slice(0, dot)}__${name.slice(dot + 1)}` : name
-}
 
 /** Every tool, or one server's (`ns`): `GET /v1/tools` and `mcpx-fx tools --json`. */
 export const toolsListing = (
@@ -65,12 +65,6 @@ export const toolsListing = (
       : listing.items.filter((t) => servers.some((s) => !s.prefixed || String(t.name).startsWith(`${s.namespace}__`)))
     return { tools, failures: listing.failures.filter((f) => names.has(f.server)) }
   })
-
-const upstreamFailed = (e: Exclude<GatewayCallError, UnknownName>): UpstreamFailed => {
-  const server = "server" in e && typeof e.server === "string" ? { server: e.server } : {}
-  const rpc = e._tag === "UpstreamRpcError" ? { code: e.code, ...(e.data !== undefined ? { data: e.data } : {}) } : {}
-  return new UpstreamFailed({ kind: e._tag, detail: e.message, ...server, ...rpc })
-}
 
 /**
  * Calls one tool: `POST /v1/call`. A tool's `isError` result is a success here (the caller decides,
@@ -283,12 +277,12 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
 // ---------------------------------------------------------------------------------------------
 
 /** What the API runs on. */
-export type Requirements = Gateway | Settings | Pool | DaemonInfo
+export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo
 
 /** The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`. */
 export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = HttpApiBuilder.middlewareOpenApi({ path: OpenApiPath }).pipe(
   Layer.provideMerge(
-    HttpApiBuilder.api(Api).pipe(Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive)))
+    HttpApiBuilder.api(Api).pipe(Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive)))
   )
 )
 

@@ -133,3 +133,10 @@ export const closest = (unknown: string, known: ReadonlyArray<string>, limit = 5
     .slice(0, limit)
     .map((s) => s.name)
 }
+
+/** `ns.tool` and `ns__tool` both name a tool; a bare name is left for a single unprefixed server. */
+export const qualifiedToolName = (name: string): string => {
+  if (name.includes("__")) return name
+  const dot = name.indexOf(".")
+  return dot > 0 ? `${name.slice(0, dot)}__${name.slice(dot + 1)}` : name
+}

@@ -71,7 +71,7 @@ export interface Asker {
 
 /** The upstream's next move in a pending call. */
 export type Move =
-  | { readonly _tag: "Complete"; readonly result: JsonObject }
+  | { readonly _tag: "Complete"; readonly id: string; readonly result: JsonObject }
   | {
     readonly _tag: "Asking"
     /** The call's id (`/v1/ask`, `mcpx-fx elicit`). */
@@ -400,6 +400,8 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
         })
         entry.handedOut = false
         yield* signal(entry)
+        // Nobody is waiting on a call left running (`wait`): its question starts the clock on it.
+        if (entry.registered && !entry.busy) yield* park(entry)
         return yield* Deferred.await(answer).pipe(Effect.ensuring(Effect.sync(() => entry.asked.delete(key))))
       })
     }
@@ -423,7 +425,7 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
         // caller whose wait ran out meanwhile must not lose it.
         if (entry.exit !== undefined) {
           return yield* Exit.match(entry.exit, {
-            onSuccess: (result): Effect.Effect<Move> => Effect.succeed({ _tag: "Complete", result }),
+            onSuccess: (result): Effect.Effect<Move> => Effect.succeed({ _tag: "Complete", id: entry.id, result }),
             onFailure: (cause) =>
               Cause.isInterruptedOnly(cause)
                 ? refuse("ended", "the call was ended before it finished (abandoned, expired, or mcpx-fx is stopping)")
@@ -490,7 +492,13 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
           Effect.timeoutTo({
             duration: wait,
             onSuccess: (move): Effect.Effect<Move, PendingError> => delivered(move),
-            onTimeout: () => Effect.as(register(entry), { _tag: "Running", id: entry.id } satisfies Move)
+            // Left running for a caller who will come back; if it already asked or ended, the
+            // clock starts on it now.
+            onTimeout: () =>
+              Effect.as(
+                Effect.zipRight(register(entry), entry.asked.size > 0 || entry.exit !== undefined ? park(entry) : Effect.void),
+                { _tag: "Running", id: entry.id } satisfies Move
+              )
           }),
           Effect.flatten,
           Effect.ensuring(release)
@@ -646,9 +654,9 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
         [...entries.values()].map((e): PendingInfo => ({
           id: e.id,
           label: e.label,
-          state: e.exit !== undefined ? "done" : e.handedOut ? "asking" : "running",
+          state: e.exit !== undefined ? "done" : e.asked.size > 0 ? "asking" : "running",
           round: e.round,
-          questions: e.handedOut ? shownQuestions(e) : [],
+          questions: shownQuestions(e),
           expiresAt: e.timer === undefined ? 0 : e.expiresAt
         }))
       ),

@@ -27,6 +27,7 @@ import * as ApiHandlers from "../src/ApiHandlers.js"
 import { Config } from "../src/Config.js"
 import { Gateway } from "../src/Gateway.js"
 import * as Events from "../src/Events.js"
+import type { PendingCalls } from "../src/PendingCalls.js"
 import * as Settings from "../src/Settings.js"
 import * as TestGateway from "./support/TestGateway.js"
 
@@ -42,14 +43,14 @@ export const daemon = { version: "9.9.9-test", pid: 4242, startedAt: Date.now(),
 export const dependencies = (
   mcpServers: Record<string, unknown>,
   options: TestGateway.Options = {}
-): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | DaemonInfo> =>
+): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo> =>
   Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))).pipe(
     Layer.provideMerge(TestGateway.layer(mcpServers, options))
   )
 
 /** A web handler for the API over the services already in context (disposed with the scope). */
 export const webHandler = Effect.gen(function*() {
-  const context = yield* Effect.context<Gateway | Settings.Settings | Pool | DaemonInfo>()
+  const context = yield* Effect.context<Gateway | Settings.Settings | Pool | PendingCalls | DaemonInfo>()
   const served = Layer.mergeAll(ApiHandlers.layer, HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context)))
   return yield* Effect.acquireRelease(
     Effect.sync(() => HttpApiBuilder.toWebHandler(served)),

@@ -1,15 +1,18 @@
 /**
  * `mcpx-fx call <namespace>.<tool> [json]`: calls one tool and prints what it said. Exit 1 when
  * the tool reports an error (`isError`), 2 for arguments that are not a JSON object or a tool
- * that does not exist (with the closest names).
+ * that does not exist (with the closest names), 75 when it asked a question nobody here could
+ * answer (Asking.ts).
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
+import * as Options from "@effect/cli/Options"
+import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Asking from "../Asking.js"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
@@ -66,44 +69,96 @@ export const render = (result: JsonObject): string => {
   return parts.join("\n")
 }
 
+const noInputOption = Options.boolean("no-input").pipe(
+  Options.withDescription(
+    "Never ask a question at the terminal: a tool that asks stops the command with exit 75, printing the question " +
+      "and the `mcpx-fx elicit` commands that answer it (the daemon keeps the call meanwhile)."
+  )
+)
+
+const resumeOption = Options.text("resume").pipe(
+  Options.withDescription("Follow a call that stopped with exit 75 (its id was printed) and print its result once it has one."),
+  Options.optional
+)
+
+const DaemonWaitMs = 30_000
+
+/** The daemon's `/v1/ask`, as the route a call follows. */
+const daemonRoute = (client: ViaDaemon.Client): Asking.Route<unknown> => ({
+  keeps: true,
+  begin: (request) => client.ask.begin({ payload: { ...request, waitMs: DaemonWaitMs } }),
+  poll: (id) => client.ask.poll({ path: { id }, urlParams: { waitMs: DaemonWaitMs } }),
+  answer: (id, answers) => client.ask.answer({ path: { id }, payload: { answers, waitMs: DaemonWaitMs } }),
+  abandon: (id) => Effect.ignore(client.ask.abandon({ path: { id } }))
+})
+
+// A call the user named wrong, or answers that do not fit, are the user's to fix (exit 2).
+const usageFailures = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    effect,
+    (e): e is Extract<E, { readonly _tag: "BadArguments" | "AskNotFound" | "AskInvalid"; readonly message: string }> =>
+      typeof e === "object" && e !== null && "_tag" in e && ["BadArguments", "AskNotFound", "AskInvalid"].includes(String(e._tag)),
+    (e) => Effect.fail(new UsageError({ message: e.message }))
+  )
+
 /** `mcpx-fx call`. */
 export const command = Command.make(
   "call",
   {
     globals: GlobalOptions.options,
     local: ViaDaemon.localOption,
-    tool: Args.text({ name: "tool" }).pipe(Args.withDescription("<namespace>.<tool> (or <namespace>__<tool>).")),
+    noInput: noInputOption,
+    resume: resumeOption,
+    tool: Args.text({ name: "tool" }).pipe(Args.withDescription("<namespace>.<tool> (or <namespace>__<tool>)."), Args.optional),
     args: Args.text({ name: "json" }).pipe(
       Args.withDescription("The arguments as a JSON object, or - to read them from stdin. Default: {}."),
       Args.optional
     )
   },
-  ({ args, globals, local, tool }) =>
+  ({ args, globals, local, noInput, resume, tool }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
       const given = Option.getOrUndefined(args)
-      const parsed = given === undefined
-        ? {}
-        : given === "-"
-        ? yield* parseArguments(yield* readStdin, "stdin")
-        : yield* parseArguments(given, "the command line")
-      const request = { tool, arguments: parsed }
-      const response = yield* ViaDaemon.orInProcess(options, local, {
-        daemon: (client) => client.tools.call({ payload: request }),
-        inProcess: withGateway(options, (gateway) => ApiHandlers.callTool(gateway, request))
-      }).pipe(
-        // Arguments the tool refused are the caller's to fix, like arguments that are not JSON.
-        Effect.catchTag("BadArguments", (e) => Effect.fail(new UsageError({ message: e.message })))
-      )
-      const result = response.result
+      // A person can be asked only on a terminal, and not when stdin carries the arguments.
+      const interactive = !noInput && process.stdin.isTTY === true && given !== "-"
+      const resuming = Option.getOrUndefined(resume)
+      const final = resuming !== undefined
+        ? yield* ViaDaemon.required("call --resume", (client) => {
+          const route = daemonRoute(client)
+          return Effect.flatMap(route.poll(resuming), (status) => Asking.follow(route, status, interactive, options.json))
+        })
+        : yield* Effect.gen(function*() {
+          const name = Option.getOrUndefined(tool)
+          if (name === undefined) return yield* new UsageError({ message: "call needs a tool (<namespace>.<tool>), or --resume <id>" })
+          const parsed = given === undefined
+            ? {}
+            : given === "-"
+            ? yield* parseArguments(yield* readStdin, "stdin")
+            : yield* parseArguments(given, "the command line")
+          const request = { tool: name, arguments: parsed, capabilities: Asking.Capabilities }
+          return yield* ViaDaemon.orInProcess(options, local, {
+            daemon: (client) => {
+              const route = daemonRoute(client)
+              return Effect.flatMap(route.begin(request), (status) => Asking.follow(route, status, interactive, options.json))
+            },
+            inProcess: withGateway(options, (gateway) =>
+              Effect.flatMap(PendingCalls.PendingCalls, (pending) => {
+                const route = Asking.inProcess(gateway, pending)
+                return Effect.flatMap(route.begin(request), (status) => Asking.follow(route, status, interactive, options.json))
+              }))
+          })
+        })
+      const result = final.result ?? {}
       yield* options.json ? Output.json(result) : Output.text(render(result))
-      if (response.isError) return yield* new ToolReportedError({ tool: response.tool })
-    })
+      if (final.isError === true) return yield* new ToolReportedError({ tool: final.tool })
+    }).pipe(usageFailures)
 ).pipe(
   Command.withDescription(
     describe(
       "Call a tool and print its text content (--json: the whole result). Exit 1 if the tool reports an error, " +
-        "2 for bad arguments or an unknown tool. " + ViaDaemon.helpNote,
+        "2 for bad arguments or an unknown tool, 75 when the tool asked a question nobody here could answer " +
+        "(on a terminal it is asked; otherwise the question and the `mcpx-fx elicit` commands that answer it are " +
+        "printed, and `mcpx-fx call --resume <id>` collects the result). " + ViaDaemon.helpNote,
       `mcpx-fx call github.search_issues '{"query":"is:open label:bug"}'`
     )
   )

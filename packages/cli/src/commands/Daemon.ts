@@ -22,7 +22,6 @@ import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
 import * as HttpHost from "@mcpx-fx/server/HttpHost"
-import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as Server from "@mcpx-fx/server/Server"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -70,7 +69,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
       const serverLayer = Server.Server.layer.pipe(
         Layer.provideMerge(GatewayBackend.layer),
-        Layer.provide(RequestState.RequestState.layer)
+        Layer.provide(Layers.requestState)
       )
       const listening = yield* Listeners.serve((where) =>
         Effect.gen(function*() {

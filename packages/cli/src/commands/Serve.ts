@@ -43,7 +43,8 @@ const writeLine = (line: string): Effect.Effect<void> =>
 
 const host = StdioHost.StdioHost.layer.pipe(
   Layer.provide(Server.Server.layer),
-  Layer.provide(GatewayBackend.layer)
+  Layer.provide(GatewayBackend.layer),
+  Layer.provide(Layers.requestState)
 )
 
 /** `serve --relay` found no daemon to relay to. */

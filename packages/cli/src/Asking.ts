@@ -1,0 +1,143 @@
+/**
+ * `mcpx-fx call` on a tool that may ask: the call goes through `/v1/ask` (or the same operations
+ * in-process) and is followed until it completes. A question is put to the person at the terminal
+ * when there is one; otherwise the command stops with exit 75, printing each question and the
+ * exact commands that answer it — the call waits in the daemon for `questions.ttl`, or, with no
+ * daemon to keep it, is cancelled upstream.
+ */
+import * as Ask from "@mcpx-fx/gateway/Ask"
+import type * as AskApi from "@mcpx-fx/gateway/AskApi"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Prompt from "./Prompt.js"
+
+/** Where an asking call stands. */
+export type Status = typeof AskApi.AskStatus.Type
+
+/** How a call that may ask is carried out: over the daemon's `/v1/ask`, or in this process. */
+export interface Route<E> {
+  /** Whether the call outlives this process (a daemon keeps it) once the command stops. */
+  readonly keeps: boolean
+  readonly begin: (request: typeof AskApi.AskRequest.Type) => Effect.Effect<Status, E>
+  readonly poll: (id: string) => Effect.Effect<Status, E>
+  readonly answer: (id: string, answers: JsonObject) => Effect.Effect<Status, E>
+  readonly abandon: (id: string) => Effect.Effect<void>
+}
+
+/** A question nobody at a terminal could answer: the command exits 75. */
+export class QuestionsPending extends Data.TaggedError("QuestionsPending")<{ readonly tool: string; readonly kept: boolean }> {
+  override get message(): string {
+    return this.kept
+      ? `${this.tool} is waiting for an answer (see above); it is kept by the daemon until answered or expired`
+      : `${this.tool} asked a question that nobody here could answer; the call was cancelled`
+  }
+}
+
+/** What the CLI can be asked: form and URL elicitations (it has no model for sampling, no roots of its own). */
+export const Capabilities: JsonObject = { elicitation: { form: {}, url: {} } }
+
+const fieldsOf = (params: JsonObject): ReadonlyArray<string> => {
+  const schema = isJsonObject(params.requestedSchema) ? params.requestedSchema : {}
+  const properties = isJsonObject(schema.properties) ? schema.properties : {}
+  const required = Array.isArray(schema.required) ? schema.required.map(String) : []
+  return Object.entries(properties).map(([name, p]) => {
+    const property = isJsonObject(p) ? p : {}
+    const kind = Array.isArray(property.enum) ? `one of ${property.enum.map((v) => JSON.stringify(v)).join(", ")}` : String(property.type ?? "value")
+    const description = typeof property.description === "string" ? ` — ${property.description}` : ""
+    return `${name} (${kind}${required.includes(name) ? ", required" : ""})${description}`
+  })
+}
+
+const example = (params: JsonObject): string => {
+  const schema = isJsonObject(params.requestedSchema) ? params.requestedSchema : {}
+  const properties = isJsonObject(schema.properties) ? schema.properties : {}
+  const sample = Object.fromEntries(Object.entries(properties).map(([name, p]) => {
+    const property = isJsonObject(p) ? p : {}
+    const value = Array.isArray(property.enum) ? property.enum[0] : property.type === "number" || property.type === "integer" ? 0 : property.type === "boolean" ? true : "..."
+    return [name, value]
+  }))
+  return JSON.stringify(sample)
+}
+
+/** The text printed for questions the command cannot ask here: each question, then how to answer it. */
+export const describePending = (status: Status, kept: boolean): string => {
+  const lines: Array<string> = [`${status.tool} is waiting for ${status.questions.length === 1 ? "an answer" : "answers"}:`]
+  for (const q of status.questions) {
+    const message = typeof q.params.message === "string" ? q.params.message : q.method
+    lines.push(``, `  ${message}`)
+    if (q.method === "elicitation/create" && q.params.mode === "url") lines.push(`    open: ${String(q.params.url)}`)
+    for (const field of q.method === "elicitation/create" ? fieldsOf(q.params) : []) lines.push(`    field: ${field}`)
+    if (kept) {
+      const content = q.method === "elicitation/create" && q.params.mode !== "url" ? ` '${example(q.params)}'` : ""
+      lines.push(
+        `    answer:  mcpx-fx elicit answer ${q.id}${content}`,
+        `    decline: mcpx-fx elicit decline ${q.id}`,
+        `    cancel:  mcpx-fx elicit cancel ${q.id}`
+      )
+    }
+  }
+  lines.push(``)
+  if (kept) {
+    const until = status.expiresAt === undefined ? "" : ` until ${new Date(status.expiresAt).toISOString()}`
+    lines.push(`The call is kept by the daemon${until}. Then collect its result: mcpx-fx call --resume ${status.id}`)
+  } else {
+    lines.push(
+      "No daemon is running, so nothing can keep the call: it was cancelled upstream. With `mcpx-fx daemon` " +
+        "running, the question could be answered later with `mcpx-fx elicit`; on a terminal, mcpx-fx asks it."
+    )
+  }
+  return lines.join("\n")
+}
+
+const say = (line: string) => Console.error(line)
+
+/** Asks a round's questions at the terminal; the answers by key. */
+const askHere = (status: Status, read: Prompt.ReadLine) =>
+  Effect.gen(function*() {
+    const answers: Record<string, unknown> = {}
+    for (const q of status.questions) {
+      if (q.method === "elicitation/create") answers[q.key] = yield* Prompt.askElicitation(q.params, read, say)
+    }
+    return answers
+  })
+
+/**
+ * Follows a call from `status` to its result. `interactive`: questions are asked at the terminal;
+ * otherwise the first question stops the command (exit 75) — after cancelling the call when no
+ * daemon keeps it.
+ */
+export const follow = <E>(route: Route<E>, first: Status, interactive: boolean, json: boolean) =>
+  Effect.scoped(Effect.gen(function*() {
+    const terminal = interactive ? yield* Prompt.terminal : undefined
+    let status = first
+    for (;;) {
+      switch (status.status) {
+        case "complete":
+          return status
+        case "running":
+          status = yield* route.poll(status.id)
+          continue
+        case "input_required": {
+          if (terminal === undefined || status.questions.some((q) => q.method !== "elicitation/create")) {
+            if (!route.keeps) yield* route.abandon(status.id)
+            yield* json ? Console.log(JSON.stringify(status, null, 2)) : say(describePending(status, route.keeps))
+            return yield* new QuestionsPending({ tool: status.tool, kept: route.keeps })
+          }
+          const answers = yield* askHere(status, terminal.read)
+          status = yield* route.answer(status.id, answers)
+          continue
+        }
+      }
+    }
+  }))
+
+/** The in-process route: the same operations as `/v1/ask`, on this invocation's gateway. */
+export const inProcess = (gateway: Parameters<typeof Ask.begin>[0], pending: Parameters<typeof Ask.begin>[1]): Route<Ask.AskError> => ({
+  keeps: false,
+  begin: (request) => Ask.begin(gateway, pending, request),
+  poll: (id) => Ask.poll(pending, id),
+  answer: (id, answers) => Ask.answer(pending, id, { answers }),
+  abandon: (id) => Effect.ignore(Ask.abandon(pending, id))
+})

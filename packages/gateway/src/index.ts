@@ -12,6 +12,8 @@ export * as StateDir from "./StateDir.js"
 export * as Gateway from "./Gateway.js"
 /** How upstream names appear to hosts (`<namespace>__<name>`, `mcpx://<namespace>/<uri>`). */
 export * as Names from "./Names.js"
+/** The edit distance every "did you mean" measures with. */
+export * as EditDistance from "./EditDistance.js"
 /** The host-facing Server's Backend over the in-process gateway, for `mcpx-fx serve`. */
 export * as GatewayBackend from "./GatewayBackend.js"
 /** The `/v1` HTTP API definition (routes, bodies, errors with statuses) for the daemon, OpenAPI and clients. */

@@ -211,7 +211,6 @@ describe("mcpx-fx: global options", () => {
 
 describe("mcpx-fx: help and version", () => {
   const cases: ReadonlyArray<readonly [args: ReadonlyArray<string>, example: string]> = [
-    [[], "mcpx-fx settings list --config ./team.mcp.json --pool-max 3"],
     [["settings"], "mcpx-fx settings get pool.max"],
     [["settings", "list"], "mcpx-fx settings list --pool-max 3 --json"],
     [["settings", "get"], "mcpx-fx settings get upstream.protocol --json"],

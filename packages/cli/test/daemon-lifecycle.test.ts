@@ -153,6 +153,23 @@ describe("daemon", () => {
       assert.deepStrictEqual(body.status.servers.map((s) => s.name), ["modern"])
     }))
 
+  it.scoped("daemon/status/labels each session with the era it speaks and the version it negotiated", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* config(sb, { old: eraServer("legacy-32601"), new: eraServer("modern-only") })
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      for (const tool of ["old.hello", "new.hello"]) {
+        const call = yield* sb.run(["call", tool], stateEnv(daemon))
+        assert.strictEqual(call.code, 0, call.stderr)
+      }
+      const text = yield* sb.run(["status"], stateEnv(daemon))
+      assert.strictEqual(text.code, 0, text.stderr)
+      const row = (server: string) => text.stdout.split("\n").find((l) => l.startsWith(`${server} `))?.split(/ {2,}/)
+      assert.deepStrictEqual(row("SERVER"), ["SERVER", "TRANSPORT", "PREFERENCE", "SESSIONS"], text.stdout)
+      assert.deepStrictEqual(row("old"), ["old", "stdio", "prefer-discover", "legacy 2025-11-25"], text.stdout)
+      assert.deepStrictEqual(row("new"), ["new", "stdio", "prefer-discover", "modern 2026-07-28"], text.stdout)
+    }))
+
   it.scoped("daemon/stop/stops the running daemon and waits until it is gone", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox

@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
 import { version } from "../src/version.js"
 import { lines, plain, sandbox } from "./support/Sandbox.js"
 
@@ -240,4 +241,9 @@ describe("mcpx-fx: help and version", () => {
       assert.strictEqual(r.code, 0, r.stderr)
       assert.strictEqual(r.stdout.trim(), version)
     }))
+
+  it("the version is the mcpx-fx package's", () => {
+    const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+    assert.strictEqual(version, manifest.version)
+  })
 })

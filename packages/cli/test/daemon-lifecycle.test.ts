@@ -23,6 +23,8 @@ const config = (sb: Sandbox, servers: Record<string, unknown>) => sb.writeJson("
 
 const stateEnv = (daemon: DaemonProcess.Daemon) => ({ env: { MCPX_STATE_DIR: daemon.stateDir } })
 
+const packageVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version
+
 const mode = (file: string): number => statSync(file).mode & 0o777
 
 const processAlive = (pid: number): boolean => {
@@ -58,6 +60,10 @@ describe("daemon", () => {
       assert.strictEqual(mode(info.socket), 0o600)
       const health = yield* Effect.promise(() => fetch(`${info.url}/v1/health`).then((r) => r.json()))
       assert.deepInclude(health, { ok: true, pid: info.pid })
+      // The API document carries the package's version, which is the daemon's.
+      const openapi = yield* Effect.promise(() => fetch(`${info.url}/v1/openapi.json`).then((r) => r.json() as Promise<{ info: { version: string } }>))
+      assert.strictEqual(openapi.info.version, packageVersion)
+      assert.strictEqual(info.version, packageVersion)
     }))
 
   it.scoped("daemon/start/a second daemon for the same state refuses and names the first", () =>

@@ -5,8 +5,9 @@
  *   taken out here and applied to the whole run.
  * - A mistyped command word (`mcpx-fx stauts`, `mcpx-fx settings lsit`) is refused with the
  *   closest commands, exit 2, where @effect/cli would only list them all.
- * - `mcpx-fx`, `mcpx-fx --help` and `mcpx-fx help` get the short top-level help; `--version` alone
- *   prints the version; `--completions SHELL` gets mcpx-fx's own completion script.
+ * - `mcpx-fx`, `mcpx-fx --help` and `mcpx-fx help` get the short top-level help (`help <command>`
+ *   is `<command> --help`); `--version` alone prints the version; `--completions SHELL` gets
+ *   mcpx-fx's own completion script.
  *
  * Everything else goes to @effect/cli unchanged.
  */
@@ -128,7 +129,12 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
     }
     // A command's own arguments start at its first word that is not a subcommand.
     if (node.children.length === 0) break
-    if (path.length === 0 && word === "help") return Either.right({ _tag: "TopHelp" })
+    // `help` alone is the top-level help; `help settings set` is `settings set --help`.
+    if (path.length === 0 && word === "help") {
+      const topic = rest.slice(i + 1).filter((w) => !w.startsWith("-"))
+      if (topic.length === 0) return Either.right({ _tag: "TopHelp" })
+      return Either.map(plan([...topic, "--help"], tree), (p) => (p._tag === "Run" ? { ...p, logLevel: level } : p))
+    }
     const child = node.children.find((c) => c.name === word)
     if (child === undefined) return Either.left(unknownCommand(word, path, node))
     node = child

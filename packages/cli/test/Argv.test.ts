@@ -69,6 +69,8 @@ describe("Argv.plan", () => {
     }
     assert.deepStrictEqual(plan("--version"), Either.right({ _tag: "Version" }))
     assert.strictEqual(run("tools", "--help").args.join(" "), "tools --help")
+    assert.deepStrictEqual(run("help", "settings", "set").args, ["settings", "set", "--help"])
+    assert.include(refusal("help", "stauts"), "did you mean status?")
   })
 
   it("gives mcpx-fx's own completion script for --completions", () => {

@@ -11,8 +11,13 @@ const requireShim =
   "import { createRequire as __mcpxCreateRequire } from 'node:module';" +
   "const require = __mcpxCreateRequire(import.meta.url);"
 
+// Our packages export their sources under this condition (dist/ is for the published tarballs),
+// so a bundle is always built from src, with no tsc run in between.
+const sourceConditions = ["@mcpx-fx/source"]
+
 const common = {
   bundle: true,
+  conditions: sourceConditions,
   platform: "node",
   format: "esm",
   target: "node20",

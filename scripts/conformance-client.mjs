@@ -50,6 +50,8 @@ const buildDriver = () =>
     entryPoints: [entry],
     outfile: driver,
     bundle: true,
+    // Our packages' sources, as in scripts/bundle.mjs.
+    conditions: ["@mcpx-fx/source"],
     platform: "node",
     format: "esm",
     target: "node20",

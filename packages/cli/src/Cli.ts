@@ -3,6 +3,7 @@
  * the runtime are bin.ts's.
  */
 import * as Command from "@effect/cli/Command"
+import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
 import * as DaemonCommand from "./commands/Daemon.js"
@@ -14,10 +15,12 @@ import * as SettingsCommand from "./commands/Settings.js"
 import * as StatusCommand from "./commands/Status.js"
 import * as StopCommand from "./commands/Stop.js"
 import * as ToolsCommand from "./commands/Tools.js"
+import * as CommandTree from "./CommandTree.js"
+import type * as Completion from "./Completion.js"
 import { version } from "./version.js"
 
-/** The whole `mcpx-fx` command. */
-export const command = root.pipe(Command.withSubcommands([
+/** The commands under `mcpx-fx`, in the order help lists them. */
+const subcommands = [
   ToolsCommand.command,
   CallCommand.command,
   ElicitCommand.command,
@@ -29,7 +32,20 @@ export const command = root.pipe(Command.withSubcommands([
   DaemonCommand.command,
   StatusCommand.command,
   StopCommand.command
-]))
+] as const
+
+/** The whole `mcpx-fx` command. */
+export const command = root.pipe(Command.withSubcommands(subcommands))
+
+/** The command tree as data, for reading the command line, the top-level help and completions. */
+export const tree: CommandTree.Node = CommandTree.make(root, subcommands)
+
+/** What completion offers for a command's first argument. */
+export const argumentWords: Completion.ArgumentWords = {
+  "settings get": Settings.paths,
+  "settings set": Settings.paths,
+  "settings unset": Settings.paths
+}
 
 /** Parses argv and runs the matching command. */
 export const run = Command.run(command, { name: "mcpx-fx", version })

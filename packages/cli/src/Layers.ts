@@ -74,10 +74,12 @@ export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.Setti
 /**
  * The gateway for one in-process invocation, with everything under it: the pool, the prober, the
  * era cache in the state directory (unless `upstream.eraCache` is off), the transports on the
- * platform's process and HTTP clients.
+ * platform's process and HTTP clients. `oneShot`: the command ends after one answer and reports
+ * upstream failures itself (Pool.OneShot).
  */
 export const gateway = (
-  globals: Globals
+  globals: Globals,
+  options: { readonly oneShot?: boolean } = {}
 ): Layer.Layer<
   Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | Configured,
   ConfiguredError | Gateway.GatewayConfigError,
@@ -95,7 +97,8 @@ export const gateway = (
     Layer.provideMerge(eraCache),
     Layer.provide(Negotiator.Negotiator.layer),
     Layer.provide(TransportLayer.layer()),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty)
   )
   return Gateway.Gateway.layer.pipe(
     Layer.provideMerge(upstream),

@@ -130,8 +130,9 @@ export const relay = <E>(
         }
         const body = (yield* response.text).trim()
         if (body === "") return
-        const refusal = id === undefined ? undefined : idlessError(body)
-        yield* out(refusal === undefined ? body.replace(/\n/g, "") : JSON.stringify({ ...refusal, id }))
+        // An error naming no request gets "id": null, as stdio writes it (JsonRpc.withNullId).
+        const refusal = idlessError(body)
+        yield* out(refusal === undefined ? body.replace(/\n/g, "") : JSON.stringify({ jsonrpc: "2.0", id: id ?? null, error: refusal.error }))
       })
 
     // stdio never answers a notification or a response, not even with an error, though HTTP

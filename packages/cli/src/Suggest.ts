@@ -2,19 +2,7 @@
  * "Did you mean" for mistyped names. People type a setting the way they last saw it, so a path is
  * also matched by its flag and environment spellings (`pool-max`, `MCPX_POOL_MAX` → `pool.max`).
  */
-
-const distance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution))
-    }
-    previous = current
-  }
-  return previous[b.length] ?? 0
-}
+import { distance } from "@mcpx-fx/gateway/EditDistance"
 
 const score = (wanted: string, spelling: string): number =>
   wanted.length >= 3 && spelling.includes(wanted) ? 0 : distance(wanted, spelling)

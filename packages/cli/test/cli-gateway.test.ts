@@ -49,6 +49,32 @@ describe("mcpx-fx tools", () => {
     }))
 })
 
+describe("mcpx-fx: an upstream command that is not installed", () => {
+  it.scopedLive("gateway/cli/a-missing-command-is-one-line-naming-it-the-server-and-PATH", () =>
+    Effect.gen(function*() {
+      const sb = yield* withServers({ ghost: { command: "nonexistent-binary-mcpx", args: [] }, alpha: era("dual") })
+      const expected = `upstream ghost failed to start: command "nonexistent-binary-mcpx" was not found on PATH; ` +
+        `install it, or give its full path as the server's "command"`
+      const call = yield* sb.run(["call", "ghost.anything"])
+      assert.strictEqual(call.code, 1)
+      assert.strictEqual(call.stdout, "")
+      // Once, and nothing about a next start: this process ends here.
+      assert.strictEqual(call.stderr, `mcpx-fx: ${expected}\n`)
+      const tools = yield* sb.run(["tools"])
+      assert.strictEqual(tools.code, 0, tools.stderr)
+      assert.match(tools.stdout, /^alpha__hello +/m)
+      assert.strictEqual(tools.stderr, `mcpx-fx: ghost: ${expected}\n`)
+      const only = yield* sb.run(["tools", "ghost"])
+      assert.strictEqual(only.code, 1)
+      assert.strictEqual(only.stderr, `mcpx-fx: ghost: ${expected}\nmcpx-fx: no server could be listed (1 failed)\n`)
+      // A missing working directory is named as such, not as a missing command.
+      const nowhere = yield* withServers({ away: { ...era("dual"), cwd: "no/such/dir" } })
+      const away = yield* nowhere.run(["call", "away.hello"])
+      assert.strictEqual(away.code, 1)
+      assert.strictEqual(away.stderr, `mcpx-fx: upstream away failed to start: its working directory "${nowhere.path("no/such/dir")}" does not exist\n`)
+    }))
+})
+
 describe("mcpx-fx call", () => {
   it.scopedLive("gateway/cli/call-prints-text-and-maps-outcomes-to-exit-codes", () =>
     Effect.gen(function*() {

@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as Effect from "effect/Effect"
+import { readFileSync } from "node:fs"
 import { version } from "../src/version.js"
 import { lines, plain, sandbox } from "./support/Sandbox.js"
 
@@ -211,7 +212,6 @@ describe("mcpx-fx: global options", () => {
 
 describe("mcpx-fx: help and version", () => {
   const cases: ReadonlyArray<readonly [args: ReadonlyArray<string>, example: string]> = [
-    [[], "mcpx-fx settings list --config ./team.mcp.json --pool-max 3"],
     [["settings"], "mcpx-fx settings get pool.max"],
     [["settings", "list"], "mcpx-fx settings list --pool-max 3 --json"],
     [["settings", "get"], "mcpx-fx settings get upstream.protocol --json"],
@@ -241,4 +241,9 @@ describe("mcpx-fx: help and version", () => {
       assert.strictEqual(r.code, 0, r.stderr)
       assert.strictEqual(r.stdout.trim(), version)
     }))
+
+  it("the version is the mcpx-fx package's", () => {
+    const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+    assert.strictEqual(version, manifest.version)
+  })
 })

@@ -23,6 +23,8 @@ const config = (sb: Sandbox, servers: Record<string, unknown>) => sb.writeJson("
 
 const stateEnv = (daemon: DaemonProcess.Daemon) => ({ env: { MCPX_STATE_DIR: daemon.stateDir } })
 
+const packageVersion = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version
+
 const mode = (file: string): number => statSync(file).mode & 0o777
 
 const processAlive = (pid: number): boolean => {
@@ -58,6 +60,10 @@ describe("daemon", () => {
       assert.strictEqual(mode(info.socket), 0o600)
       const health = yield* Effect.promise(() => fetch(`${info.url}/v1/health`).then((r) => r.json()))
       assert.deepInclude(health, { ok: true, pid: info.pid })
+      // The API document carries the package's version, which is the daemon's.
+      const openapi = yield* Effect.promise(() => fetch(`${info.url}/v1/openapi.json`).then((r) => r.json() as Promise<{ info: { version: string } }>))
+      assert.strictEqual(openapi.info.version, packageVersion)
+      assert.strictEqual(info.version, packageVersion)
     }))
 
   it.scoped("daemon/start/a second daemon for the same state refuses and names the first", () =>
@@ -151,6 +157,23 @@ describe("daemon", () => {
       assert.isTrue(body.running)
       assert.strictEqual(body.pid, daemon.info.pid)
       assert.deepStrictEqual(body.status.servers.map((s) => s.name), ["modern"])
+    }))
+
+  it.scoped("daemon/status/labels each session with the era it speaks and the version it negotiated", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* config(sb, { old: eraServer("legacy-32601"), new: eraServer("modern-only") })
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      for (const tool of ["old.hello", "new.hello"]) {
+        const call = yield* sb.run(["call", tool], stateEnv(daemon))
+        assert.strictEqual(call.code, 0, call.stderr)
+      }
+      const text = yield* sb.run(["status"], stateEnv(daemon))
+      assert.strictEqual(text.code, 0, text.stderr)
+      const row = (server: string) => text.stdout.split("\n").find((l) => l.startsWith(`${server} `))?.split(/ {2,}/)
+      assert.deepStrictEqual(row("SERVER"), ["SERVER", "TRANSPORT", "PREFERENCE", "SESSIONS"], text.stdout)
+      assert.deepStrictEqual(row("old"), ["old", "stdio", "prefer-discover", "legacy 2025-11-25"], text.stdout)
+      assert.deepStrictEqual(row("new"), ["new", "stdio", "prefer-discover", "modern 2026-07-28"], text.stdout)
     }))
 
   it.scoped("daemon/stop/stops the running daemon and waits until it is gone", () =>

@@ -247,6 +247,8 @@ describe.concurrent("serve --relay, one daemon", () => {
       assert.strictEqual(error(replyIn(run, "unknown-method")).code, -32601)
       const unparsed = run.frames.filter((f) => responseId(f) === null).map((f) => error(f as Message).code)
       assert.deepStrictEqual(unparsed, [-32700])
+      // JSON-RPC 2.0 names an unreadable request's id null; stdio writes it so, relayed or not.
+      assert.isTrue(run.lines.some((l) => l.startsWith(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700`)), run.lines.join("\n"))
       // One line per reply and nothing else: initialize (legacy), five replies, one parse error.
       assert.strictEqual(run.lines.length, (revision === Modern ? 0 : 1) + 5 + 1, run.lines.join("\n"))
     }))

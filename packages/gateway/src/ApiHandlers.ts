@@ -10,6 +10,7 @@
  * HttpRouter.all("/mcp", mcp))`. Both need Gateway, Settings, Pool and DaemonInfo.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as OpenApi from "@effect/platform/OpenApi"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -279,11 +280,19 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
 /** What the API runs on. */
 export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo
 
-/** The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`. */
-export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = HttpApiBuilder.middlewareOpenApi({ path: OpenApiPath }).pipe(
-  Layer.provideMerge(
-    HttpApiBuilder.api(Api).pipe(Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive)))
-  )
+/**
+ * The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`.
+ * The document's version is the daemon's own (DaemonInfo), so it changes with each release.
+ */
+export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrapEffect(
+  Effect.map(DaemonInfo, (info) =>
+    HttpApiBuilder.middlewareOpenApi({ path: OpenApiPath }).pipe(
+      Layer.provideMerge(
+        HttpApiBuilder.api(Api.annotate(OpenApi.Version, info.version)).pipe(
+          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive))
+        )
+      )
+    ))
 )
 
 /**

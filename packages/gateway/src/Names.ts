@@ -3,6 +3,7 @@
  * `mcpx://<namespace>/<original uri>` — or, for a single server with prefixing off, exactly as the
  * upstream names them (what the conformance suite needs when it talks through the gateway).
  */
+import { distance } from "./EditDistance.js"
 
 /** The separator between a namespace and a tool or prompt name. */
 export const Separator = "__"
@@ -97,21 +98,6 @@ export const resolveUri = <S extends Named>(
   if (slash <= 0) return undefined
   const server = servers.find((s) => s.namespace === rest.slice(0, slash))
   return server === undefined ? undefined : { server, uri: rest.slice(slash + 1) }
-}
-
-// Optimal string alignment distance: enough to catch the typos people make in tool names.
-const distance = (a: string, b: string): number => {
-  const d: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
-  for (let j = 0; j <= b.length; j++) d[0]![j] = j
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1)
-      d[i]![j] = best
-    }
-  }
-  return d[a.length]![b.length]!
 }
 
 /**

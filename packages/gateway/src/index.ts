@@ -12,6 +12,8 @@ export * as StateDir from "./StateDir.js"
 export * as Gateway from "./Gateway.js"
 /** How upstream names appear to hosts (`<namespace>__<name>`, `mcpx://<namespace>/<uri>`). */
 export * as Names from "./Names.js"
+/** The edit distance every "did you mean" measures with. */
+export * as EditDistance from "./EditDistance.js"
 /** The host-facing Server's Backend over the in-process gateway, for `mcpx-fx serve`. */
 export * as GatewayBackend from "./GatewayBackend.js"
 /** The `/v1` HTTP API definition (routes, bodies, errors with statuses) for the daemon, OpenAPI and clients. */
@@ -24,3 +26,13 @@ export * as ToolSchemas from "./ToolSchemas.js"
 export * as DaemonFiles from "./DaemonFiles.js"
 /** Lifecycle events (`server.start`, `server.stop`, `server.era.stale`, …) as `/v1/events` streams them. */
 export * as Events from "./Events.js"
+/** Upstream calls kept alive behind an `input_required`, and questions held for whoever answers them by id. */
+export * as PendingCalls from "./PendingCalls.js"
+/** What a caller asked through `input_required` may be asked, in 2026-07-28's words, and whether its answers fit. */
+export * as QuestionFit from "./QuestionFit.js"
+/** The `/v1/ask` and `/v1/elicit` routes. */
+export * as AskApi from "./AskApi.js"
+/** Calls that may ask, for callers that are not MCP hosts (`/v1/ask`, `mcpx-fx call`). */
+export * as Ask from "./Ask.js"
+/** The `/v1` API's own errors with their statuses. */
+export * as ApiErrors from "./ApiErrors.js"

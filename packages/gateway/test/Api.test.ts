@@ -185,6 +185,7 @@ describe("/v1 system", () => {
       const web = yield* webHandler
       const { body, status } = yield* call(web.handler, "GET", "/v1/openapi.json")
       assert.strictEqual(status, 200)
+      assert.deepStrictEqual(body.info, { title: "mcpx-fx", description: "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.", version: daemon.version })
       const paths = body.paths as Record<string, Record<string, unknown>>
       for (const p of ["/v1/health", "/v1/status", "/v1/servers", "/v1/protocol", "/v1/tools", "/v1/call", "/v1/settings", "/v1/settings/{path}", "/v1/events"]) {
         assert.property(paths, p)

@@ -250,6 +250,15 @@ export const failure = (
   return id === null || id === undefined ? { jsonrpc: Version, error } : { jsonrpc: Version, id, error }
 }
 
+/**
+ * An error response that names no request, with `"id": null` as JSON-RPC 2.0 writes it when the
+ * request's id could not be read (a parse error, an unreadable message). stdio uses this form:
+ * its readers expect every reply to carry an id member. HTTP leaves the id out, as MCP's schema
+ * has it, which the official SDKs' HTTP clients need.
+ */
+export const withNullId = (response: ErrorResponse): ErrorResponse =>
+  response.id === undefined || response.id === null ? { jsonrpc: Version, id: null, error: response.error } : response
+
 /** The error response for a frame that could not be decoded. */
 export const frameErrorResponse = (e: FrameError): ErrorResponse =>
   failure(e.id, e.code, e.code === ErrorCode.ParseError ? `Parse error: ${e.reason}` : `Invalid Request: ${e.reason}`)

@@ -128,6 +128,14 @@ describe("JsonRpc builders", () => {
     assert.deepStrictEqual(JsonRpc.failure(null, -32600, "bad"), { jsonrpc: "2.0", error: { code: -32600, message: "bad" } })
   })
 
+  it("gives an error that names no request \"id\": null for stdio, and leaves a readable id alone", () => {
+    const unread = JsonRpc.withNullId(JsonRpc.failure(undefined, -32700, "bad"))
+    assert.strictEqual(JSON.stringify(unread), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}`)
+    assert.deepStrictEqual(JsonRpc.withNullId(JsonRpc.failure(7, -32600, "bad")), JsonRpc.failure(7, -32600, "bad"))
+    // Still an error response by the envelope's own rules.
+    assert.isTrue(Either.isRight(JsonRpc.decodeFrame(JSON.stringify(unread))))
+  })
+
   it("builds requests and notifications without an empty params key", () => {
     assert.deepStrictEqual(JsonRpc.request("a", "ping"), { jsonrpc: "2.0", id: "a", method: "ping" })
     assert.deepStrictEqual(JsonRpc.notification("n", { x: 1 }), { jsonrpc: "2.0", method: "n", params: { x: 1 } })

@@ -184,7 +184,7 @@ const serve = <E>(
       element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>
     ): Effect.Effect<Effect.Effect<ReadonlyArray<JsonRpc.Response>>> =>
       Either.match(element, {
-        onLeft: (e) => Effect.succeed(Effect.succeed([JsonRpc.frameErrorResponse(e)])),
+        onLeft: (e) => Effect.succeed(Effect.succeed([JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))])),
         onRight: ({ message }) => {
           if (JsonRpc.isResponse(message)) return Effect.as(answerQuestion(message), Effect.succeed([]))
           if (!JsonRpc.isRequest(message)) return Effect.succeed(Effect.succeed([]))
@@ -208,7 +208,7 @@ const serve = <E>(
       Effect.gen(function*() {
         const revision = (yield* negotiatedRevision(connection)) ?? "2025-03-26"
         if (!Revision.allowsBatches(revision)) {
-          return yield* send(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`))
+          return yield* send(JsonRpc.withNullId(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`)))
         }
         // Notifications keep their order and land before the requests of the same batch start.
         for (const element of elements) {
@@ -232,7 +232,7 @@ const serve = <E>(
       const text = line.trim()
       if (text.length === 0) return Effect.void
       return Either.match(JsonRpc.decodeFrame(text), {
-        onLeft: (e) => send(JsonRpc.frameErrorResponse(e)),
+        onLeft: (e) => send(JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))),
         onRight: (frame) => (frame._tag === "Single" ? runSingle(frame.parsed.message) : runBatch(frame.elements))
       })
     }

@@ -231,13 +231,19 @@ describe("stdio host", () => {
       })
     ))
 
-  it.effect("2025-11-25/stdio/unparseable-line-is-a-parse-error-without-id", () =>
+  it.effect("2025-11-25/stdio/unparseable-line-is-a-parse-error-with-id-null", () =>
     stdio((h) =>
       Effect.gen(function*() {
         yield* h.sendLine("{not json")
         const r = asObject(yield* h.next)
-        assert.isFalse("id" in r)
+        // JSON-RPC 2.0: an error whose request id could not be read carries "id": null.
+        assert.isTrue("id" in r)
+        assert.isNull(r.id)
         assert.strictEqual(asObject(r.error).code, -32700)
+        yield* h.sendLine("42")
+        const notObject = asObject(yield* h.next)
+        assert.isNull(notObject.id)
+        assert.strictEqual(asObject(notObject.error).code, -32600)
         yield* h.sendLine(JSON.stringify({ jsonrpc: "1.0", id: 4, method: "ping" }))
         const bad = asObject(yield* h.next)
         assert.strictEqual(bad.id, 4)
@@ -341,7 +347,8 @@ describe("stdio batches", () => {
           yield* opened(h, version)
           yield* h.send([request(1, "ping"), request(2, "ping")])
           const r = asObject(yield* h.next)
-          assert.isFalse("id" in r)
+          assert.isTrue("id" in r)
+          assert.isNull(r.id)
           assert.strictEqual(asObject(r.error).code, -32600)
           assert.strictEqual(yield* h.pending, 0)
         })

@@ -179,6 +179,14 @@ export class PoolError extends Schema.TaggedError<PoolError>("@mcpx-fx/upstream/
   }
 }
 
+/**
+ * Set when the pool's user ends with one command (`mcpx-fx tools`, `call`): that command reports a
+ * failed start in its own output, and no later start will come. A failed start is then logged at
+ * debug level only, and its PoolError names no retry time. A daemon or `serve` leaves it unset:
+ * there the log is where a failed start shows, and the next start is real.
+ */
+export class OneShot extends Context.Reference<OneShot>()("@mcpx-fx/upstream/Pool/OneShot", { defaultValue: () => false }) {}
+
 /** Why an instance was closed. */
 export const StopReason = Schema.Literal("idle", "released", "evicted", "restart", "stop", "crash", "reconfigured")
 /** Why an instance was closed. */
@@ -544,6 +552,9 @@ class StartTimedOut extends Error {}
 
 const make = Effect.gen(function*() {
   const prober = yield* Prober
+  const oneShot = yield* OneShot
+  // When the next start will be tried, as a PoolError names it (nothing under OneShot).
+  const retryIn = (ms: number): { readonly retryInMs?: number } => (oneShot ? {} : { retryInMs: ms })
   const layerScope = yield* Effect.scope
   const events = yield* PubSub.sliding<PoolEvent>(1024)
   const notes = yield* PubSub.sliding<UpstreamNotification>(1024)
@@ -749,7 +760,7 @@ const make = Effect.gen(function*() {
     const c = lane.cooldown
     return c !== undefined && now < c.until
       ? Option.some(
-        new PoolError({ server: pool.name, lane: lane.lane, reason: "cooling-down", detail: c.reason, retryInMs: c.until - now })
+        new PoolError({ server: pool.name, lane: lane.lane, reason: "cooling-down", detail: c.reason, ...retryIn(c.until - now) })
       )
       : Option.none()
   }
@@ -785,15 +796,16 @@ const make = Effect.gen(function*() {
         lane.failures += 1
         const retryInMs = Math.min(pool.settings.cooldownBaseMs * 2 ** (lane.failures - 1), pool.settings.cooldownCapMs)
         lane.cooldown = { until: now + retryInMs, reason, retryInMs }
-        return new PoolError({ server: pool.name, lane: lane.lane, reason: "start-failed", detail: reason, retryInMs })
+        return new PoolError({ server: pool.name, lane: lane.lane, reason: "start-failed", detail: reason, ...retryIn(retryInMs) })
       })
       // Retired while starting: its callers learn that it was stopped.
       if (failure === undefined) return
-      yield* Effect.logWarning(
-        refused
-          ? `the legacy-only session was refused (${reason}); legacy callers share the server's own session from now on`
-          : `start failed (${reason}); next attempt in ${formatMs(failure.retryInMs ?? 0)}`
-      )
+      if (refused) {
+        yield* Effect.logWarning(
+          `the legacy-only session was refused (${reason}); legacy callers share the server's own session from now on`
+        )
+      } else if (oneShot) yield* Effect.logDebug(`start failed (${reason})`)
+      else yield* Effect.logWarning(`start failed (${reason}); next attempt in ${formatMs(failure.retryInMs ?? 0)}`)
       yield* publish({
         type: "server.start.failed",
         server: pool.name,

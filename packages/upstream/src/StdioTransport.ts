@@ -6,6 +6,7 @@
  */
 import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as PlatformError from "@effect/platform/Error"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -36,6 +37,23 @@ export interface StdioOptions {
 const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
 
 /**
+ * Why the process could not be started, in the words of the config that named it: a command that
+ * is not there is the commonest first-run mistake, and the platform's own message
+ * (`NotFound: Command.spawn (…): spawn … ENOENT`) does not say what to do about it.
+ */
+export const spawnFailure = (def: StdioDefinition, e: PlatformError.PlatformError): string => {
+  const command = JSON.stringify(def.command)
+  if (e._tag === "SystemError" && e.reason === "NotFound") {
+    if (e.method !== "spawn" && def.cwd !== undefined) return `its working directory ${JSON.stringify(def.cwd)} does not exist`
+    return def.command.includes("/")
+      ? `command ${command} does not exist`
+      : `command ${command} was not found on PATH; install it, or give its full path as the server's "command"`
+  }
+  if (e._tag === "SystemError" && e.reason === "PermissionDenied") return `command ${command} is not executable (permission denied)`
+  return `cannot start ${def.command}: ${e.message}`
+}
+
+/**
  * Starts the upstream process and returns a connection to it. Closing the scope closes stdin,
  * waits `killGrace` for the process to leave, then SIGTERMs and finally SIGKILLs its process
  * group, so grandchildren (npx → node) go with it.
@@ -59,7 +77,7 @@ export const openStdio = (
 
     const scope = yield* Effect.scope
     const proc = yield* Command.start(command).pipe(
-      Effect.mapError((e) => new TransportClosed({ reason: `cannot start ${def.command}: ${e.message}` }))
+      Effect.mapError((e) => new TransportClosed({ reason: spawnFailure(def, e) }))
     )
 
     const stderrTail = yield* Ref.make("")

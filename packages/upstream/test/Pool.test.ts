@@ -8,6 +8,8 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -16,6 +18,7 @@ import { EraCache } from "../src/EraCache.js"
 import { Negotiator } from "../src/Negotiator.js"
 import {
   type Caller,
+  OneShot,
   Pool,
   PoolError,
   type PoolEvent,
@@ -438,6 +441,31 @@ describe("Pool", () => {
         // The live instance still serves its own key during the cooldown.
         assert.strictEqual((yield* call(server, modern())).conn, 5)
       }).pipe(Effect.provide(layer))
+    })
+
+    it.scoped("pool/one-shot: a failed start names no next start, and is logged at debug level only", () => {
+      const refusing: Handshake = (req) => err(req, ErrorCode.MethodNotFound, "not today")
+      const { layer } = setup(serve(refusing))
+      const logged: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => logged.push(`${logLevel._tag} ${String(message)}`))
+      return Effect.gen(function*() {
+        const server = serverOf("force-discover")
+        const first = poolErrorOf(yield* Effect.flip(call(server, modern())))
+        assert.strictEqual(first.reason, "start-failed")
+        assert.isUndefined(first.retryInMs)
+        assert.notInclude(first.message, "next start")
+        const cooling = poolErrorOf(yield* Effect.flip(call(server, modern())))
+        assert.strictEqual(cooling.reason, "cooling-down")
+        assert.isUndefined(cooling.retryInMs)
+        assert.notInclude(cooling.message, "next start")
+        const failures = logged.filter((l) => l.includes("start failed"))
+        assert.strictEqual(failures.length, 1, logged.join("\n"))
+        assert.match(failures[0]!, /^Debug start failed \(.*-32601.*\)$/)
+      }).pipe(
+        Effect.provide(layer.pipe(Layer.provide(Layer.succeed(OneShot, true)))),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.All)
+      )
     })
 
     it.effect("pool/start-timeout: a start that takes longer than startTimeout fails and cools down", () => {

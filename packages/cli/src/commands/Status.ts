@@ -33,10 +33,13 @@ export class Unreachable extends Data.TaggedError("Unreachable")<{ readonly sock
 
 type Instance = typeof Api.InstanceRow.Type
 
+// A session by the era it speaks and the version it negotiated ("legacy 2025-11-25"); the pool
+// lane it sits in is not its era (a legacy server's own session sits in the modern lane).
+const instanceText = (i: Instance): string =>
+  i.state !== "ready" ? i.state : [i.era, i.negotiated].filter((part) => part !== undefined).join(" ") || "ready"
+
 const instancesText = (instances: ReadonlyArray<Instance>) =>
-  instances.length === 0
-    ? "-"
-    : instances.map((i) => `${i.lane}:${i.state === "ready" ? (i.negotiated ?? "ready") : i.state}`).join(" ")
+  instances.length === 0 ? "-" : instances.map(instanceText).join(", ")
 
 /** `mcpx-fx status`. */
 export const command = Command.make("status", { globals: GlobalOptions.options }, ({ globals }) =>
@@ -66,7 +69,7 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
       ...(servers.length === 0 ? [] : [
         "",
         Output.table(
-          ["SERVER", "TRANSPORT", "PREFERENCE", "INSTANCES"],
+          ["SERVER", "TRANSPORT", "PREFERENCE", "SESSIONS"],
           servers.map((s) => [s.name, s.transport, s.preference, instancesText(s.pool?.instances ?? [])])
         )
       ])

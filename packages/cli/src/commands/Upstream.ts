@@ -23,6 +23,7 @@ export const withGateway = <A, E, R>(
       (e): e is E & Gateway.UnknownName => e instanceof Gateway.UnknownName,
       (e) => Effect.fail(new UsageError({ message: e.message }))
     ),
-    Effect.provide(Layers.gateway(globals)),
+    // One answer and done: a failed upstream start is this command's to report, once.
+    Effect.provide(Layers.gateway(globals, { oneShot: true })),
     Effect.scoped
   )

@@ -48,6 +48,8 @@ describe.concurrent("stdio stdout", () => {
       assert.strictEqual(error(reply("unknown-method")).code, -32601)
       const unparsed = run.frames.filter((f) => responseId(f) === null).map((f) => error(f as Message).code)
       assert.deepStrictEqual(unparsed, [-32700, -32700])
+      // JSON-RPC 2.0: an error whose request id could not be read carries "id": null.
+      assert.strictEqual(run.lines.filter((l) => l.startsWith(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700`)).length, 2, run.lines.join("\n"))
 
       // One line per reply and nothing else: initialize (legacy), five replies, two parse errors.
       assert.strictEqual(run.lines.length, (revision === "2026-07-28" ? 0 : 1) + 5 + 2, run.lines.join("\n"))

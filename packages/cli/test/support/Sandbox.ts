@@ -101,7 +101,7 @@ export const sandbox: Effect.Effect<Sandbox, never, Scope.Scope> = Effect.gen(fu
   } satisfies Sandbox
 })
 
-/** @effect/cli colours its help even when stdout is a pipe; tests read the words. */
+/** The words of a text, colour codes taken out (a pipe gets none; cli-usage tests that). */
 export const plain = (s: string): string => s.replace(/\x1b\[[0-9;]*m/g, "")
 
 /** The lines of a command's output, without the final newline. */

@@ -1,0 +1,149 @@
+/**
+ * The command line as read before @effect/cli parses it, for what @effect/cli does not do itself:
+ *
+ * - `--log-level LEVEL` anywhere (before `--`): @effect/cli only finds it in some positions; it is
+ *   taken out here and applied to the whole run.
+ * - A mistyped command word (`mcpx-fx stauts`, `mcpx-fx settings lsit`) is refused with the
+ *   closest commands, exit 2, where @effect/cli would only list them all.
+ * - `mcpx-fx`, `mcpx-fx --help` and `mcpx-fx help` get the short top-level help (`help <command>`
+ *   is `<command> --help`); `--version` alone prints the version; `--completions SHELL` gets
+ *   mcpx-fx's own completion script.
+ *
+ * Everything else goes to @effect/cli unchanged.
+ */
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import type * as Completion from "./Completion.js"
+import * as CommandTree from "./CommandTree.js"
+import { closeMatches } from "./Suggest.js"
+import { UsageError } from "./UsageError.js"
+
+/** What the command line asks for. */
+export type Plan =
+  | {
+    readonly _tag: "Run"
+    /** The arguments for @effect/cli, `--log-level` taken out. */
+    readonly args: ReadonlyArray<string>
+    readonly logLevel: Option.Option<LogLevel.LogLevel>
+  }
+  | { readonly _tag: "TopHelp" }
+  | { readonly _tag: "Version" }
+  | { readonly _tag: "Completions"; readonly shell: Completion.Shell }
+
+const LogLevelFlag = "--log-level"
+
+const levels: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
+  ...LogLevel.allLevels.map((level) => [level._tag.toLowerCase(), level] as const),
+  ["warn", LogLevel.Warning]
+]
+
+const levelNames = LogLevel.allLevels.map((l) => l._tag.toLowerCase()).join(", ")
+
+const parseLevel = (value: string | undefined): Either.Either<LogLevel.LogLevel, UsageError> => {
+  if (value === undefined || value === "") {
+    return Either.left(new UsageError({ message: `${LogLevelFlag} needs a value: one of ${levelNames}` }))
+  }
+  const found = levels.find(([name]) => name === value.toLowerCase())
+  return found === undefined
+    ? Either.left(new UsageError({ message: `${LogLevelFlag}: expected one of ${levelNames}, got ${JSON.stringify(value)}` }))
+    : Either.right(found[1])
+}
+
+/** `--log-level LEVEL` / `--log-level=LEVEL` taken out of `head` (the words before `--`). */
+const takeLogLevel = (
+  head: ReadonlyArray<string>
+): Either.Either<{ readonly rest: ReadonlyArray<string>; readonly level: Option.Option<LogLevel.LogLevel> }, UsageError> => {
+  const rest: Array<string> = []
+  let level = Option.none<LogLevel.LogLevel>()
+  for (let i = 0; i < head.length; i++) {
+    const word = head[i]!
+    const inline = word.startsWith(`${LogLevelFlag}=`)
+    if (word !== LogLevelFlag && !inline) {
+      rest.push(word)
+      continue
+    }
+    if (Option.isSome(level)) return Either.left(new UsageError({ message: `${LogLevelFlag} is given more than once` }))
+    const parsed = parseLevel(inline ? word.slice(LogLevelFlag.length + 1) : head[++i])
+    if (Either.isLeft(parsed)) return Either.left(parsed.left)
+    level = Option.some(parsed.right)
+  }
+  return Either.right({ rest, level })
+}
+
+const shells: ReadonlyArray<Completion.Shell> = ["bash", "zsh", "fish"]
+
+const parseShell = (value: string | undefined): Either.Either<Completion.Shell, UsageError> => {
+  const shell = value === "sh" ? "bash" : shells.find((s) => s === value)
+  return shell === undefined
+    ? Either.left(new UsageError({ message: `--completions: expected one of bash, zsh, fish, got ${JSON.stringify(value ?? "")}` }))
+    : Either.right(shell)
+}
+
+const unknownCommand = (word: string, path: ReadonlyArray<string>, node: CommandTree.Node): UsageError => {
+  const names = node.children.map((c) => c.name)
+  const close = closeMatches(word, names, (n) => [n])
+  const what = path.length === 0 ? "command" : `${path.join(" ")} command`
+  const hint = close.length > 0
+    ? `did you mean ${close.slice(0, 3).join(" or ")}?`
+    : `expected one of: ${names.join(", ")}`
+  const more = path.length === 0 ? " (mcpx-fx --help lists the commands)" : ""
+  return new UsageError({ message: `unknown ${what} ${JSON.stringify(word)}; ${hint}${more}` })
+}
+
+const unknownRootOption = (word: string, tree: CommandTree.Node): UsageError => {
+  const close = closeMatches(word.split("=")[0]!, tree.options.flatMap((o) => o.names.filter((n) => n.startsWith("--"))), (n) => [n])
+  const hint = close.length > 0 ? `; did you mean ${close.slice(0, 3).join(" or ")}?` : ""
+  return new UsageError({ message: `unknown option ${JSON.stringify(word)}${hint} (mcpx-fx --help lists the commands and options)` })
+}
+
+/** Reads `args` (the words after `mcpx-fx`) against the command tree. */
+export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Either.Either<Plan, UsageError> => {
+  const dashes = args.indexOf("--")
+  const head = dashes < 0 ? args : args.slice(0, dashes)
+  const tail = dashes < 0 ? [] : args.slice(dashes)
+  const taken = takeLogLevel(head)
+  if (Either.isLeft(taken)) return Either.left(taken.left)
+  const { level, rest } = taken.right
+
+  let node = tree
+  const path: Array<string> = []
+  let help = false
+  let version = false
+  let unknownOption: string | undefined
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i]!
+    if (word === "--completions" || word.startsWith("--completions=")) {
+      const shell = parseShell(word.includes("=") ? word.slice(word.indexOf("=") + 1) : rest[i + 1])
+      return Either.map(shell, (s): Plan => ({ _tag: "Completions", shell: s }))
+    }
+    if (word.startsWith("-")) {
+      if (word === "--help" || word === "-h") help = true
+      if (word === "--version") version = true
+      const option = CommandTree.findOption(node, word.split("=")[0]!)
+      // Before the first command word only the root's options are known; @effect/cli would take an
+      // unknown one there for a mistyped command.
+      if (option === undefined && path.length === 0) unknownOption ??= word
+      if (option?.takesValue === true && !word.includes("=")) i++
+      continue
+    }
+    // A command's own arguments start at its first word that is not a subcommand.
+    if (node.children.length === 0) break
+    // `help` alone is the top-level help; `help settings set` is `settings set --help`.
+    if (path.length === 0 && word === "help") {
+      const topic = rest.slice(i + 1).filter((w) => !w.startsWith("-"))
+      if (topic.length === 0) return Either.right({ _tag: "TopHelp" })
+      return Either.map(plan([...topic, "--help"], tree), (p) => (p._tag === "Run" ? { ...p, logLevel: level } : p))
+    }
+    const child = node.children.find((c) => c.name === word)
+    if (child === undefined) return Either.left(unknownCommand(word, path, node))
+    node = child
+    path.push(word)
+  }
+  if (unknownOption !== undefined) return Either.left(unknownRootOption(unknownOption, tree))
+  if (path.length === 0 && !rest.includes("--wizard")) {
+    if (version && !help) return Either.right({ _tag: "Version" })
+    return Either.right({ _tag: "TopHelp" })
+  }
+  return Either.right({ _tag: "Run", args: [...rest, ...tail], logLevel: level })
+}

@@ -1,0 +1,97 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Argv from "../src/Argv.js"
+import { tree } from "../src/Cli.js"
+import * as Colour from "../src/Colour.js"
+
+const plan = (...args: ReadonlyArray<string>) => Argv.plan(args, tree)
+
+const run = (...args: ReadonlyArray<string>) => {
+  const p = plan(...args)
+  if (Either.isLeft(p) || p.right._tag !== "Run") return assert.fail(`expected a run of ${args.join(" ")}, got ${JSON.stringify(p)}`)
+  return p.right
+}
+
+const refusal = (...args: ReadonlyArray<string>): string => {
+  const p = plan(...args)
+  if (Either.isRight(p)) return assert.fail(`expected ${args.join(" ")} to be refused, got ${JSON.stringify(p.right)}`)
+  return p.left.message
+}
+
+describe("Argv.plan", () => {
+  it("takes --log-level out wherever it is, before --", () => {
+    for (
+      const args of [
+        ["--log-level", "debug", "settings", "list"],
+        ["settings", "--log-level", "debug", "list"],
+        ["settings", "list", "--json", "--log-level", "debug"],
+        ["settings", "list", "--log-level=debug", "--json"],
+        ["call", "a.b", "{}", "--log-level", "DEBUG"]
+      ]
+    ) {
+      const r = run(...args)
+      assert.deepStrictEqual(r.logLevel, Option.some(LogLevel.Debug), args.join(" "))
+      assert.notInclude(r.args.join(" "), "log-level", args.join(" "))
+    }
+    assert.deepStrictEqual(run("tools", "--log-level", "warn").logLevel, Option.some(LogLevel.Warning))
+    assert.deepStrictEqual(run("tools").logLevel, Option.none())
+    // After --, it is an argument like any other.
+    assert.deepStrictEqual(run("call", "a.b", "--", "--log-level", "x").args, ["call", "a.b", "--", "--log-level", "x"])
+  })
+
+  it("refuses a bad, missing or repeated --log-level", () => {
+    assert.include(refusal("tools", "--log-level", "loud"), `expected one of all, trace, debug, info, warning, error, fatal, none, got "loud"`)
+    assert.include(refusal("tools", "--log-level"), "--log-level needs a value")
+    assert.include(refusal("--log-level", "info", "tools", "--log-level", "debug"), "--log-level is given more than once")
+  })
+
+  it("refuses a mistyped command word with the closest commands", () => {
+    assert.strictEqual(refusal("stauts"), `unknown command "stauts"; did you mean status? (mcpx-fx --help lists the commands)`)
+    assert.strictEqual(refusal("--pool-max", "3", "sevre"), `unknown command "sevre"; did you mean serve? (mcpx-fx --help lists the commands)`)
+    assert.strictEqual(refusal("settings", "--json", "lsit"), `unknown settings command "lsit"; did you mean list?`)
+    assert.include(refusal("frobnicate"), "expected one of: tools, call, protocol, probe, settings, config, serve, daemon, status, stop")
+    assert.strictEqual(refusal("--jsno", "tools"), `unknown option "--jsno"; did you mean --json? (mcpx-fx --help lists the commands and options)`)
+  })
+
+  it("skips an option's value while looking for the command word", () => {
+    // "tools" here is the value of --config, not the command.
+    assert.deepStrictEqual(run("--config", "tools", "status").args, ["--config", "tools", "status"])
+    assert.deepStrictEqual(run("--config=x.json", "settings", "get", "pool.max").args, ["--config=x.json", "settings", "get", "pool.max"])
+    // A command's arguments are not command words.
+    assert.deepStrictEqual(run("tools", "stauts").args, ["tools", "stauts"])
+  })
+
+  it("gives the top-level help for no command, --help or help, and the version for --version", () => {
+    for (const args of [[], ["--help"], ["-h"], ["help"], ["--json"], ["--log-level", "debug"]]) {
+      assert.deepStrictEqual(plan(...args), Either.right({ _tag: "TopHelp" }), args.join(" "))
+    }
+    assert.deepStrictEqual(plan("--version"), Either.right({ _tag: "Version" }))
+    assert.strictEqual(run("tools", "--help").args.join(" "), "tools --help")
+    assert.deepStrictEqual(run("help", "settings", "set").args, ["settings", "set", "--help"])
+    assert.include(refusal("help", "stauts"), "did you mean status?")
+  })
+
+  it("gives mcpx-fx's own completion script for --completions", () => {
+    assert.deepStrictEqual(plan("--completions", "bash"), Either.right({ _tag: "Completions", shell: "bash" }))
+    assert.deepStrictEqual(plan("--completions=sh"), Either.right({ _tag: "Completions", shell: "bash" }))
+    assert.deepStrictEqual(plan("--completions", "fish"), Either.right({ _tag: "Completions", shell: "fish" }))
+    assert.include(refusal("--completions", "tcsh"), "expected one of bash, zsh, fish")
+  })
+})
+
+describe("Colour.enabled", () => {
+  it("colours a terminal only, and never under NO_COLOR or TERM=dumb", () => {
+    assert.isTrue(Colour.enabled(true, {}))
+    assert.isTrue(Colour.enabled(true, { NO_COLOR: "" }))
+    assert.isFalse(Colour.enabled(false, {}))
+    assert.isFalse(Colour.enabled(undefined, {}))
+    assert.isFalse(Colour.enabled(true, { NO_COLOR: "1" }))
+    assert.isFalse(Colour.enabled(true, { TERM: "dumb" }))
+  })
+
+  it("strips colour codes but not cursor movement", () => {
+    assert.strictEqual(Colour.strip("\x1b[0;1mUSAGE\x1b[0m \x1b[K"), "USAGE \x1b[K")
+  })
+})

@@ -198,7 +198,7 @@ export const elicit = (
       return { id, answered: true as const }
     }
     // The call moves on by itself; whoever follows it (`mcpx-fx call --resume`) sees the next move.
-    yield* pending.resume({ id: split.call }, { [split.key]: result }, Duration.zero).pipe(Effect.mapError(toAskError(split.call)))
+    yield* pending.answer({ id: split.call }, { [split.key]: result }).pipe(Effect.mapError(toAskError(split.call)))
     return { id, answered: true as const, call: split.call }
   })
 

@@ -207,6 +207,8 @@ export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<P
   ) => Effect.Effect<Move, PendingError>
   /** Answers a round and waits for the upstream's next move (`wait` as for `begin`). */
   readonly resume: (target: Target, answers: JsonObject, wait?: Duration.DurationInput) => Effect.Effect<Move, PendingError>
+  /** Answers some of a call's questions and leaves it to go on for whoever follows it (`mcpx-fx elicit`). */
+  readonly answer: (target: Target, answers: JsonObject) => Effect.Effect<void, PendingError>
   /** Waits up to `wait` for a call's next move without answering anything (`/v1/ask` long poll). */
   readonly poll: (id: string, wait: Duration.DurationInput) => Effect.Effect<Move, PendingError>
   /** Ends a pending call: its questions answered on the caller's behalf, the upstream call cancelled. */
@@ -570,10 +572,9 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
         return Effect.succeed(entry)
       })
 
-    const resume: Context.Tag.Service<PendingCalls>["resume"] = (target, answers, wait) =>
+    /** Checks every answer before delivering any, so a refused one changes nothing. */
+    const deliver = (entry: Entry, answers: JsonObject) =>
       Effect.gen(function*() {
-        const entry = yield* find(target)
-        // Every answer is checked before any is delivered, so a refused retry changes nothing.
         const delivered: Array<readonly [Asked, JsonObject]> = []
         for (const [key, value] of Object.entries(answers)) {
           const asked = entry.asked.get(key)
@@ -591,7 +592,22 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
           entry.asked.delete(asked.key)
           yield* Deferred.succeed(asked.answer, result)
         }
+      })
+
+    const resume: Context.Tag.Service<PendingCalls>["resume"] = (target, answers, wait) =>
+      Effect.gen(function*() {
+        const entry = yield* find(target)
+        yield* deliver(entry, answers)
         return yield* waitOn(entry, wait)
+      })
+
+    // Answers without waiting: the call goes on for whoever follows it, on the TTL's clock.
+    const answer: Context.Tag.Service<PendingCalls>["answer"] = (target, answers) =>
+      Effect.gen(function*() {
+        const entry = yield* find(target)
+        yield* deliver(entry, answers)
+        yield* register(entry)
+        yield* park(entry)
       })
 
     const poll: Context.Tag.Service<PendingCalls>["poll"] = (id, wait) =>
@@ -644,6 +660,7 @@ const make = (readBounds: Effect.Effect<Bounds>) =>
       instance,
       begin,
       resume,
+      answer,
       poll,
       abandon: (id) =>
         Effect.suspend(() => {

@@ -7,7 +7,6 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { assert, describe, it } from "@effect/vitest"
@@ -22,69 +21,16 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { Api, DaemonInfo } from "../src/Api.js"
+import { Api } from "../src/Api.js"
 import * as ApiHandlers from "../src/ApiHandlers.js"
-import { Config } from "../src/Config.js"
 import { Gateway } from "../src/Gateway.js"
 import * as Events from "../src/Events.js"
-import type { PendingCalls } from "../src/PendingCalls.js"
 import * as Settings from "../src/Settings.js"
 import * as TestGateway from "./support/TestGateway.js"
 
 const era = TestGateway.era
 
-/** A server whose process exits at once. */
-export const broken = { command: process.execPath, args: ["-e", "process.stderr.write('no token configured'); process.exit(4)"] }
-
-/** The daemon identity the tests give the API. */
-export const daemon = { version: "9.9.9-test", pid: 4242, startedAt: Date.now(), address: "127.0.0.1", port: 7717 } as const
-
-/** Everything the API runs on; the daemon names the config files it loaded, as the real one does. */
-export const dependencies = (
-  mcpServers: Record<string, unknown>,
-  options: TestGateway.Options = {}
-): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo> =>
-  Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))).pipe(
-    Layer.provideMerge(TestGateway.layer(mcpServers, options))
-  )
-
-/** A web handler for the API over the services already in context (disposed with the scope). */
-export const webHandler = Effect.gen(function*() {
-  const context = yield* Effect.context<Gateway | Settings.Settings | Pool | PendingCalls | DaemonInfo>()
-  const served = Layer.mergeAll(ApiHandlers.layer, HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context)))
-  return yield* Effect.acquireRelease(
-    Effect.sync(() => HttpApiBuilder.toWebHandler(served)),
-    (web) => Effect.promise(() => web.dispose())
-  )
-})
-
-/** A request to the API; `body` is sent as JSON. */
-export const send = (
-  handler: (request: Request) => Promise<Response>,
-  method: string,
-  path: string,
-  body?: unknown
-) =>
-  Effect.promise(() =>
-    handler(
-      new Request(`http://mcpx.test${path}`, {
-        method,
-        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
-      })
-    )
-  )
-
-/** A response's status and JSON body. */
-export const json = (response: Response) =>
-  Effect.map(Effect.promise(() => response.json() as Promise<Record<string, unknown>>), (body) => ({ status: response.status, body }))
-
-/** Sends a request and reads the JSON answer. */
-export const call = (
-  handler: (request: Request) => Promise<Response>,
-  method: string,
-  path: string,
-  body?: unknown
-) => Effect.flatMap(send(handler, method, path, body), json)
+import { broken, call, daemon, dependencies, send, webHandler } from "./support/ApiHarness.js"
 
 // ---------------------------------------------------------------------------------------------
 

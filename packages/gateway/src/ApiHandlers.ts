@@ -33,7 +33,7 @@ import * as Events from "./Events.js"
 import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
 import * as Names from "./Names.js"
 import { qualifiedToolName } from "./Names.js"
-import type { PendingCalls } from "./PendingCalls.js"
+import { PendingCalls } from "./PendingCalls.js"
 import { Settings, unknownSettingError } from "./Settings.js"
 
 /** `ns.tool` and `ns__tool` both name a tool (kept here for the callers that import it from the API). */
@@ -262,9 +262,11 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
   handlers.handle("events", ({ urlParams }) =>
     Effect.gen(function*() {
       const pool = yield* Pool
+      const pending = yield* PendingCalls
       const keepAlive = yield* Effect.flatMap(Settings, (s) => s.get("transport.sseKeepAlive"))
       const body = Events.sse(Events.filterOf(urlParams), keepAlive).pipe(
         Stream.provideService(Pool, pool),
+        Stream.provideService(PendingCalls, pending),
         Stream.encodeText
       )
       return HttpServerResponse.stream(body, {

@@ -1,10 +1,12 @@
 /**
  * The lifecycle events `/v1/events` streams: the Pool's `server.start`, `server.stop`,
- * `server.era.stale`, `server.crash` and `server.start.failed`, already shaped `{type, server, at, …}`,
+ * `server.era.stale`, `server.crash` and `server.start.failed`, and PendingCalls'
+ * `question.unattributed` and `question.expired`, all shaped `{type, server, at, …}`,
  * framed as Server-Sent Events with the type as the `event:` name, and `:` comments to keep idle
  * connections (and the proxies between) from timing out.
  */
 import { type PoolEvent, Pool } from "@mcpx-fx/upstream/Pool"
+import { PendingCalls, type QuestionEvent } from "./PendingCalls.js"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -24,12 +26,15 @@ export const filterOf = (query: { readonly types?: string; readonly server?: str
   return { ...(types !== undefined && types.length > 0 ? { types } : {}), ...(servers !== undefined && servers.length > 0 ? { servers } : {}) }
 }
 
-const matches = (filter: EventFilter) => (event: PoolEvent): boolean =>
+/** Anything `/v1/events` sends. */
+export type Event = PoolEvent | QuestionEvent
+
+const matches = (filter: EventFilter) => (event: Event): boolean =>
   (filter.types === undefined || filter.types.includes(event.type)) &&
   (filter.servers === undefined || filter.servers.includes(event.server))
 
 /** One event as an SSE frame. */
-export const frame = (event: PoolEvent): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+export const frame = (event: Event): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
 
 /**
  * The first frame, sent once the subscription is in place: a client that waits for it knows no
@@ -44,10 +49,10 @@ export const keepAliveFrame = ": keep-alive\n\n"
  * The SSE body: the ready comment, then matching events as they happen, with a keep-alive comment
  * every `keepAlive`. The Pool subscription lives as long as the stream is read.
  */
-export const sse = (filter: EventFilter, keepAlive: Duration.DurationInput): Stream.Stream<string, never, Pool> =>
+export const sse = (filter: EventFilter, keepAlive: Duration.DurationInput): Stream.Stream<string, never, Pool | PendingCalls> =>
   Stream.unwrapScoped(
-    Effect.map(Effect.flatMap(Pool, (pool) => pool.subscribe), (queue) => {
-      const events = Stream.fromQueue(queue).pipe(Stream.filter(matches(filter)), Stream.map(frame))
+    Effect.map(Effect.all([Effect.flatMap(Pool, (pool) => pool.subscribe), Effect.flatMap(PendingCalls, (p) => p.events)]), ([lifecycle, questions]) => {
+      const events = Stream.merge(Stream.fromQueue(lifecycle), Stream.fromQueue(questions)).pipe(Stream.filter(matches(filter)), Stream.map(frame))
       const pings = Stream.fromSchedule(Schedule.spaced(Duration.decode(keepAlive))).pipe(Stream.as(keepAliveFrame))
       return Stream.concat(Stream.make(readyFrame), Stream.merge(events, pings))
     })

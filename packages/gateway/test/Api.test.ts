@@ -16,6 +16,7 @@ import { Prober } from "@mcpx-fx/upstream/Prober"
 import { AcceptedPreferenceNames } from "@mcpx-fx/upstream/Preference"
 import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
 import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -25,6 +26,7 @@ import { Api } from "../src/Api.js"
 import * as ApiHandlers from "../src/ApiHandlers.js"
 import { Gateway } from "../src/Gateway.js"
 import * as Events from "../src/Events.js"
+import { PendingCalls } from "../src/PendingCalls.js"
 import * as Settings from "../src/Settings.js"
 import * as TestGateway from "./support/TestGateway.js"
 
@@ -412,5 +414,8 @@ describe("/v1 events keep-alive", () => {
       yield* TestClock.adjust("15 seconds")
       const frames = yield* Fiber.join(fiber)
       assert.deepStrictEqual(Chunk.toReadonlyArray(frames), [Events.readyFrame, Events.keepAliveFrame, Events.keepAliveFrame])
-    }).pipe(Effect.provide(Pool.layer.pipe(Layer.provide(unusedProber)))))
+    }).pipe(Effect.provide(Layer.merge(
+      Pool.layer.pipe(Layer.provide(unusedProber)),
+      PendingCalls.layerWith({ ttl: Duration.minutes(1), maxRounds: 1, maxPending: 1, gather: Duration.millis(1) })
+    ))))
 })

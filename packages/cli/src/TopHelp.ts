@@ -13,6 +13,7 @@ import type * as CommandTree from "./CommandTree.js"
 const summaries: Readonly<Record<string, string>> = {
   tools: "List the tools hosts see, as <namespace>__<tool>",
   call: "Call a tool and print what it returned",
+  elicit: "Answer the questions servers asked that wait in the daemon (list, answer, decline, cancel)",
   protocol: "Show each server's protocol preference, era and negotiated version",
   probe: "Probe one server's era now, step by step",
   settings: "Show and change settings (list, get, set, unset)",

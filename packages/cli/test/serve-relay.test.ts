@@ -78,7 +78,15 @@ const question = (serve: Serve) =>
  */
 const sharedScope = Effect.runSync(Scope.make())
 const SharedDaemon = Effect.runSync(Effect.cached(
-  Scope.extend(withDaemon({ leg: ["legacy-32601"], dual: ["dual"], banner: ["legacy-banner"] }), sharedScope)
+  // A stdio upstream's question names no call, so each asking test has an upstream of its own:
+  // with the other tests' calls in flight on a shared one, its question could not be attributed.
+  Scope.extend(withDaemon({
+    leg: ["legacy-32601"],
+    ask_20250618: ["legacy-32601"],
+    ask_20251125: ["legacy-32601"],
+    dual: ["dual"],
+    banner: ["legacy-banner"]
+  }), sharedScope)
 ))
 
 const names = (m: Message) => (result(m).tools as ReadonlyArray<Message>).map((t) => t.name)
@@ -161,7 +169,7 @@ describe.concurrent("serve --relay, one daemon", () => {
         const { relay } = yield* SharedDaemon
         const serve = yield* relay()
         const host = yield* open(serve, revision, { elicitation: {} })
-        yield* host.send("asking", "tools/call", { name: "leg__ask_name", arguments: {} })
+        yield* host.send("asking", "tools/call", { name: `ask_${revision.replace(/-/g, "")}__ask_name`, arguments: {} })
         const asked = yield* question(serve)
         const params = asked.params as Message
         assert.isString(params.message)

@@ -26,6 +26,8 @@ export * as ToolSchemas from "./ToolSchemas.js"
 export * as DaemonFiles from "./DaemonFiles.js"
 /** Lifecycle events (`server.start`, `server.stop`, `server.era.stale`, …) as `/v1/events` streams them. */
 export * as Events from "./Events.js"
+/** What a pending call is made of: its questions, moves, refusals and bounds. */
+export * as PendingQuestions from "./PendingQuestions.js"
 /** Upstream calls kept alive behind an `input_required`, and questions held for whoever answers them by id. */
 export * as PendingCalls from "./PendingCalls.js"
 /** What a caller asked through `input_required` may be asked, in 2026-07-28's words, and whether its answers fit. */

@@ -35,6 +35,7 @@ import {
   unreachable
 } from "./internal/SseHttp.js"
 import type { HttpDefinition } from "./ServerDefinition.js"
+import type { Credentials } from "./UpstreamAuth.js"
 import {
   callThroughStream,
   type Connection,
@@ -55,6 +56,8 @@ export interface HttpOptions {
   readonly cancelTimeout?: Duration.DurationInput
   /** How many unsolicited messages are kept for a slow consumer before the oldest are dropped (default 1024). */
   readonly unsolicitedCapacity?: number
+  /** OAuth for this server (UpstreamAuth): the Authorization header of each request, and what a 401/403 means. */
+  readonly auth?: Credentials
 }
 
 const defaults = {
@@ -74,6 +77,9 @@ const DefaultRetryMs = 1000
 const MaxRetryMs = 60_000
 /** How many resumptions in a row may bring no event before a response stream is given up on. */
 const MaxIdleResumptions = 3
+
+/** How many times one POST is sent again after its authorization was refused and renewed. */
+const MaxAuthRetries = 3
 
 /** Statuses with which a server that is not Streamable HTTP at all refuses `initialize`. */
 const refusalStatuses: ReadonlySet<number> = new Set([400, 404, 405])
@@ -130,12 +136,24 @@ export const openHttp = (
         Effect.fail(new SessionExpired({ sessionId: sid }))
       )
 
-    const baseRequest = (request: HttpClientRequest.HttpClientRequest, hints: RequestHints | undefined, sid: string | undefined) =>
+    const auth = options.auth
+    const baseRequest = (
+      request: HttpClientRequest.HttpClientRequest,
+      hints: RequestHints | undefined,
+      sid: string | undefined,
+      authorization?: string | undefined
+    ) =>
       request.pipe(
         HttpClientRequest.setHeaders(def.headers),
         HttpClientRequest.setHeaders(hints?.headers ?? {}),
-        sid === undefined ? (r) => r : HttpClientRequest.setHeader(SessionHeader, sid)
+        sid === undefined ? (r) => r : HttpClientRequest.setHeader(SessionHeader, sid),
+        authorization === undefined ? (r) => r : HttpClientRequest.setHeader("authorization", authorization)
       )
+
+    // GETs and DELETEs carry the token too; only a POST's refusal starts an authorization.
+    const currentAuthorization = auth === undefined
+      ? Effect.succeed(undefined)
+      : Effect.orElseSucceed(auth.authorization, () => undefined)
 
     const post = Effect.fn("HttpTransport.post")(function*(
       body: string,
@@ -144,14 +162,29 @@ export const openHttp = (
     ) {
       const version = headerValue(hints?.headers, VersionHeader)
       if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
-      const request = baseRequest(HttpClientRequest.post(def.url), hints, sid).pipe(
-        HttpClientRequest.setHeader("accept", AcceptBoth),
-        HttpClientRequest.bodyText(body, "application/json")
-      )
-      const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(def.url, e)))
-      const minted = response.headers[SessionHeader]
-      if (minted !== undefined && minted.length > 0) yield* Ref.set(session, minted)
-      return response
+      for (let attempt = 0;; attempt++) {
+        const authorization = auth === undefined ? undefined : yield* auth.authorization
+        const request = baseRequest(HttpClientRequest.post(def.url), hints, sid, authorization).pipe(
+          HttpClientRequest.setHeader("accept", AcceptBoth),
+          HttpClientRequest.bodyText(body, "application/json")
+        )
+        const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(def.url, e)))
+        if (auth !== undefined && (response.status === 401 || response.status === 403) && attempt < MaxAuthRetries) {
+          const verdict = yield* auth.refused({
+            status: response.status,
+            wwwAuthenticate: response.headers["www-authenticate"],
+            sent: authorization,
+            attempt
+          })
+          if (verdict === "retry") {
+            yield* Effect.ignore(readBody(def.url, response, maxFrameBytes))
+            continue
+          }
+        }
+        const minted = response.headers[SessionHeader]
+        if (minted !== undefined && minted.length > 0) yield* Ref.set(session, minted)
+        return response
+      }
     })
 
     // A refused body is read only to find a JSON-RPC message in it; one too large to hold is
@@ -201,7 +234,7 @@ export const openHttp = (
     // A resumed stream is fetched with the request's own headers and session, as its POST was.
     const resume = (lastEventId: string, hints: RequestHints | undefined, sid: string | undefined) =>
       Effect.gen(function*() {
-        const request = baseRequest(HttpClientRequest.get(def.url), hints, sid).pipe(
+        const request = baseRequest(HttpClientRequest.get(def.url), hints, sid, yield* currentAuthorization).pipe(
           HttpClientRequest.setHeader("accept", "text/event-stream"),
           HttpClientRequest.setHeader("last-event-id", lastEventId)
         )
@@ -342,7 +375,7 @@ export const openHttp = (
       Effect.gen(function*() {
         const sid = yield* Ref.get(session)
         const version = yield* Ref.get(legacyVersion)
-        const request = baseRequest(HttpClientRequest.get(def.url), undefined, sid).pipe(
+        const request = baseRequest(HttpClientRequest.get(def.url), undefined, sid, yield* currentAuthorization).pipe(
           HttpClientRequest.setHeader("accept", "text/event-stream"),
           version === undefined ? (r) => r : HttpClientRequest.setHeader(VersionHeader, version)
         )
@@ -395,7 +428,7 @@ export const openHttp = (
     const deleteSession = (sid: string) =>
       Effect.gen(function*() {
         const version = yield* Ref.get(legacyVersion)
-        const request = baseRequest(HttpClientRequest.del(def.url), undefined, sid).pipe(
+        const request = baseRequest(HttpClientRequest.del(def.url), undefined, sid, yield* currentAuthorization).pipe(
           version === undefined ? (r) => r : HttpClientRequest.setHeader(VersionHeader, version)
         )
         const response = yield* scoped.execute(request)

@@ -19,13 +19,32 @@ export class StdioDefinition extends Schema.Class<StdioDefinition>("@mcpx-fx/ups
   protocol: Schema.optional(PreferenceFromString)
 }) {}
 
+/**
+ * OAuth 2.1 for an HTTP upstream (config `"auth": {"type": "oauth", …}`): the client identity to use
+ * when the server's authorization server has one registered for mcpx-fx, the scopes to ask for beyond
+ * what the server names, and the loopback port the login listens on. Everything else is discovered.
+ */
+export class OAuthSettings extends Schema.Class<OAuthSettings>("@mcpx-fx/upstream/OAuthSettings")({
+  type: Schema.Literal("oauth"),
+  /** A pre-registered client id; without one mcpx-fx uses a Client ID Metadata Document or registers itself. */
+  clientId: Schema.optional(Schema.String),
+  /** The pre-registered client's secret (confidential clients only). */
+  clientSecret: Schema.optional(Schema.String),
+  /** Scopes requested in addition to the ones the server asks for. */
+  scopes: Schema.optional(Schema.Array(Schema.String)),
+  /** The loopback port `auth login` listens on for the redirect (default: one the system picks). */
+  redirectPort: Schema.optional(Schema.Number)
+}) {}
+
 /** An upstream reached over Streamable HTTP (or, as a fallback, the 2024-11-05 HTTP+SSE transport). */
 export class HttpDefinition extends Schema.Class<HttpDefinition>("@mcpx-fx/upstream/HttpDefinition")({
   transport: Schema.Literal("http"),
   name: Schema.String,
   url: Schema.String,
   headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
-  protocol: Schema.optional(PreferenceFromString)
+  protocol: Schema.optional(PreferenceFromString),
+  /** How to authorize when the server asks (a 401); absent, only `headers` are sent. */
+  auth: Schema.optional(OAuthSettings)
 }) {}
 
 /** Either kind of upstream definition. */

@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ServerDefinition } from "./ServerDefinition.js"
+import type { AuthError } from "./UpstreamAuth.js"
 
 /**
  * How a request travels on HTTP (ignored by stdio, which has no headers and no sessions).
@@ -158,7 +159,13 @@ export class FrameTooLarge extends Schema.TaggedError<FrameTooLarge>("@mcpx-fx/u
 }
 
 /** Everything a connection can fail with. */
-export type TransportError = HTTPStatusError | LegacyHTTPRefusedError | SessionExpired | TransportClosed | FrameTooLarge
+export type TransportError =
+  | HTTPStatusError
+  | LegacyHTTPRefusedError
+  | SessionExpired
+  | TransportClosed
+  | FrameTooLarge
+  | AuthError
 
 /** Opens connections to upstreams. */
 export class Transport extends Context.Tag("@mcpx-fx/upstream/Transport")<

@@ -1,15 +1,20 @@
 /**
  * The Transport that picks the wire from the definition: a child process for stdio, Streamable
  * HTTP for a URL, and the 2024-11-05 HTTP+SSE transport when asked for it (the Prober's fallback).
+ * Streamable HTTP gets its OAuth from UpstreamAuth when the context has one (without it, only the
+ * definition's own headers are sent); HTTP+SSE predates MCP authorization and gets headers only.
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { openHttpSse } from "./HttpSseTransport.js"
 import { openHttp } from "./HttpTransport.js"
+import type { HttpDefinition } from "./ServerDefinition.js"
 import { openStdio, type StdioOptions } from "./StdioTransport.js"
 import { Transport } from "./Transport.js"
+import { UpstreamAuth } from "./UpstreamAuth.js"
 
 /** Options for the wires that have any. */
 export interface TransportOptions {
@@ -25,12 +30,17 @@ export const layer = (
     Effect.gen(function*() {
       const executor = yield* CommandExecutor.CommandExecutor
       const client = yield* HttpClient.HttpClient
+      const auth = yield* Effect.serviceOption(UpstreamAuth)
+      const credentials = (def: HttpDefinition) => {
+        const found = Option.isSome(auth) ? auth.value.credentials(def) : undefined
+        return found === undefined ? {} : { auth: found }
+      }
       return Transport.of({
         open: (def, open = {}) =>
           def.transport === "stdio"
             ? Effect.provideService(openStdio(def, options.stdio), CommandExecutor.CommandExecutor, executor)
             : Effect.provideService(
-              open.wire === "http+sse" ? openHttpSse(def) : openHttp(def),
+              open.wire === "http+sse" ? openHttpSse(def) : openHttp(def, credentials(def)),
               HttpClient.HttpClient,
               client
             )

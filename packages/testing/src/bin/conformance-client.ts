@@ -18,7 +18,9 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
 import { Negotiator } from "@mcpx-fx/upstream/Negotiator"
 import { Prober } from "@mcpx-fx/upstream/Prober"
+import { TokenStore } from "@mcpx-fx/upstream/TokenStore"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
+import { UpstreamAuth } from "@mcpx-fx/upstream/UpstreamAuth"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -28,16 +30,26 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { play, readInvocation } from "../conformance/ClientScenarios.js"
+import { autoApprove } from "../oauth/AutoApprove.js"
 
 // The suite kills a client after its --timeout (30 s unless told); giving up a little earlier
 // leaves a reason in stderr. A runner that raises --timeout raises this with it.
 const giveUpMs = Number(process.env.MCPX_CONFORMANCE_GIVE_UP_MS ?? "25000")
 const GiveUpAfter = Duration.millis(Number.isFinite(giveUpMs) && giveUpMs > 0 ? giveUpMs : 25_000)
 
-// Each run is one process against one fresh mock, so a remembered era would never be read back.
+// The suite's authorization scenarios name this document as the client's Client ID Metadata Document.
+const ClientMetadataUrl = "https://conformance-test.local/client-metadata.json"
+
+// The suite's mock authorization servers approve at once, so the redirect is followed here; the
+// product itself never completes a login without `mcpx-fx auth login`.
+const Auth = UpstreamAuth.layer({ authorizer: autoApprove, clientMetadataUrl: ClientMetadataUrl }).pipe(
+  Layer.provide(TokenStore.layerMemory)
+)
+
+// Each run is one process against one fresh mock, so a remembered era (or token) would never be read back.
 const Upstream = Prober.layer.pipe(
   Layer.provide(Layer.mergeAll(TransportLayer.layer(), EraCache.layerMemory, Negotiator.layer)),
-  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer))
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Auth))
 )
 
 const Logging = Layer.mergeAll(

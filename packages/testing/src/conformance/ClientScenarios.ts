@@ -14,7 +14,7 @@ import * as Revision from "@mcpx-fx/protocol/Revision"
 import type { Preference } from "@mcpx-fx/upstream/Preference"
 import { type ProbeError, Prober } from "@mcpx-fx/upstream/Prober"
 import { type QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/Questions"
-import { HttpDefinition } from "@mcpx-fx/upstream/ServerDefinition"
+import { HttpDefinition, OAuthSettings } from "@mcpx-fx/upstream/ServerDefinition"
 import type { CallContext, Session, SessionError } from "@mcpx-fx/upstream/Session"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -236,6 +236,16 @@ const steps: Readonly<Record<string, Step>> = {
   "json-schema-2020-12-preservation": schemaPreservation
 }
 
+const PreRegistered = Schema.Struct({ client_id: Schema.String, client_secret: Schema.optional(Schema.String) })
+
+/** The OAuth settings a scenario's context implies: the pre-registered client it hands out, if any. */
+export const oauthSettings = (context: JsonObject): OAuthSettings =>
+  Either.match(Schema.decodeUnknownEither(PreRegistered)(context), {
+    onLeft: () => new OAuthSettings({ type: "oauth" }),
+    onRight: (c) =>
+      new OAuthSettings({ type: "oauth", clientId: c.client_id, ...(c.client_secret === undefined ? {} : { clientSecret: c.client_secret }) })
+  })
+
 /**
  * Plays one scenario: starts the upstream through the Prober, checks it speaks the revision the
  * run is graded at, and performs the scenario's steps. Scenarios without steps of their own (the
@@ -248,7 +258,7 @@ export const play = (
     const prober = yield* Prober
     yield* Effect.logInfo(`${invocation.scenario} at ${invocation.protocolVersion}: ${invocation.url} (${preference})`)
     const { report, session } = yield* prober.start(
-      new HttpDefinition({ transport: "http", name: "conformance", url: invocation.url }),
+      new HttpDefinition({ transport: "http", name: "conformance", url: invocation.url, auth: oauthSettings(invocation.context) }),
       { preference, probeTimeout: "5 seconds", session: { clientInfo, clientCapabilities } }
     )
     for (const step of report.steps) yield* Effect.logInfo(`probe ${step}`)

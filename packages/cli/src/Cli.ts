@@ -4,6 +4,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as AuthCommand from "./commands/Auth.js"
 import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
 import * as DaemonCommand from "./commands/Daemon.js"
@@ -31,7 +32,8 @@ const subcommands = [
   ServeCommand.command,
   DaemonCommand.command,
   StatusCommand.command,
-  StopCommand.command
+  StopCommand.command,
+  AuthCommand.command
 ] as const
 
 /** The whole `mcpx-fx` command. */

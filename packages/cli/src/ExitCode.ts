@@ -1,7 +1,8 @@
 /**
  * The exit code of a finished command, and the message that goes with it. It is decided here, in
  * one place, from the typed failure: 2 when the user can fix the command line or a config file,
- * 75 when a server asked a question nobody answered, 1 for anything else.
+ * 75 when a server asked a question nobody answered, 77 when an upstream needs `mcpx-fx auth
+ * login`, 1 for anything else.
  */
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Config from "@mcpx-fx/gateway/Config"
@@ -21,8 +22,18 @@ export const Failure = 1
 export const Usage = 2
 /** A server asked a question that nobody answered (EX_TEMPFAIL): the call may be answered later. */
 export const QuestionPending = 75
+/** An upstream needs authorization: `mcpx-fx auth login <server>` (sysexits' EX_NOPERM). */
+export const NeedsAuthorization = 77
 /** Interrupted by SIGINT/SIGTERM, as shells report it. */
 export const Interrupted = 130
+
+const tagOf = (e: unknown): unknown => (typeof e === "object" && e !== null && "_tag" in e ? e._tag : undefined)
+
+/** The upstream's own AuthorizationRequired, or the daemon's or gateway's retelling of it. */
+const needsAuthorization = (e: unknown): boolean =>
+  tagOf(e) === "AuthorizationRequired" ||
+  (tagOf(e) === "UpstreamFailed" && (e as { readonly kind?: unknown }).kind === "AuthorizationRequired") ||
+  (tagOf(e) === "PoolError" && (e as { readonly authorizationRequired?: unknown }).authorizationRequired === true)
 
 const isUsage = (e: unknown): boolean =>
   e instanceof UsageError || e instanceof Config.ConfigError || e instanceof Settings.SettingsError
@@ -43,7 +54,13 @@ export const report = (cause: Cause.Cause<unknown>): Effect.Effect<number> => {
     onSome: (e) => {
       if (ValidationError.isValidationError(e)) return Effect.succeed(Usage)
       const message = Option.getOrElse(messageOf(e), () => Cause.pretty(cause))
-      const code = isUsage(e) ? Usage : e instanceof QuestionsPending ? QuestionPending : Failure
+      const code = isUsage(e)
+        ? Usage
+        : e instanceof QuestionsPending
+        ? QuestionPending
+        : needsAuthorization(e)
+        ? NeedsAuthorization
+        : Failure
       return Effect.as(Console.error(`mcpx-fx: ${message}`), code)
     }
   })

@@ -18,7 +18,9 @@ import * as Negotiator from "@mcpx-fx/upstream/Negotiator"
 import * as Pool from "@mcpx-fx/upstream/Pool"
 import * as Prober from "@mcpx-fx/upstream/Prober"
 import * as RequestState from "@mcpx-fx/server/RequestState"
+import * as TokenStore from "@mcpx-fx/upstream/TokenStore"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
+import * as UpstreamAuth from "@mcpx-fx/upstream/UpstreamAuth"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -71,17 +73,31 @@ export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.Setti
   Effect.flatMap(ProcessEnvironment, (environment) =>
     Effect.asVoid(Settings.resolveAll({ env: environment.env, flags: globals.flags })))
 
+/** The OAuth token store of this invocation's state directory, shared with every other process using it. */
+export const tokenStore: Layer.Layer<TokenStore.TokenStore, never, StateDir.StateDir | FileSystem.FileSystem | Path.Path> = Layer
+  .unwrapEffect(Effect.map(StateDir.StateDir, (stateDir) => TokenStore.TokenStore.layerFile(stateDir.path)))
+
+/**
+ * OAuth for HTTP upstreams on the state directory's token store. Without an authorizer (the
+ * daemon, `serve`, `call`), a server that needs a login fails its calls with the `auth login` hint;
+ * `mcpx-fx auth login` gives its own.
+ */
+export const upstreamAuth = (
+  options: UpstreamAuth.UpstreamAuthOptions = {}
+): Layer.Layer<UpstreamAuth.UpstreamAuth, never, StateDir.StateDir | FileSystem.FileSystem | Path.Path> =>
+  UpstreamAuth.UpstreamAuth.layer(options).pipe(Layer.provide(tokenStore))
+
 /**
  * The gateway for one in-process invocation, with everything under it: the pool, the prober, the
  * era cache in the state directory (unless `upstream.eraCache` is off), the transports on the
- * platform's process and HTTP clients. `oneShot`: the command ends after one answer and reports
- * upstream failures itself (Pool.OneShot).
+ * platform's process and HTTP clients, OAuth for HTTP upstreams with the state directory's tokens.
+ * `oneShot`: the command ends after one answer and reports upstream failures itself (Pool.OneShot).
  */
 export const gateway = (
   globals: Globals,
   options: { readonly oneShot?: boolean } = {}
 ): Layer.Layer<
-  Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | Configured,
+  Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured,
   ConfiguredError | Gateway.GatewayConfigError,
   ProcessEnvironment | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
 > => {
@@ -97,6 +113,7 @@ export const gateway = (
     Layer.provideMerge(eraCache),
     Layer.provide(Negotiator.Negotiator.layer),
     Layer.provide(TransportLayer.layer()),
+    Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty)
   )

@@ -161,6 +161,18 @@ export const PoolRow = Schema.Struct({
   legacyRefused: Schema.optionalWith(Schema.String, { exact: true })
 })
 
+/** An HTTP server's OAuth state (tokens are never shown); `needs-login` means `mcpx-fx auth login <server>`. */
+export const AuthRow = Schema.Struct({
+  state: Schema.Literal("valid", "expired", "needs-login", "none"),
+  refreshable: Schema.Boolean,
+  issuer: Schema.optionalWith(Schema.String, { exact: true }),
+  /** When the access token expires, epoch milliseconds. */
+  expiresAt: Schema.optionalWith(Schema.Number, { exact: true }),
+  scopes: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** Why a login is needed, when it is. */
+  reason: Schema.optionalWith(Schema.String, { exact: true })
+})
+
 /** One configured server (`GET /v1/servers`); env and headers by key only, their values may be secrets. */
 export const ServerRow = Schema.Struct({
   name: Schema.String,
@@ -178,7 +190,9 @@ export const ServerRow = Schema.Struct({
   preference: Schema.Literal(...Preferences),
   scope: Schema.Literal("global", "session", "call"),
   callTimeoutMs: Schema.Number,
-  pool: Schema.NullOr(PoolRow)
+  pool: Schema.NullOr(PoolRow),
+  /** HTTP servers authorized by OAuth: their token state. */
+  auth: Schema.optionalWith(AuthRow, { exact: true })
 })
 
 /** `GET /v1/servers`. */

@@ -21,7 +21,10 @@ export class BadArguments extends Schema.TaggedError<BadArguments>("@mcpx-fx/gat
 export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>("@mcpx-fx/gateway/Api/UpstreamFailed")(
   "UpstreamFailed",
   {
-    /** The gateway's error tag: PoolError, CallTimedOut, UpstreamRpcError, ProbeFailed, … */
+    /**
+     * The gateway's error tag: PoolError, CallTimedOut, UpstreamRpcError, ProbeFailed, …, and
+     * AuthorizationRequired when the server needs `mcpx-fx auth login` (the CLI exits 77).
+     */
     kind: Schema.String,
     server: Schema.optionalWith(Schema.String, { exact: true }),
     detail: Schema.String,
@@ -41,5 +44,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>("@mcpx-fx
 export const upstreamFailed = (e: Exclude<GatewayCallError, UnknownName>): UpstreamFailed => {
   const server = "server" in e && typeof e.server === "string" ? { server: e.server } : {}
   const rpc = e._tag === "UpstreamRpcError" ? { code: e.code, ...(e.data !== undefined ? { data: e.data } : {}) } : {}
-  return new UpstreamFailed({ kind: e._tag, detail: e.message, ...server, ...rpc })
+  // A start that failed for want of a login is told as what it is, so callers can say `auth login`.
+  const kind = e._tag === "PoolError" && e.authorizationRequired === true ? "AuthorizationRequired" : e._tag
+  return new UpstreamFailed({ kind, detail: e.message, ...server, ...rpc })
 }

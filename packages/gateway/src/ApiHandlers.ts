@@ -19,10 +19,12 @@ import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject } from "@mcpx-fx/protocol/Json"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { Pool, type PoolStatus } from "@mcpx-fx/upstream/Pool"
+import { type AuthStatus, UpstreamAuth } from "@mcpx-fx/upstream/UpstreamAuth"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Api, BadArguments, DaemonInfo, OpenApiPath, type UpstreamFailed } from "./Api.js"
@@ -135,7 +137,8 @@ const poolRow = (status: PoolStatus | undefined): typeof ApiSchema.PoolRow.Type 
 const serverRow = (
   server: GatewayServer,
   hot: { readonly preference: GatewayServer["preference"]; readonly callTimeout: Duration.Duration },
-  status: PoolStatus | undefined
+  status: PoolStatus | undefined,
+  auth: AuthStatus | undefined
 ): typeof ApiSchema.ServerRow.Type => {
   const { configured } = server
   const def = configured.definition
@@ -157,9 +160,20 @@ const serverRow = (
     preference: hot.preference,
     scope: server.scope,
     callTimeoutMs: Duration.toMillis(hot.callTimeout),
-    pool: poolRow(status)
+    pool: poolRow(status),
+    ...(auth === undefined ? {} : { auth: authRow(auth) })
   }
 }
+
+/** A server's authorization as `/v1/status` shows it: state and expiry, never a token. */
+export const authRow = (status: AuthStatus): typeof ApiSchema.AuthRow.Type => ({
+  state: status.state,
+  refreshable: status.refreshable,
+  ...(status.issuer === undefined ? {} : { issuer: status.issuer }),
+  ...(status.expiresAt === undefined ? {} : { expiresAt: status.expiresAt }),
+  ...(status.scopes === undefined ? {} : { scopes: status.scopes }),
+  ...(status.reason === undefined ? {} : { reason: status.reason })
+})
 
 /** Every configured server with its pool (`GET /v1/servers`, and the servers of `/v1/status`). */
 export const serverRows = (
@@ -172,16 +186,23 @@ export const serverRows = (
     // The hot settings as they stand now, which is what the next call will use.
     const preference = yield* settings.get("upstream.protocol")
     const callTimeout = yield* settings.get("pool.callTimeout")
-    return gateway.servers.map((server) =>
-      serverRow(
-        server,
-        {
-          preference: server.configured.definition.protocol ?? preference,
-          callTimeout: Duration.decode(server.configured.pool.callTimeout ?? callTimeout)
-        },
-        snapshot.find((s) => s.server === server.name)
-      )
-    )
+    const auth = yield* Effect.serviceOption(UpstreamAuth)
+    return yield* Effect.forEach(gateway.servers, (server) => {
+      const def = server.configured.definition
+      const authStatus = Option.isSome(auth) && def.transport === "http" && auth.value.credentials(def) !== undefined
+        ? Effect.asSome(auth.value.status(def))
+        : Effect.succeedNone
+      return Effect.map(authStatus, (a) =>
+        serverRow(
+          server,
+          {
+            preference: def.protocol ?? preference,
+            callTimeout: Duration.decode(server.configured.pool.callTimeout ?? callTimeout)
+          },
+          snapshot.find((s) => s.server === server.name),
+          Option.getOrUndefined(a)
+        ))
+    })
   })
 
 /** Which layers the effective settings came from. */

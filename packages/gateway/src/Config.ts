@@ -25,8 +25,9 @@
  * for the same reason; a server's `pool` block, which is ours alone, refuses unknown keys.
  *
  * Comments and trailing commas are allowed. `${VAR}`, `${VAR:-default}` and `$$` expand in
- * `command`, `args`, `env`, `cwd`, `url` and `headers`, as in Claude Code; a relative `cwd` is
- * taken from the file's directory.
+ * `command`, `args`, `env`, `cwd`, `url`, `headers` and `auth`, as in Claude Code; a relative `cwd`
+ * is taken from the file's directory. An HTTP server's `auth` block is described in
+ * internal/AuthEntry.ts.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -37,6 +38,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { HttpDefinition, type ServerDefinition, StdioDefinition } from "@mcpx-fx/upstream/ServerDefinition"
+import * as AuthEntry from "./internal/AuthEntry.js"
 import * as Codec from "./internal/Codec.js"
 import * as Expand from "./internal/Expand.js"
 import * as Jsonc from "./internal/Jsonc.js"
@@ -128,6 +130,7 @@ export const ServerEntry = expecting(
     cwd: exact(Text),
     url: exact(Text),
     headers: exact(TextMap),
+    auth: exact(AuthEntry.AuthBlock),
     type: exact(Codec.oneOf(ServerTypes).fromJson),
     protocol: exact(Settings.lookup("upstream.protocol").fromJson),
     pool: exact(PoolBlock),
@@ -342,6 +345,7 @@ export const buildServer = Effect.fn("Config.buildServer")(function*(
       return yield* fail(["type"], `expected "stdio" for a server with a command, got ${JSON.stringify(entry.type)}`)
     }
     if (entry.headers !== undefined) return yield* fail(["headers"], "expected no headers on a stdio server (headers go with url)")
+    if (entry.auth !== undefined) return yield* fail(["auth"], "expected no auth on a stdio server (auth goes with url)")
     const command = yield* expandAt(file, name, ["mcpServers", name, "command"], entry.command, env)
     if (command.trim() === "") return yield* fail(["command"], "expected a non-empty command")
     const args: Array<string> = []
@@ -367,7 +371,12 @@ export const buildServer = Effect.fn("Config.buildServer")(function*(
     // The raw value is quoted, not the expanded one, which may carry a token.
     if (!isHttpUrl(url)) return yield* fail(["url"], `expected an http:// or https:// URL, got ${JSON.stringify(entry.url)}`)
     const headers = yield* expandMap(file, name, ["mcpServers", name, "headers"], entry.headers ?? {}, env)
-    return new HttpDefinition({ transport: "http", ...common, url, headers })
+    if (entry.auth === undefined) return new HttpDefinition({ transport: "http", ...common, url, headers })
+    if (AuthEntry.hasAuthorizationHeader(entry.headers)) {
+      return yield* fail(["auth"], "expected either auth or an Authorization header, not both")
+    }
+    const auth = yield* AuthEntry.buildAuth(entry.auth, (keys, value) => expandAt(file, name, ["mcpServers", name, "auth", ...keys], value, env))
+    return new HttpDefinition({ transport: "http", ...common, url, headers, auth })
   }
   return yield* fail([], "expected command (a stdio server) or url (an HTTP server)")
 })

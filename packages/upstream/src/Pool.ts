@@ -155,7 +155,9 @@ export class PoolError extends Schema.TaggedError<PoolError>("@mcpx-fx/upstream/
   /** start-failed and cooling-down: when the next start will be tried (absent: never). */
   retryInMs: Schema.optionalWith(Schema.Number, { exact: true }),
   /** crashed: the last bytes the upstream wrote on stderr. */
-  stderrTail: Schema.optionalWith(Schema.String, { exact: true })
+  stderrTail: Schema.optionalWith(Schema.String, { exact: true }),
+  /** start-failed because the server needs a login (`mcpx-fx auth login`): no cooldown, the next call tries again. */
+  authorizationRequired: Schema.optionalWith(Schema.Boolean, { exact: true })
 }) {
   override get message(): string {
     const where = this.lane === "legacy" ? `${this.server} (legacy-only session)` : this.server
@@ -792,6 +794,10 @@ const make = Effect.gen(function*() {
             reason: "start-failed",
             detail: `${reason} (remembered until the pool restarts)`
           })
+        }
+        // A login happens elsewhere (`mcpx-fx auth login`), and the next call must see it at once.
+        if (errorTag(error) === "AuthorizationRequired") {
+          return new PoolError({ server: pool.name, lane: lane.lane, reason: "start-failed", detail: reason, authorizationRequired: true })
         }
         lane.failures += 1
         const retryInMs = Math.min(pool.settings.cooldownBaseMs * 2 ** (lane.failures - 1), pool.settings.cooldownCapMs)

@@ -76,6 +76,8 @@ export const AuthEntry = Schema.Struct({
   resource: Text,
   client: Schema.optionalWith(StoredClient, { exact: true }),
   tokens: Schema.optionalWith(StoredTokens, { exact: true }),
+  /** The scopes the last authorization asked for, space-separated (the grant may hold fewer). */
+  requested: Schema.optionalWith(Text, { exact: true }),
   /** Scopes the server asked for (a 403 insufficient_scope) that the next login must request too. */
   wanted: Schema.optionalWith(Text, { exact: true }),
   /** When it was last written, epoch milliseconds. */

@@ -113,8 +113,11 @@ export interface Authorizer {
 export interface AuthStatus {
   readonly server: string
   readonly url: string
-  /** valid: a token that has not expired; expired: one that has (refreshed at next use when refreshable). */
-  readonly state: "valid" | "expired" | "needs-login"
+  /**
+   * valid: a token that has not expired; expired: one that has (refreshed at next use when
+   * refreshable); needs-login: `mcpx-fx auth login` is needed; none: the server has not asked.
+   */
+  readonly state: "valid" | "expired" | "needs-login" | "none"
   readonly issuer?: string
   readonly expiresAt?: number
   readonly scopes?: ReadonlyArray<string>
@@ -159,10 +162,20 @@ const isExpired = (tokens: StoredTokens, now: number): boolean =>
 
 const bearer = (tokens: StoredTokens): string => `Bearer ${tokens.access_token}`
 
+/**
+ * How long tokens read from the store are used before it is read again, so a login, refresh or
+ * logout by another process (the CLI beside the daemon) is seen within this long even when the
+ * server does not refuse the old token first.
+ */
+const ReloadAfterMs = 30_000
+
 interface ServerState {
-  /** The tokens in use; read from the store on first use. */
+  /** The tokens in use; read from the store on first use and every ReloadAfterMs. */
   tokens: StoredTokens | undefined
-  loaded: boolean
+  /** When the store was last read for them (undefined: never). */
+  loadedAt: number | undefined
+  /** Why the last call needed a login nobody could do here; cleared by the next authorization. */
+  needsLogin: string | undefined
   /** One refresh or authorization at a time per server. */
   readonly lock: Effect.Semaphore
 }
@@ -174,7 +187,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
   const stateOf = (def: HttpDefinition): ServerState => {
     let state = states.get(def.url)
     if (state === undefined) {
-      state = { tokens: undefined, loaded: false, lock: Effect.unsafeMakeSemaphore(1) }
+      state = { tokens: undefined, loadedAt: undefined, needsLogin: undefined, lock: Effect.unsafeMakeSemaphore(1) }
       states.set(def.url, state)
     }
     return state
@@ -192,12 +205,12 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
   const write = (def: HttpDefinition, change: (entry: AuthEntry | undefined) => AuthEntry | undefined) =>
     store.update(def.url, change).pipe(Effect.mapError((e) => new AuthorizationFailed({ server: def.name, reason: e.message })))
 
-  const load = (def: HttpDefinition, state: ServerState) =>
-    state.loaded
+  const load = (def: HttpDefinition, state: ServerState, now: number) =>
+    state.loadedAt !== undefined && now - state.loadedAt < ReloadAfterMs
       ? Effect.void
       : Effect.map(readEntry(def), ({ entry }) => {
         state.tokens = entry?.tokens
-        state.loaded = true
+        state.loadedAt = now
       })
 
   /** Refreshes with the stored refresh token; undefined when there is none or it was refused (revoked). */
@@ -233,8 +246,8 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
 
   const authorization = (def: HttpDefinition, state: ServerState): Effect.Effect<string | undefined, AuthError> =>
     Effect.gen(function*() {
-      yield* load(def, state)
       const now = yield* Clock.currentTimeMillis
+      yield* load(def, state, now)
       const current = state.tokens
       if (current === undefined) return undefined
       if (!isExpired(current, now)) return bearer(current)
@@ -303,10 +316,19 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
         scope,
         now
       })
-      const entry: AuthEntry = { issuer: as.issuer, metadata: { ...as }, resource: resource.resource, client, tokens, at: now }
+      const entry: AuthEntry = {
+        issuer: as.issuer,
+        metadata: { ...as },
+        resource: resource.resource,
+        client,
+        tokens,
+        ...(scope === undefined ? {} : { requested: scope }),
+        at: now
+      }
       yield* write(def, () => entry)
       state.tokens = tokens
-      state.loaded = true
+      state.loadedAt = now
+      state.needsLogin = undefined
       yield* Effect.logInfo(`${def.name}: authorized at ${as.issuer}`)
       return entry
     })).pipe(Effect.catchTag("OAuthStepFailed", (e) => Effect.fail(failed(def)(e))))
@@ -334,7 +356,9 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
         const scope = refusal.status === 403
           ? Flow.unionScopes(granted, Flow.scopeList(challenge.scope))
           : undefined
-        if (refusal.status === 403 && Flow.scopeList(scope).every((s) => granted.includes(s))) {
+        // Asking again for scopes already asked for (granted or not) would only loop.
+        const asked = [...granted, ...Flow.scopeList(entry?.requested)]
+        if (refusal.status === 403 && Flow.scopeList(scope).every((s) => asked.includes(s))) {
           return yield* new AuthorizationFailed({
             server: def.name,
             reason: `the server refuses with insufficient_scope for ${challenge.scope ?? "an unnamed scope"} although the token holds ` +
@@ -354,6 +378,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
             : held === undefined
             ? "no login yet"
             : "the server no longer accepts the stored token"
+          state.needsLogin = reason
           return yield* required(def, reason, scope)
         }
         yield* authorizeWith(def, state, challenge, authorizer, scope)
@@ -368,12 +393,11 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
       const tokens = entry?.tokens
       const base = { server: def.name, url: def.url, ...(entry === undefined ? {} : { issuer: entry.issuer }) }
       if (tokens === undefined) {
-        return {
-          ...base,
-          state: "needs-login",
-          refreshable: false,
-          reason: damaged !== undefined ? `the token store was damaged (${damaged})` : "no login yet"
-        } satisfies AuthStatus
+        const asked = states.get(def.url)?.needsLogin
+        const reason = damaged !== undefined ? `the token store was damaged (${damaged})` : asked ?? "no login yet"
+        // A server that never asked, and was never configured for OAuth, may well need nothing.
+        const none = asked === undefined && entry === undefined && def.auth === undefined && damaged === undefined
+        return { ...base, state: none ? "none" : "needs-login", refreshable: false, ...(none ? {} : { reason }) } satisfies AuthStatus
       }
       const refreshable = tokens.refresh_token !== undefined
       const expired = isExpired(tokens, now)
@@ -414,7 +438,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
           return undefined
         })
         state.tokens = undefined
-        state.loaded = true
+        state.loadedAt = yield* Clock.currentTimeMillis
         return had
       }),
     status

@@ -61,7 +61,8 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
     req.on("error", reject)
   })
 
-const toRequest = async (req: IncomingMessage, signal: AbortSignal): Promise<Request> => {
+/** A node request as a web-standard Request (for the SDKs' fetch handlers). */
+export const toRequest = async (req: IncomingMessage, signal: AbortSignal): Promise<Request> => {
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
   const method = req.method ?? "GET"
@@ -78,7 +79,8 @@ const toRequest = async (req: IncomingMessage, signal: AbortSignal): Promise<Req
   })
 }
 
-const writeResponse = async (response: Response, res: ServerResponse): Promise<void> => {
+/** Writes a web-standard Response to a node response, streaming its body. */
+export const writeResponse = async (response: Response, res: ServerResponse): Promise<void> => {
   const headers: Record<string, string> = {}
   response.headers.forEach((value, key) => {
     headers[key] = value

@@ -151,8 +151,8 @@ export const openHttp = (
       )
 
     // GETs and DELETEs carry the token too; only a POST's refusal starts an authorization.
-    const currentAuthorization = auth === undefined
-      ? Effect.succeed(undefined)
+    const currentAuthorization: Effect.Effect<string | undefined> = auth === undefined
+      ? Effect.sync(() => undefined)
       : Effect.orElseSucceed(auth.authorization, () => undefined)
 
     const post = Effect.fn("HttpTransport.post")(function*(

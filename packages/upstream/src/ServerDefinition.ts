@@ -30,6 +30,11 @@ export class OAuthSettings extends Schema.Class<OAuthSettings>("@mcpx-fx/upstrea
   clientId: Schema.optional(Schema.String),
   /** The pre-registered client's secret (confidential clients only). */
   clientSecret: Schema.optional(Schema.String),
+  /**
+   * The HTTPS URL of a Client ID Metadata Document describing mcpx-fx (one you host), used as the
+   * client id where the authorization server takes such documents and no clientId is set.
+   */
+  clientMetadataUrl: Schema.optional(Schema.String),
   /** Scopes requested in addition to the ones the server asks for. */
   scopes: Schema.optional(Schema.Array(Schema.String)),
   /** The loopback port `auth login` listens on for the redirect (default: one the system picks). */

@@ -298,7 +298,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
         clientId: def.auth?.clientId,
         clientSecret: def.auth?.clientSecret,
         stored: sameIssuer?.client,
-        clientMetadataUrl: options.clientMetadataUrl,
+        clientMetadataUrl: def.auth?.clientMetadataUrl ?? options.clientMetadataUrl,
         redirectUri: receiver.redirectUri,
         scope
       })

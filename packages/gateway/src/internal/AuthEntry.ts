@@ -3,7 +3,8 @@
  *
  * ```jsonc
  * "auth": { "type": "oauth", "clientId": "${DOCS_CLIENT_ID}", "clientSecret": "${DOCS_CLIENT_SECRET}",
- *           "scopes": ["read", "write"], "redirectPort": 8976 }
+ *           "scopes": ["read", "write"], "redirectPort": 8976,
+ *           "clientMetadataUrl": "https://example.com/mcpx-fx/client.json" }
  * ```
  *
  * Every key but `type` is optional, and an HTTP server without the block is authorized the same
@@ -24,6 +25,12 @@ const exact = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(sc
 
 const Text = expecting(Schema.String, "a string")
 
+// A Client ID Metadata Document's URL is the client id itself: https, with a path.
+const DocumentUrl = expecting(
+  Schema.String.pipe(Schema.filter((s) => URL.canParse(s) && new URL(s).protocol === "https:" && new URL(s).pathname !== "/")),
+  "an https:// URL with a path"
+)
+
 const Port = expecting(
   Schema.Number.pipe(Schema.int(), Schema.between(1, 65535)),
   "a port number from 1 to 65535"
@@ -36,9 +43,10 @@ export const AuthBlock = expecting(
     clientId: exact(Text),
     clientSecret: exact(Text),
     scopes: exact(expecting(Schema.Array(Text), "a list of strings")),
-    redirectPort: exact(Port)
+    redirectPort: exact(Port),
+    clientMetadataUrl: exact(DocumentUrl)
   }).annotations({ parseOptions: { onExcessProperty: "error" } }),
-  `an object with type "oauth" and optionally clientId, clientSecret, scopes or redirectPort`
+  `an object with type "oauth" and optionally clientId, clientSecret, scopes, redirectPort or clientMetadataUrl`
 )
 /** The block as written. */
 export type AuthBlock = typeof AuthBlock.Type
@@ -58,7 +66,8 @@ export const buildAuth = <E>(block: AuthBlock, expandAt: ExpandAt<E>): Either.Ei
       ...(clientId === undefined || clientId === "" ? {} : { clientId }),
       ...(clientSecret === undefined || clientSecret === "" ? {} : { clientSecret }),
       ...(block.scopes === undefined ? {} : { scopes }),
-      ...(block.redirectPort === undefined ? {} : { redirectPort: block.redirectPort })
+      ...(block.redirectPort === undefined ? {} : { redirectPort: block.redirectPort }),
+      ...(block.clientMetadataUrl === undefined ? {} : { clientMetadataUrl: block.clientMetadataUrl })
     })
   })
 

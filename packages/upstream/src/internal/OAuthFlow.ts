@@ -121,9 +121,10 @@ export const identify = (input: IdentityInput) =>
       } satisfies StoredClient
     }
     const stored = input.stored
-    if (stored !== undefined && stored.source !== "config" && (stored.source !== "dcr" || stored.redirect_uri === input.redirectUri)) {
-      return stored
-    }
+    // A registration is bound to the redirect URI it registered; a metadata document to its URL.
+    const reusable = stored !== undefined &&
+      (stored.source === "dcr" ? stored.redirect_uri === input.redirectUri : stored.source === "cimd" && stored.client_id === input.clientMetadataUrl)
+    if (reusable) return stored
     if (as.client_id_metadata_document_supported === true && input.clientMetadataUrl !== undefined) {
       return { client_id: input.clientMetadataUrl, token_endpoint_auth_method: "none", source: "cimd" } satisfies StoredClient
     }

@@ -365,6 +365,8 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
               `${held?.scope ?? "no scope"}; not authorizing again for nothing new`
           })
         }
+        // A 401 that is no OAuth challenge, from a server nobody configured for OAuth, is the server's own business.
+        if (refusal.status === 401 && challenge.bearer !== true && def.auth === undefined && entry === undefined) return "pass" as const
         const authorizer = options.authorizer
         if (authorizer === undefined) {
           if (refusal.status === 403 && entry !== undefined) {

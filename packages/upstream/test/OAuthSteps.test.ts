@@ -60,9 +60,15 @@ describe("OAuth discovery order and checks", () => {
       const c = yield* parseChallenge(
         `Basic realm="x", Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://m.example/prm"`
       )
-      assert.deepStrictEqual(c, { error: "insufficient_scope", scope: "files:read files:write", resourceMetadata: "https://m.example/prm" })
+      assert.deepStrictEqual(c, {
+        bearer: true,
+        error: "insufficient_scope",
+        scope: "files:read files:write",
+        resourceMetadata: "https://m.example/prm"
+      })
       assert.deepStrictEqual(yield* parseChallenge(undefined), {})
-      assert.deepStrictEqual(yield* parseChallenge("Bearer error=invalid_token"), { error: "invalid_token" })
+      assert.deepStrictEqual(yield* parseChallenge("Bearer error=invalid_token"), { bearer: true, error: "invalid_token" })
+      assert.deepStrictEqual(yield* parseChallenge(`Basic realm="api"`), { bearer: false })
     }))
 })
 

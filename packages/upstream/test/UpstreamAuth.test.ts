@@ -8,6 +8,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { EraCache } from "../src/EraCache.js"
 import { Negotiator } from "../src/Negotiator.js"
 import { Prober } from "../src/Prober.js"
@@ -239,5 +241,20 @@ describe("UpstreamAuth against a local authorization server", () => {
       yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove)))
       assert.strictEqual(kinds(as, "register").length, 1, "only the operator's registration")
       assert.strictEqual((kinds(as, "authorize")[0] as { clientId: string }).clientId, registered.client_id)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("a 401 with no Bearer challenge from a server not configured for OAuth stays that server's HTTP error", () =>
+    Effect.gen(function*() {
+      const url = yield* Effect.acquireRelease(
+        Effect.async<{ readonly url: string; readonly close: () => void }>((resume) => {
+          const server = createServer((_req, res) => res.writeHead(401, { "www-authenticate": `Basic realm="api"` }).end("no"))
+          server.listen(0, "127.0.0.1", () =>
+            resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, close: () => server.close() })))
+        }),
+        (s) => Effect.sync(s.close)
+      )
+      const dir = yield* tempDir
+      const failure = yield* Effect.flip(callTool(definition(url.url), "whoami").pipe(Effect.provide(engine(dir))))
+      assert.strictEqual(failure._tag, "HTTPStatusError")
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -70,6 +70,8 @@ export const attempt = <A>(step: OAuthStepFailed["step"], what: string, run: (si
 
 /** What a Bearer challenge asks for. */
 export interface Challenge {
+  /** Whether the header held a Bearer challenge at all (an OAuth resource server's 401 does). */
+  readonly bearer?: boolean
   readonly resourceMetadata?: string
   readonly scope?: string
   readonly error?: string
@@ -91,9 +93,10 @@ export const parseChallenge = (header: string | undefined): Effect.Effect<Challe
       (): Challenge => ({}),
       (e: unknown): Challenge => {
         if (!(e instanceof oauth.WWWAuthenticateChallengeError)) return {}
-        const chosen = e.cause.find((c) => c.scheme === "bearer") ?? e.cause[0]
-        const p = chosen?.parameters ?? {}
+        const bearer = e.cause.find((c) => c.scheme === "bearer")
+        const p = (bearer ?? e.cause[0])?.parameters ?? {}
         return {
+          bearer: bearer !== undefined,
           ...(p.resource_metadata === undefined ? {} : { resourceMetadata: p.resource_metadata }),
           ...(p.scope === undefined ? {} : { scope: p.scope }),
           ...(p.error === undefined ? {} : { error: p.error })

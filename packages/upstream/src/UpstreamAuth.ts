@@ -35,9 +35,17 @@ import {
   discoverResource,
   discoverServer,
   OAuthStepFailed,
-  parseChallenge,
-  requestOptions
+  parseChallenge
 } from "./internal/OAuthDiscovery.js"
+import {
+  type AuthStatus,
+  bearer,
+  dropTokens,
+  isExpired,
+  loginChallenge,
+  portOf,
+  statusOf
+} from "./internal/AuthStatus.js"
 import * as Flow from "./internal/OAuthFlow.js"
 import { type AuthEntry, type StoredTokens, TokenStore } from "./TokenStore.js"
 
@@ -109,22 +117,7 @@ export interface Authorizer {
   readonly receive: (server: string, preferredPort: number | undefined) => Effect.Effect<Receiver, AuthorizationFailed, Scope.Scope>
 }
 
-/** The token state of one server, for `auth status` and `/v1/status`. */
-export interface AuthStatus {
-  readonly server: string
-  readonly url: string
-  /**
-   * valid: a token that has not expired; expired: one that has (refreshed at next use when
-   * refreshable); needs-login: `mcpx-fx auth login` is needed; none: the server has not asked.
-   */
-  readonly state: "valid" | "expired" | "needs-login" | "none"
-  readonly issuer?: string
-  readonly expiresAt?: number
-  readonly scopes?: ReadonlyArray<string>
-  readonly refreshable: boolean
-  /** Why a login is needed, when it is. */
-  readonly reason?: string
-}
+export type { AuthStatus } from "./internal/AuthStatus.js"
 
 /** How the service authorizes. */
 export interface UpstreamAuthOptions {
@@ -153,14 +146,6 @@ export class UpstreamAuth extends Context.Tag("@mcpx-fx/upstream/UpstreamAuth")<
 /** Whether OAuth applies: an HTTP definition whose headers do not already authorize it. */
 export const usesOAuth = (def: HttpDefinition): boolean =>
   def.auth?.type === "oauth" || !Object.keys(def.headers).some((k) => k.toLowerCase() === "authorization")
-
-/** An access token is taken as expired this long before it says, so it does not expire on the way. */
-const ExpirySkewMs = 30_000
-
-const isExpired = (tokens: StoredTokens, now: number): boolean =>
-  tokens.expires_at !== undefined && tokens.expires_at - ExpirySkewMs <= now
-
-const bearer = (tokens: StoredTokens): string => `Bearer ${tokens.access_token}`
 
 /**
  * How long tokens read from the store are used before it is read again, so a login, refresh or
@@ -391,31 +376,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
   const status = (def: HttpDefinition): Effect.Effect<AuthStatus> =>
     Effect.gen(function*() {
       const { damaged, entry } = yield* readEntry(def)
-      const now = yield* Clock.currentTimeMillis
-      const tokens = entry?.tokens
-      const base = { server: def.name, url: def.url, ...(entry === undefined ? {} : { issuer: entry.issuer }) }
-      if (tokens === undefined) {
-        const asked = states.get(def.url)?.needsLogin
-        const reason = damaged !== undefined ? `the token store was damaged (${damaged})` : asked ?? "no login yet"
-        // A server that never asked, and was never configured for OAuth, may well need nothing.
-        const none = asked === undefined && entry === undefined && def.auth === undefined && damaged === undefined
-        return { ...base, state: none ? "none" : "needs-login", refreshable: false, ...(none ? {} : { reason }) } satisfies AuthStatus
-      }
-      const refreshable = tokens.refresh_token !== undefined
-      const expired = isExpired(tokens, now)
-      const wanted = entry?.wanted
-      return {
-        ...base,
-        state: wanted !== undefined ? "needs-login" : expired ? (refreshable ? "expired" : "needs-login") : "valid",
-        ...(tokens.expires_at === undefined ? {} : { expiresAt: tokens.expires_at }),
-        scopes: Flow.scopeList(tokens.scope),
-        refreshable,
-        ...(wanted !== undefined
-          ? { reason: `the server wants the scopes ${wanted}` }
-          : expired && !refreshable
-          ? { reason: "the access token expired and there is no refresh token" }
-          : {})
-      } satisfies AuthStatus
+      return statusOf(def, entry, { damaged, asked: states.get(def.url)?.needsLogin, now: yield* Clock.currentTimeMillis })
     })
 
   return UpstreamAuth.of({
@@ -427,7 +388,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
     login: (def, authorizer) =>
       Effect.gen(function*() {
         const state = stateOf(def)
-        const challenge = yield* challengeOf(def)
+        const challenge = yield* loginChallenge(def)
         yield* state.lock.withPermits(1)(authorizeWith(def, state, challenge, authorizer, undefined))
         return yield* status(def)
       }),
@@ -446,35 +407,3 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
     status
   })
 }
-
-const dropTokens = (entry: AuthEntry): AuthEntry => {
-  const { tokens: _dropped, ...rest } = entry
-  return rest
-}
-
-const portOf = (uri: string | undefined): number | undefined => {
-  if (uri === undefined || !URL.canParse(uri)) return undefined
-  const port = Number(new URL(uri).port)
-  return Number.isInteger(port) && port > 0 ? port : undefined
-}
-
-/**
- * The challenge a login starts from: what the server answers an unauthorized request (a ping,
- * which any server may refuse before reading it). A server that does not say 401 leaves the
- * discovery to the well-known URIs.
- */
-const challengeOf = (def: HttpDefinition): Effect.Effect<Challenge> =>
-  Effect.tryPromise((signal) =>
-    fetch(def.url, {
-      method: "POST",
-      headers: { ...def.headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: "mcpx-fx-auth-login", method: "ping" }),
-      ...requestOptions(def.url, signal)
-    })
-  ).pipe(
-    Effect.flatMap((response) => {
-      const header = response.status === 401 ? response.headers.get("www-authenticate") ?? undefined : undefined
-      return Effect.zipRight(Effect.promise(() => response.body?.cancel() ?? Promise.resolve()), parseChallenge(header))
-    }),
-    Effect.orElseSucceed((): Challenge => ({}))
-  )

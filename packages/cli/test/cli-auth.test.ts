@@ -39,7 +39,8 @@ const login = (root: string, env: Record<string, string>, server: string) =>
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString()
-      const url = /^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m.exec(stderr)?.[1]
+      // Only a whole line: stderr arrives in chunks, and half a URL would be refused.
+      const url = /^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)\n/m.exec(stderr)?.[1]
       if (url === undefined || opened) return
       opened = true
       void fetch(url, { redirect: "manual" })
@@ -67,6 +68,14 @@ describe("mcpx-fx auth", () => {
       const unknown = yield* sb.run(["auth", "status", "--json"], { env })
       assert.strictEqual(JSON.parse(unknown.stdout).servers[0].state, "needs-login")
 
+      // A daemon that runs before the login says the same, and shows it in its status.
+      const daemon = yield* DaemonProcess.start(sb, { config: sb.path(".mcpx.json"), stateDir })
+      const refused = yield* sb.run(["call", "docs.whoami"], { env })
+      assert.strictEqual(refused.code, 77, refused.stderr)
+      assert.include(refused.stderr, "mcpx-fx auth login docs")
+      const needing = yield* sb.run(["status"], { env })
+      assert.include(needing.stdout, "docs: needs `mcpx-fx auth login docs`")
+
       const done = yield* login(sb.root, { PATH: process.env.PATH ?? "", HOME: sb.home, ...env }, "docs")
       assert.strictEqual(done.code, 0, done.stderr)
       assert.include(done.stdout, `docs: authorized at ${as.issuer}`)
@@ -79,7 +88,7 @@ describe("mcpx-fx auth", () => {
       assert.isTrue(row.refreshable)
       assert.notInclude(status.stdout, "at-", "no token is ever shown")
 
-      const daemon = yield* DaemonProcess.start(sb, { config: sb.path(".mcpx.json"), stateDir })
+      // The same daemon, not restarted, uses the tokens the CLI stored.
       const viaDaemon = yield* sb.run(["call", "docs.whoami"], { env })
       assert.strictEqual(viaDaemon.code, 0, viaDaemon.stderr)
       assert.include(viaDaemon.stdout, "hello, authorized caller")
@@ -87,6 +96,7 @@ describe("mcpx-fx auth", () => {
       const docs = JSON.parse(live.stdout).status.servers.find((s: { name: string }) => s.name === "docs")
       assert.strictEqual(docs.auth.state, "valid")
       assert.notInclude(daemon.stderr(), "at-")
+      assert.strictEqual(grantsOf(as, "authorize"), 1, "the daemon never authorizes by itself")
 
       // The daemon refreshes by itself when the server stops taking the token.
       as.invalidateAccessTokens()

@@ -72,7 +72,12 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
           ["SERVER", "TRANSPORT", "PREFERENCE", "SESSIONS"],
           servers.map((s) => [s.name, s.transport, s.preference, instancesText(s.pool?.instances ?? [])])
         )
-      ])
+      ]),
+      ...servers.flatMap((s) =>
+        s.auth?.state === "needs-login"
+          ? [`${s.name}: needs \`mcpx-fx auth login ${s.name}\`${s.auth.reason === undefined ? "" : ` (${s.auth.reason})`}`]
+          : []
+      )
     ].join("\n"))
   })).pipe(
     Command.withDescription(

@@ -21,6 +21,9 @@ export const autoApprove: Authorizer = {
           try: (signal) => fetch(authorizationUrl, { redirect: "manual", signal }),
           catch: (e) => new AuthorizationFailed({ server, reason: `the authorization endpoint could not be reached: ${String(e)}` })
         }).pipe(
+          // A GET of the authorization URL is safe to repeat, and a test server on a busy machine
+          // sometimes drops the connection it was about to reuse.
+          Effect.retry({ times: 1 }),
           Effect.flatMap((response) => {
             const location = response.headers.get("location")
             return location === null

@@ -331,6 +331,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
           // Someone (another request, `auth login`, the daemon) has a newer token than the refused one.
           if (held !== undefined && bearer(held) !== refusal.sent && !isExpired(held, now)) {
             state.tokens = held
+            state.needsLogin = undefined
             return "retry" as const
           }
           if (entry !== undefined && refusal.attempt === 0 && held?.refresh_token !== undefined) {

@@ -13,7 +13,7 @@ const Esc = "\x1b["
 // A terminal, as far as mcpx-fx can tell: isTTY set before the bundle loads.
 const fakeTty = (stream: "stdout" | "stderr") => ({ NODE_OPTIONS: `--import=data:text/javascript,process.${stream}.isTTY=true` })
 
-const commands = ["tools", "call", "elicit", "protocol", "probe", "settings", "config", "serve", "daemon", "status", "stop"]
+const commands = ["tools", "call", "elicit", "protocol", "probe", "settings", "config", "serve", "daemon", "status", "stop", "auth"]
 
 describe("mcpx-fx: a mistyped command", () => {
   it.scopedLive("gets the closest command and exit 2", () =>

@@ -200,6 +200,30 @@ export const registry = [
       "Browser origins allowed on /mcp besides loopback and daemon.address: exact scheme://host[:port], " +
       "comma-separated in the environment and on the command line."
   }),
+  define("transport.maxBatch", {
+    codec: Codec.positiveInt,
+    default: 100,
+    hot: false,
+    description:
+      "The most messages one JSON-RPC batch may hold, over stdio and HTTP; a longer batch is refused whole with -32600. " +
+      "A batch runs 8 of its requests at a time."
+  }),
+  define("transport.sessionIdleTimeout", {
+    codec: Codec.duration,
+    default: Duration.minutes(30),
+    hot: false,
+    description:
+      "How long a legacy HTTP session may go without a request (nothing in flight) before it ends; its GET stream " +
+      "closes and it answers 404, so the client initializes again."
+  }),
+  define("transport.maxSessions", {
+    codec: Codec.positiveInt,
+    default: 1000,
+    hot: false,
+    description:
+      "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
+      "nothing in flight, or is refused with 503 when every session is busy."
+  }),
   define("daemon.address", {
     codec: Codec.host,
     default: "127.0.0.1",

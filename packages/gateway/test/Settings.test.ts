@@ -53,6 +53,9 @@ describe("Settings registry", () => {
       "transport.stdioDrain": ["5s", false],
       "transport.sseKeepAlive": ["15s", false],
       "transport.allowedOrigins": ["", false],
+      "transport.maxBatch": ["100", false],
+      "transport.sessionIdleTimeout": ["30m", false],
+      "transport.maxSessions": ["1000", false],
       "daemon.address": ["127.0.0.1", false],
       "daemon.port": ["7717", false]
     }

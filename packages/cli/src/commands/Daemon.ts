@@ -65,6 +65,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       }
       const allowedOrigins = yield* Settings.get("transport.allowedOrigins")
       const sseKeepAlive = yield* Settings.get("transport.sseKeepAlive")
+      const maxBatch = yield* Settings.get("transport.maxBatch")
+      const sessionIdleTimeout = yield* Settings.get("transport.sessionIdleTimeout")
+      const maxSessions = yield* Settings.get("transport.maxSessions")
       const gateway = yield* Gateway.Gateway
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
       const serverLayer = Server.Server.layer.pipe(
@@ -81,6 +84,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               allowedOrigins,
               ownOrigins: [own],
               sseKeepAlive,
+              maxBatch,
+              sessionIdleTimeout,
+              maxSessions,
               inputSchemaOf
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))

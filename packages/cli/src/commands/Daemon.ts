@@ -20,6 +20,7 @@ import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
 import * as HttpEdge from "@mcpx-fx/server/HttpEdge"
@@ -136,7 +137,8 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             allowedOrigins,
             token
           })
-          return { tcp: edge(router), socket: router }
+          // The socket is the owner's: /v1 shows them what their upstreams said, unredacted.
+          return { tcp: edge(router), socket: Effect.locally(router, Redact.RawForOwner, true) }
         }), { host: address, port, socket: files.socket, grace })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {

@@ -21,6 +21,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
@@ -121,7 +122,9 @@ export const makeSessions = (
         for (const entry of live.values()) {
           if (yield* busy(entry)) continue
           yield* Effect.logInfo(`legacy session ended to make room: ${options.maxSessions} sessions is the most held (transport.maxSessions)`)
-          yield* end(entry.session.id)
+          // From a fiber of the registry's own scope, as the reaper does: closed from the
+          // initialize that needs the room, each ended session stayed reachable (16 KB apiece).
+          yield* Fiber.join(yield* Effect.forkIn(end(entry.session.id), scope))
           return
         }
         return yield* new SessionsFull({ max: options.maxSessions })

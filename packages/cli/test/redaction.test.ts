@@ -87,3 +87,35 @@ describe("redaction", () => {
       }))
   })
 })
+
+describe("redaction of events", () => {
+  // A daemon of its own: the first start after subscribing must be the upstream's first, not one
+  // held back by the cooldown earlier failures left.
+  layer(HttpDaemon.layer(config), { timeout: 60_000 })("events", (it) => {
+    it.effect("/v1/events over TCP tells of the failed start without the stderr's secrets", () =>
+      Effect.gen(function*() {
+        const { daemon } = yield* HttpDaemon
+        const abort = new AbortController()
+        const seen = yield* Effect.promise(async () => {
+          const response = await fetch(`${daemon.info.url}/v1/events?server=leaky`, { signal: abort.signal })
+          const reader = response.body!.getReader()
+          const decoder = new TextDecoder()
+          let text = ""
+          let called = false
+          for (;;) {
+            const chunk = await reader.read()
+            if (chunk.done) return text
+            text += decoder.decode(chunk.value, { stream: true })
+            if (!called && text.includes(": subscribed")) {
+              called = true
+              // The owner's call, over the socket, makes the upstream start (and fail) again.
+              void Effect.runPromise(send({ socketPath: daemon.info.socket, method: "POST", path: "/v1/call", headers: { "content-type": "application/json" }, body: call }))
+            }
+            if (/event: server\.(start\.failed|crash)[^]*?\n\n/.test(text)) return text
+          }
+        }).pipe(Effect.ensuring(Effect.sync(() => abort.abort())))
+        assert.match(seen, /event: server\./)
+        assertClean(seen, "/v1/events")
+      }))
+  })
+})

@@ -301,7 +301,11 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
       const pool = yield* Pool
       const pending = yield* PendingCalls
       const keepAlive = yield* Effect.flatMap(Settings, (s) => s.get("transport.sseKeepAlive"))
-      const body = Events.sse(Events.filterOf(urlParams), keepAlive).pipe(
+      // A crash event carries the upstream's stderr tail: redacted but for the owner.
+      const raw = yield* FiberRef.get(Redact.RawForOwner)
+      const redactor = redactorOf(yield* Gateway)
+      const shape = (event: Events.Event): Events.Event => (raw ? event : redactor.json(event) as Events.Event)
+      const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape).pipe(
         Stream.provideService(Pool, pool),
         Stream.provideService(PendingCalls, pending),
         Stream.encodeText

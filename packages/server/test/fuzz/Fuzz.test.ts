@@ -1,7 +1,7 @@
 /**
- * The fuzz suite (issue 10): seeded frames of every kind (fuzz/Frames.ts) sent one at a time to
+ * The fuzz suite (issue 10): seeded frames of every kind (@mcpx-fx/testing/fuzz/Frames) sent one at a time to
  * the HTTP host's `/mcp` and to a stdio host, each answer checked against the wire rules
- * (fuzz/Model.ts) — the right code for every request, nothing for a notification — with a valid
+ * (@mcpx-fx/testing/fuzz/Model) — the right code for every request, nothing for a notification — with a valid
  * tools/call served every 100 frames and at the end, and no error logged (a defect in any fiber
  * is logged as one).
  *
@@ -21,12 +21,12 @@ import { Server } from "../../src/Server.js"
 import { StdioHost } from "../../src/StdioHost.js"
 import { harness } from "../HttpHostHarness.js"
 import { initialize, makeBackend } from "../support.js"
-import { type Frame, frames } from "./Frames.js"
-import { expected, type Expected, mismatch, refusedWhole, type Rules } from "./Model.js"
+import { type Frame, frames } from "@mcpx-fx/testing/fuzz/Frames"
+import { expected, type Expected, mismatch, refusedWhole, type Rules } from "@mcpx-fx/testing/fuzz/Model"
 
 const Count = Number(process.env.MCPX_FUZZ_FRAMES ?? 300)
 const Seed = Number(process.env.MCPX_FUZZ_SEED ?? 20261001)
-const Limits = { maxBatch: DefaultMaxBatch, maxDepth: JsonRpc.MaxDepth }
+const Limits = { maxBatch: DefaultMaxBatch, maxDepth: JsonRpc.MaxDepth, echoTool: "echo" }
 const Large = Count > 1000
 
 /** What one run saw. */

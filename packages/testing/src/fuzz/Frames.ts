@@ -39,20 +39,29 @@ const method = fc.oneof(
 const json = fc.jsonValue({ maxDepth: 4 })
 const object = fc.dictionary(fc.string({ maxLength: 6 }), json, { maxKeys: 4 })
 
-/** Tool names: the echo tool, one nobody has, and random ones (never the harness's blocking tools). */
-const toolName = fc.oneof(fc.constant("echo"), fc.constant("nope"), fc.string({ maxLength: 8 }).map((s) => `t-${s}`))
+/** What the frames are made for: the host's bounds and the tool a valid call names. */
+export interface Target {
+  readonly maxBatch: number
+  readonly maxDepth: number
+  /** The host's echo-like tool, called with random arguments too. */
+  readonly echoTool: string
+}
 
-const params = fc.oneof(
-  object,
-  fc.record({ name: toolName, arguments: fc.oneof(object, json) }),
-  fc.record({ name: fc.constant("echo"), arguments: object })
-)
+/** Tool names: the echo tool, one nobody has, and random ones (never a harness's blocking tools). */
+const toolName = (echo: string) => fc.oneof(fc.constant(echo), fc.constant("nope"), fc.string({ maxLength: 8 }).map((s) => `t-${s}`))
+
+const paramsFor = (echo: string) =>
+  fc.oneof(
+    object,
+    fc.record({ name: toolName(echo), arguments: fc.oneof(object, json) }),
+    fc.record({ name: fc.constant(echo), arguments: object })
+  )
 
 /** Request ids: strings and safe integers, made distinct by the sequence number the runner gives. */
 const id = (seq: number) => fc.oneof(fc.string({ maxLength: 6 }).map((s) => `${s}#${seq}`), fc.constant(seq))
 
-const request = (seq: number) =>
-  fc.record({ jsonrpc: fc.constant("2.0"), id: id(seq), method, params }, { requiredKeys: ["jsonrpc", "id", "method"] })
+const request = (seq: number, echo: string) =>
+  fc.record({ jsonrpc: fc.constant("2.0"), id: id(seq), method, params: paramsFor(echo) }, { requiredKeys: ["jsonrpc", "id", "method"] })
 
 const notification = fc.record(
   { jsonrpc: fc.constant("2.0"), method: fc.oneof(method, fc.constant("notifications/initialized")), params: object },
@@ -60,8 +69,8 @@ const notification = fc.record(
 )
 
 /** A request with one envelope member wrong. */
-const broken = (seq: number) =>
-  fc.tuple(request(seq), fc.constantFrom("jsonrpc", "method", "id", "params", "drop-jsonrpc", "both"), json).map(([r, what, junk]) => {
+const broken = (seq: number, echo: string) =>
+  fc.tuple(request(seq, echo), fc.constantFrom("jsonrpc", "method", "id", "params", "drop-jsonrpc", "both"), json).map(([r, what, junk]) => {
     switch (what) {
       case "jsonrpc":
         return { ...r, jsonrpc: junk === "2.0" ? "1.0" : junk }
@@ -88,10 +97,10 @@ const response = (seq: number) =>
     fc.record({ jsonrpc: fc.constant("2.0"), id: id(seq), result: json })
   )
 
-const message = (seq: number) => fc.oneof(request(seq), request(seq), notification, broken(seq), response(seq))
+const message = (seq: number, echo: string) => fc.oneof(request(seq, echo), request(seq, echo), notification, broken(seq, echo), response(seq))
 
-const nested = (levels: number, seq: number) =>
-  `{"jsonrpc":"2.0","id":${seq},"method":"tools/call","params":{"name":"echo","arguments":{"a":${"[".repeat(levels)}${"]".repeat(levels)}}}}`
+const nested = (levels: number, seq: number, echo: string) =>
+  `{"jsonrpc":"2.0","id":${seq},"method":"tools/call","params":{"name":${JSON.stringify(echo)},"arguments":{"a":${"[".repeat(levels)}${"]".repeat(levels)}}}}`
 
 /** Ids a double cannot hold: refused whole, without an id. */
 const inexact = fc.constantFrom("1e400", "-1e400", "1e-400", "9007199254740993", "123456789012345678901234567890", "0.1000000000000000055511151231257827")
@@ -106,18 +115,19 @@ const mutated = (text: string) =>
 const withKind = (kind: string) => (text: string): Frame => ({ kind, text })
 
 /** Every kind of frame, for a host that takes batches up to `maxBatch` and nesting to `maxDepth`. */
-export const frame = (seq: number, limits: { readonly maxBatch: number; readonly maxDepth: number }): FastCheck.Arbitrary<Frame> =>
-  fc.oneof(
-    { weight: 4, arbitrary: request(seq).map((m) => withKind("request")(JSON.stringify(m))) },
+export const frame = (seq: number, limits: Target): FastCheck.Arbitrary<Frame> => {
+  const echo = limits.echoTool
+  return fc.oneof(
+    { weight: 4, arbitrary: request(seq, echo).map((m) => withKind("request")(JSON.stringify(m))) },
     { weight: 1, arbitrary: notification.map((m) => withKind("notification")(JSON.stringify(m))) },
-    { weight: 2, arbitrary: broken(seq).map((m) => withKind("broken envelope")(JSON.stringify(m))) },
+    { weight: 2, arbitrary: broken(seq, echo).map((m) => withKind("broken envelope")(JSON.stringify(m))) },
     { weight: 1, arbitrary: response(seq).map((m) => withKind("stray response")(JSON.stringify(m))) },
     // Never blank: a blank stdio line is not a frame at all.
     { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "").map(withKind("text")) },
     { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null)).map((v) => withKind("scalar")(JSON.stringify(v))) },
-    { weight: 2, arbitrary: fc.array(message(seq), { minLength: 1, maxLength: 6 }).map((ms) => withKind("batch")(JSON.stringify(ms.map((m, i) => ("id" in m && typeof m.id === "string" ? { ...m, id: `${m.id}/${i}` } : "id" in m && typeof m.id === "number" ? { ...m, id: m.id * 100 + i } : m))))) },
+    { weight: 2, arbitrary: fc.array(message(seq, echo), { minLength: 1, maxLength: 6 }).map((ms) => withKind("batch")(JSON.stringify(ms.map((m, i) => ("id" in m && typeof m.id === "string" ? { ...m, id: `${m.id}/${i}` } : "id" in m && typeof m.id === "number" ? { ...m, id: m.id * 100 + i } : m))))) },
     { weight: 1, arbitrary: fc.constantFrom("[]", JSON.stringify(Array.from({ length: limits.maxBatch + 1 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" })))).map(withKind("batch bound")) },
-    { weight: 1, arbitrary: fc.integer({ min: limits.maxDepth, max: limits.maxDepth * 40 }).map((levels) => withKind("deep")(nested(levels, seq))) },
+    { weight: 1, arbitrary: fc.integer({ min: limits.maxDepth, max: limits.maxDepth * 40 }).map((levels) => withKind("deep")(nested(levels, seq, echo))) },
     {
       weight: 1,
       arbitrary: inexact.map((text): Frame => ({
@@ -126,11 +136,12 @@ export const frame = (seq: number, limits: { readonly maxBatch: number; readonly
         expect: { _tag: "Refused", code: -32600 }
       }))
     },
-    { weight: 3, arbitrary: request(seq).map((m) => JSON.stringify({ ...m, id: `m${seq}` })).chain(mutated).map(withKind("mutated")) }
+    { weight: 3, arbitrary: request(seq, echo).map((m) => JSON.stringify({ ...m, id: `m${seq}` })).chain(mutated).map(withKind("mutated")) }
   )
+}
 
 /** `count` frames from `seed`, in chunks, so a 100k run never holds them all. */
-export function* frames(seed: number, count: number, limits: { readonly maxBatch: number; readonly maxDepth: number }): Generator<Frame> {
+export function* frames(seed: number, count: number, limits: Target): Generator<Frame> {
   const chunk = 500
   for (let start = 0; start < count; start += chunk) {
     const n = Math.min(chunk, count - start)

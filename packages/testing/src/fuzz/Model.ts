@@ -22,16 +22,20 @@ export interface Rules {
   readonly maxDepth: number
   readonly maxBatch: number
   readonly strayResponse: "refused" | "ignored"
+  /** A tool that answers any object of arguments with a result (none: a call may answer either way). */
+  readonly echoTool?: string
 }
 
-/** Methods the fuzzed host serves and what they answer with the fake Backend. */
-const Known: Readonly<Record<string, (params: JsonObject | undefined) => Pick<Extract<Expected, { _tag: "Answer" }>, "result" | "codes">>> = {
+type Known = (params: JsonObject | undefined, rules: Rules) => Pick<Extract<Expected, { _tag: "Answer" }>, "result" | "codes">
+
+/** Methods every mcpx-fx host serves with a result, whatever is behind it. */
+const Known: Readonly<Record<string, Known>> = {
   ping: () => ({ result: true }),
   "tools/list": () => ({ result: true }),
   "prompts/list": () => ({ result: true }),
   "resources/list": () => ({ result: true }),
-  "tools/call": (params) =>
-    params !== undefined && params.name === "echo" && isObject(params.arguments) ? { result: true } : {}
+  "tools/call": (params, rules) =>
+    rules.echoTool !== undefined && params !== undefined && params.name === rules.echoTool && isObject(params.arguments) ? { result: true } : {}
 }
 
 const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -64,7 +68,7 @@ const message = (v: unknown, rules: Rules): Expected => {
     if (!("id" in v)) return { _tag: "None" }
     const id = v.id as string | number
     const known = Known[v.method]
-    if (known !== undefined) return { _tag: "Answer", id, ...known(isObject(v.params) ? v.params : undefined) }
+    if (known !== undefined) return { _tag: "Answer", id, ...known(isObject(v.params) ? v.params : undefined, rules) }
     // Methods of MCP the fake Backend may or may not serve answer something; any other is -32601.
     return /^[a-z]+\/[A-Za-z/_]+$/.test(v.method) ? { _tag: "Answer", id } : { _tag: "Answer", id, codes: [-32601] }
   }

@@ -48,3 +48,20 @@ export const ensure: Effect.Effect<{ readonly token: string; readonly path: stri
       Effect.catchTag("BadArgument", (e) => Effect.fail(failed(e)))
     )
   })
+
+/**
+ * The token the daemon requires: `daemon.token` when set; else, for a daemon others can reach
+ * (`loopback` false), the state directory's, with a line saying where it is; else none.
+ */
+export const forDaemon = (
+  configured: string,
+  loopback: boolean
+): Effect.Effect<{ readonly token: string | undefined; readonly notice?: string }, DaemonFileError, StateDir | FileSystem.FileSystem | Path.Path> => {
+  if (configured !== "") return Effect.succeed({ token: configured })
+  if (loopback) return Effect.succeed({ token: undefined })
+  return Effect.map(ensure, (made) => ({
+    token: made.token,
+    notice: `/mcp and /v1 over TCP need "Authorization: Bearer <token>"; the token is ${made.created ? "generated into" : "in"} ${made.path} ` +
+      "(or set daemon.token)"
+  }))
+}

@@ -39,3 +39,21 @@ describe("DaemonToken.ensure", () => {
       assert.notStrictEqual(replaced.token, made.token)
     })).pipe(Effect.provide(NodeContext.layer)))
 })
+
+describe("DaemonToken.forDaemon", () => {
+  it.scoped("daemon.token wins; a loopback daemon has none; any other gets the state directory's, and says where", () =>
+    inStateDir(Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      assert.deepStrictEqual(yield* DaemonToken.forDaemon("configured-token-1234567", false), { token: "configured-token-1234567" })
+      assert.deepStrictEqual(yield* DaemonToken.forDaemon("", true), { token: undefined })
+      const remote = yield* DaemonToken.forDaemon("", false)
+      assert.isString(remote.token)
+      assert.include(remote.notice, "generated into")
+      assert.include(remote.notice, "Authorization: Bearer")
+      const state = (yield* StateDir.StateDir).path
+      assert.strictEqual((yield* fs.readFileString(`${state}/daemon.token`)).trim(), remote.token)
+      const again = yield* DaemonToken.forDaemon("", false)
+      assert.strictEqual(again.token, remote.token)
+      assert.notInclude(again.notice, "generated")
+    })).pipe(Effect.provide(NodeContext.layer)))
+})

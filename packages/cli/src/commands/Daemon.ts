@@ -74,16 +74,8 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // A daemon others can reach gets a token even when none was set: without one, anyone who can
       // reach the address could call every configured tool.
       const configuredToken = yield* Settings.get("daemon.token")
-      let token = configuredToken === "" ? undefined : configuredToken
-      if (token === undefined && !isLoopback(address)) {
-        const made = yield* DaemonToken.ensure
-        token = made.token
-        yield* Console.error(
-          `mcpx-fx: daemon.address ${address} is not a loopback address, so /mcp and /v1 over TCP need ` +
-            `"Authorization: Bearer <token>"; the token is ${made.created ? "generated into" : "in"} ${made.path} ` +
-            "(or set daemon.token)"
-        )
-      }
+      const { notice, token } = yield* DaemonToken.forDaemon(configuredToken, isLoopback(address))
+      if (notice !== undefined) yield* Console.error(`mcpx-fx: daemon.address ${address} is not a loopback address, so ${notice}`)
       const allowedOrigins = yield* Settings.get("transport.allowedOrigins")
       const allowedHosts = yield* Settings.get("transport.allowedHosts")
       const sseKeepAlive = yield* Settings.get("transport.sseKeepAlive")

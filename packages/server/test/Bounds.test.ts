@@ -22,8 +22,9 @@ const deep = (levels: number, id: JsonRpc.RequestId = "deep") =>
 
 const InexactIds = ["1e400", "1e-400", "9007199254740993"]
 
-const idless = (reply: JsonObject, code: number, mentions: string) => {
-  assert.isFalse("id" in reply, JSON.stringify(reply))
+/** A refusal naming no request: HTTP leaves the id out, stdio writes it as null. */
+const idless = (reply: JsonObject, code: number, mentions: string, where: "http" | "stdio") => {
+  assert.isTrue(where === "http" ? !("id" in reply) : reply.id === null, JSON.stringify(reply))
   const error = asObject(reply.error)
   assert.strictEqual(error.code, code)
   assert.include(String(error.message), mentions)
@@ -35,7 +36,7 @@ describe("stdio bounds", () => {
       Effect.gen(function*() {
         yield* opened(h, "2025-03-26")
         yield* h.send(Array.from({ length: 5 }, (_, i) => request(i, "ping")))
-        idless(asObject(yield* h.next), -32600, "at most 4")
+        idless(asObject(yield* h.next), -32600, "at most 4", "stdio")
         assert.strictEqual(h.callers.length, 0)
         yield* h.send(Array.from({ length: 4 }, (_, i) => request(i, "ping")))
         assert.strictEqual(((yield* h.next) as ReadonlyArray<unknown>).length, 4)
@@ -46,7 +47,7 @@ describe("stdio bounds", () => {
       Effect.gen(function*() {
         yield* opened(h, "2025-03-26")
         yield* h.send(Array.from({ length: DefaultMaxBatch + 1 }, (_, i) => request(i, "ping")))
-        idless(asObject(yield* h.next), -32600, `at most ${DefaultMaxBatch}`)
+        idless(asObject(yield* h.next), -32600, `at most ${DefaultMaxBatch}`, "stdio")
       })))
 
   it.effect("2025-03-26/stdio/a batch runs BatchConcurrency requests at a time, and a later request is answered before it", () =>
@@ -75,18 +76,18 @@ describe("stdio bounds", () => {
       Effect.gen(function*() {
         yield* opened(h, "2025-11-25")
         yield* h.sendLine(deep(5_000))
-        idless(asObject(yield* h.next), -32600, `${JsonRpc.MaxDepth} levels`)
+        idless(asObject(yield* h.next), -32600, `${JsonRpc.MaxDepth} levels`, "stdio")
         yield* h.send(request("after", "ping"))
         assert.strictEqual(asObject(yield* h.next).id, "after")
       })))
 
-  it.effect("2025-11-25/stdio/an id a number cannot hold exactly is refused with -32600 and no id", () =>
+  it.effect("2025-11-25/stdio/an id a number cannot hold exactly is refused with -32600 and id null", () =>
     stdio((h) =>
       Effect.gen(function*() {
         yield* opened(h, "2025-11-25")
         for (const id of InexactIds) {
           yield* h.sendLine(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`)
-          idless(asObject(yield* h.next), -32600, id)
+          idless(asObject(yield* h.next), -32600, id, "stdio")
         }
         yield* h.sendLine(`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`)
         yield* h.next
@@ -111,7 +112,7 @@ describe("HTTP bounds", () => {
       const h = yield* harness({ maxBatch: 4 })
       const r = yield* h.post(Array.from({ length: 5 }, (_, i) => req("ping", {}, i)))
       assert.strictEqual(r.status, 400)
-      idless(yield* objectOf(r), -32600, "at most 4")
+      idless(yield* objectOf(r), -32600, "at most 4", "http")
       const ok = yield* h.post(Array.from({ length: 4 }, (_, i) => req("ping", {}, i)))
       assert.strictEqual(((yield* bodyOf(ok)) as ReadonlyArray<unknown>).length, 4)
     }))
@@ -149,7 +150,7 @@ describe("HTTP bounds", () => {
       const h = yield* harness()
       const r = yield* h.post(deep(5_000), { "mcp-protocol-version": "2025-11-25" })
       assert.strictEqual(r.status, 400)
-      idless(yield* objectOf(r), -32600, `${JsonRpc.MaxDepth} levels`)
+      idless(yield* objectOf(r), -32600, `${JsonRpc.MaxDepth} levels`, "http")
       const after = yield* h.post(req("tools/call", { name: "echo", arguments: {} }, "after"), { "mcp-protocol-version": "2025-11-25" })
       assert.strictEqual((yield* objectOf(after)).id, "after")
     }))
@@ -160,7 +161,7 @@ describe("HTTP bounds", () => {
       for (const id of InexactIds) {
         const r = yield* h.post(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`, { "mcp-protocol-version": "2025-11-25" })
         assert.strictEqual(r.status, 400, id)
-        idless(yield* objectOf(r), -32600, id)
+        idless(yield* objectOf(r), -32600, id, "http")
       }
       const exact = yield* h.post(`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`, { "mcp-protocol-version": "2025-11-25" })
       assert.include(yield* Effect.promise(() => exact.text()), `"id":9007199254740991`)

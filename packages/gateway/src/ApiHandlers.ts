@@ -23,11 +23,12 @@ import { type AuthStatus, UpstreamAuth } from "@mcpx-fx/upstream/UpstreamAuth"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Api, BadArguments, DaemonInfo, OpenApiPath, type UpstreamFailed } from "./Api.js"
+import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Api.js"
 import { upstreamFailed } from "./ApiErrors.js"
 import { AskLive } from "./Ask.js"
 import type * as ApiSchema from "./Api.js"
@@ -36,6 +37,7 @@ import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from 
 import * as Names from "./Names.js"
 import { qualifiedToolName } from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
+import * as Redact from "./Redact.js"
 import { Settings, unknownSettingError } from "./Settings.js"
 
 /** `ns.tool` and `ns__tool` both name a tool (kept here for the callers that import it from the API). */
@@ -134,8 +136,30 @@ const poolRow = (status: PoolStatus | undefined): typeof ApiSchema.PoolRow.Type 
       ...(status.legacyRefused !== undefined ? { legacyRefused: status.legacyRefused } : {})
     }
 
+const redactorOf = (gateway: GatewayService): Redact.Redactor =>
+  Redact.forDefinitions(gateway.servers.map((s) => s.configured.definition))
+
+/**
+ * Relayed text (upstream messages, stderr tails, error bodies) as this caller may see it: raw for
+ * the owner on the unix socket, redacted for everyone else.
+ */
+const forCaller = <A>(gateway: GatewayService, value: A, redact: (r: Redact.Redactor, a: A) => A): Effect.Effect<A> =>
+  Effect.map(FiberRef.get(Redact.RawForOwner), (raw) => (raw ? value : redact(redactorOf(gateway), value)))
+
+const redactFailure = (r: Redact.Redactor, e: UpstreamFailed | BadArguments): UpstreamFailed | BadArguments =>
+  e._tag === "BadArguments"
+    ? new BadArguments({ tool: e.tool, detail: r.text(e.detail) })
+    : new UpstreamFailed({
+      kind: e.kind,
+      detail: r.text(e.detail),
+      ...(e.server !== undefined ? { server: e.server } : {}),
+      ...(e.code !== undefined ? { code: e.code } : {}),
+      ...(e.data !== undefined ? { data: r.json(e.data) } : {})
+    })
+
 const serverRow = (
   server: GatewayServer,
+  redact: Redact.Redactor,
   hot: { readonly preference: GatewayServer["preference"]; readonly callTimeout: Duration.Duration },
   status: PoolStatus | undefined,
   auth: AuthStatus | undefined
@@ -146,12 +170,13 @@ const serverRow = (
     ? {
       transport: "stdio" as const,
       command: def.command,
-      args: def.args,
+      // Args are configuration, not relayed text: a `--token=…` in them is hidden from everyone.
+      args: redact.args(def.args),
       ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
       envKeys: Object.keys(def.env).sort(),
       headerKeys: []
     }
-    : { transport: "http" as const, url: def.url, envKeys: [], headerKeys: Object.keys(def.headers).sort() }
+    : { transport: "http" as const, url: redact.text(def.url), envKeys: [], headerKeys: Object.keys(def.headers).sort() }
   return {
     name: server.name,
     namespace: server.namespace,
@@ -187,6 +212,7 @@ export const serverRows = (
     const preference = yield* settings.get("upstream.protocol")
     const callTimeout = yield* settings.get("pool.callTimeout")
     const auth = yield* Effect.serviceOption(UpstreamAuth)
+    const redact = redactorOf(gateway)
     return yield* Effect.forEach(gateway.servers, (server) => {
       const def = server.configured.definition
       const authStatus = Option.isSome(auth) && def.transport === "http" && auth.value.credentials(def) !== undefined
@@ -195,6 +221,7 @@ export const serverRows = (
       return Effect.map(authStatus, (a) =>
         serverRow(
           server,
+          redact,
           {
             preference: def.protocol ?? preference,
             callTimeout: Duration.decode(server.configured.pool.callTimeout ?? callTimeout)
@@ -262,8 +289,18 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
 /** `/v1/tools`, `/v1/call`. */
 export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
   handlers
-    .handle("list", ({ urlParams }) => Effect.flatMap(Gateway, (gateway) => toolsListing(gateway, urlParams.ns)))
-    .handle("call", ({ payload }) => Effect.flatMap(Gateway, (gateway) => callTool(gateway, payload))))
+    .handle("list", ({ urlParams }) =>
+      Effect.flatMap(Gateway, (gateway) =>
+        Effect.flatMap(toolsListing(gateway, urlParams.ns), (listing) =>
+          forCaller(gateway, listing, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
+    .handle("call", ({ payload }) =>
+      Effect.flatMap(Gateway, (gateway) =>
+        callTool(gateway, payload).pipe(
+          Effect.catchTags({
+            UpstreamFailed: (e) => Effect.flip(forCaller(gateway, e, redactFailure)),
+            BadArguments: (e) => Effect.flip(forCaller(gateway, e, redactFailure))
+          })
+        ))))
 
 /** `/v1/settings` and `/v1/settings/{path}`. */
 export const SettingsLive = HttpApiBuilder.group(Api, "settings", (handlers) =>
@@ -285,7 +322,11 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
       const pool = yield* Pool
       const pending = yield* PendingCalls
       const keepAlive = yield* Effect.flatMap(Settings, (s) => s.get("transport.sseKeepAlive"))
-      const body = Events.sse(Events.filterOf(urlParams), keepAlive).pipe(
+      // A crash event carries the upstream's stderr tail: redacted but for the owner.
+      const raw = yield* FiberRef.get(Redact.RawForOwner)
+      const redactor = redactorOf(yield* Gateway)
+      const shape = (event: Events.Event): Events.Event => (raw ? event : redactor.json(event) as Events.Event)
+      const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape).pipe(
         Stream.provideService(Pool, pool),
         Stream.provideService(PendingCalls, pending),
         Stream.encodeText

@@ -46,13 +46,21 @@ export const readyFrame = ": subscribed\n\n"
 export const keepAliveFrame = ": keep-alive\n\n"
 
 /**
- * The SSE body: the ready comment, then matching events as they happen, with a keep-alive comment
- * every `keepAlive`. The Pool subscription lives as long as the stream is read.
+ * The SSE body: the ready comment, then matching events as they happen (each through `shape`,
+ * which may take secrets out of a crash's stderr), with a keep-alive comment every `keepAlive`.
+ * The Pool subscription lives as long as the stream is read.
  */
-export const sse = (filter: EventFilter, keepAlive: Duration.DurationInput): Stream.Stream<string, never, Pool | PendingCalls> =>
+export const sse = (
+  filter: EventFilter,
+  keepAlive: Duration.DurationInput,
+  shape: (event: Event) => Event = (event) => event
+): Stream.Stream<string, never, Pool | PendingCalls> =>
   Stream.unwrapScoped(
     Effect.map(Effect.all([Effect.flatMap(Pool, (pool) => pool.subscribe), Effect.flatMap(PendingCalls, (p) => p.events)]), ([lifecycle, questions]) => {
-      const events = Stream.merge(Stream.fromQueue(lifecycle), Stream.fromQueue(questions)).pipe(Stream.filter(matches(filter)), Stream.map(frame))
+      const events = Stream.merge(Stream.fromQueue(lifecycle), Stream.fromQueue(questions)).pipe(
+        Stream.filter(matches(filter)),
+        Stream.map((e) => frame(shape(e)))
+      )
       const pings = Stream.fromSchedule(Schedule.spaced(Duration.decode(keepAlive))).pipe(Stream.as(keepAliveFrame))
       return Stream.concat(Stream.make(readyFrame), Stream.merge(events, pings))
     })

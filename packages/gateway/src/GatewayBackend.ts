@@ -14,6 +14,7 @@ import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./
 import * as Names from "./Names.js"
 import * as PendingCalls from "./PendingCalls.js"
 import * as QuestionFit from "./QuestionFit.js"
+import * as Redact from "./Redact.js"
 
 /**
  * The server's caller as the gateway needs it: identity for pooling (its revision also picks the
@@ -104,19 +105,22 @@ export const moveResult = (move: Exclude<PendingCalls.Move, { readonly _tag: "Ru
   }
 
 /** Retells a pending call's own failures as Backend errors. */
-export const toBackendPendingError = (e: PendingCalls.PendingError): Backend.BackendError => {
+export const toBackendPendingError = (e: PendingCalls.PendingError, redact: Redact.Redactor = Redact.make([])): Backend.BackendError => {
   switch (e._tag) {
     case "CapabilitiesLacking":
       return new Backend.CapabilityRequired({ requiredCapabilities: e.requiredCapabilities })
     case "PendingCallRefused":
       return new Backend.InputRefused({ reason: e.reason, detail: e.detail, clientError: e.reason !== "rounds" && e.reason !== "full" && e.reason !== "ended" })
     default:
-      return toBackendError(e)
+      return toBackendError(e, redact)
   }
 }
 
-/** Retells a gateway failure as the Backend error the Server knows how to answer. */
-export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
+/**
+ * Retells a gateway failure as the Backend error the Server knows how to answer, with `redact`
+ * over the text an upstream could have put a secret in (its message, error data, stderr tail).
+ */
+export const toBackendError = (e: GatewayCallError, redact: Redact.Redactor = Redact.make([])): Backend.BackendError => {
   switch (e._tag) {
     case "UnknownName":
       return new Backend.UnknownName({ kind: e.kind, name: e.name, suggestions: e.suggestions })
@@ -127,13 +131,13 @@ export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
         server: e.server,
         method: e.method,
         code: e.code,
-        rpcMessage: e.rpcMessage,
-        ...(e.data === undefined ? {} : { data: e.data })
+        rpcMessage: redact.text(e.rpcMessage),
+        ...(e.data === undefined ? {} : { data: redact.json(e.data) })
       })
     case "PoolError":
-      return new Backend.BackendUnavailable({ server: e.server, reason: e.message })
+      return new Backend.BackendUnavailable({ server: e.server, reason: redact.text(e.message) })
     default:
-      return new Backend.BackendUnavailable({ reason: e.message })
+      return new Backend.BackendUnavailable({ reason: redact.text(e.message) })
   }
 }
 
@@ -141,7 +145,16 @@ export const toBackendError = (e: GatewayCallError): Backend.BackendError => {
 export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.PendingCalls> = Layer.effect(
   Backend.Backend,
   Effect.map(Effect.all([Gateway, PendingCalls.PendingCalls]), ([gateway, pending]) => {
-    const call = <A>(effect: Effect.Effect<A, GatewayCallError>) => Effect.mapError(effect, toBackendError)
+    // Built when something failed, from the servers configured then: failures are rare, and the
+    // configuration may have changed since the last one.
+    const redactor = () => Redact.forDefinitions(gateway.servers.map((s) => s.configured.definition))
+    const call = <A>(effect: Effect.Effect<A, GatewayCallError>) => Effect.mapError(effect, (e) => toBackendError(e, redactor()))
+    const listed = <L extends { readonly failures: ReadonlyArray<Backend.ListingFailure> }>(effect: Effect.Effect<L>) =>
+      Effect.map(effect, (l): L => {
+        if (l.failures.length === 0) return l
+        const r = redactor()
+        return { ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }
+      })
     const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
 
     /**
@@ -176,7 +189,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         : pending.begin(label, QuestionFit.asker(caller.clientCapabilities), run)
       // A host's request waits for a move (no `wait`), so a call is never left running under it.
       return move.pipe(
-        Effect.mapError(toBackendPendingError),
+        Effect.mapError((e) => toBackendPendingError(e, redactor())),
         Effect.flatMap((m) => m._tag === "Running" ? Effect.dieMessage("a pending call ran on without a move") : Effect.succeed(moveResult(m)))
       )
     }
@@ -201,10 +214,10 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
     }
 
     return Backend.Backend.of({
-      listTools: (caller) => gateway.listTools(toGatewayCaller(caller)),
-      listPrompts: (caller) => gateway.listPrompts(toGatewayCaller(caller)),
-      listResources: (caller) => gateway.listResources(toGatewayCaller(caller)),
-      listResourceTemplates: (caller) => gateway.listResourceTemplates(toGatewayCaller(caller)),
+      listTools: (caller) => listed(gateway.listTools(toGatewayCaller(caller))),
+      listPrompts: (caller) => listed(gateway.listPrompts(toGatewayCaller(caller))),
+      listResources: (caller) => listed(gateway.listResources(toGatewayCaller(caller))),
+      listResourceTemplates: (caller) => listed(gateway.listResourceTemplates(toGatewayCaller(caller))),
       callTool: (caller, name, args, meta) => {
         const found = Names.resolve(gateway.servers, name)
         const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
@@ -223,7 +236,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       complete,
       // Gateway changes already have the Backend's shape (plus the server they came from).
       changes: gateway.changes,
-      watchResource: (caller, uri) => Effect.mapError(gateway.watchResource(toGatewayCaller(caller), uri), toBackendError)
+      watchResource: (caller, uri) => Effect.mapError(gateway.watchResource(toGatewayCaller(caller), uri), (e) => toBackendError(e, redactor()))
     })
   })
 )

@@ -63,13 +63,22 @@ export interface Setting<P extends string, A> {
   readonly fromJson: Schema.Schema<A, unknown>
   /** The text form, as an env var or flag would hold it. */
   readonly format: (a: A) => string
+  /** A secret: listings and `/v1/settings` say whether it is set, never what it is. */
+  readonly secret: boolean
 }
 
 const define = <const P extends string, A>(
   path: P,
-  spec: { readonly codec: Codec.Codec<A>; readonly default: NoInfer<A>; readonly hot: boolean; readonly description: string }
+  spec: {
+    readonly codec: Codec.Codec<A>
+    readonly default: NoInfer<A>
+    readonly hot: boolean
+    readonly description: string
+    readonly secret?: boolean
+  }
 ): Setting<P, A> => ({
   path,
+  secret: spec.secret ?? false,
   env: envNameOf(path),
   flag: flagNameOf(path),
   description: spec.description,
@@ -197,8 +206,40 @@ export const registry = [
     default: [],
     hot: false,
     description:
-      "Browser origins allowed on /mcp besides loopback and daemon.address: exact scheme://host[:port], " +
-      "comma-separated in the environment and on the command line."
+      "Browser origins allowed on /mcp and /v1 besides loopback and daemon.address, and the only ones granted CORS: " +
+      "exact scheme://host[:port], comma-separated in the environment and on the command line."
+  }),
+  define("transport.allowedHosts", {
+    codec: Codec.hosts,
+    default: [],
+    hot: false,
+    description:
+      "Host names a request to the daemon's TCP listener may use besides its own address (loopback names and " +
+      "daemon.address at daemon.port): name (any port) or name:port, comma-separated. Any other Host is 403."
+  }),
+  define("transport.maxBatch", {
+    codec: Codec.positiveInt,
+    default: 100,
+    hot: false,
+    description:
+      "The most messages one JSON-RPC batch may hold, over stdio and HTTP; a longer batch is refused whole with -32600. " +
+      "A batch runs 8 of its requests at a time."
+  }),
+  define("transport.sessionIdleTimeout", {
+    codec: Codec.duration,
+    default: Duration.minutes(30),
+    hot: false,
+    description:
+      "How long a legacy HTTP session may go without a request (nothing in flight) before it ends; its GET stream " +
+      "closes and it answers 404, so the client initializes again."
+  }),
+  define("transport.maxSessions", {
+    codec: Codec.positiveInt,
+    default: 1000,
+    hot: false,
+    description:
+      "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
+      "nothing in flight, or is refused with 503 when every session is busy."
   }),
   define("daemon.address", {
     codec: Codec.host,
@@ -211,6 +252,16 @@ export const registry = [
     default: 7717,
     hot: false,
     description: "TCP port the daemon listens on; 0 picks an ephemeral port."
+  }),
+  define("daemon.token", {
+    codec: Codec.token,
+    default: "",
+    hot: false,
+    secret: true,
+    description:
+      "A bearer token every request to /mcp and /v1 over TCP must carry (Authorization: Bearer <token>); the CLI's " +
+      "unix socket needs none. Empty: none, unless daemon.address is not loopback, when one is generated into " +
+      "<state>/daemon.token (mode 0600)."
   }),
   define("daemon.shutdownGrace", {
     codec: Codec.duration,
@@ -410,10 +461,19 @@ export const resolveAll = (input: SettingsInput): Either.Either<ReadonlyMap<Sett
   return Either.right(entries)
 }
 
+/** What a secret's value shows as once set. */
+export const Hidden = "[redacted]"
+
+const shownJson = (setting: Erased, value: unknown): unknown =>
+  setting.secret && setting.format(value) !== "" ? Hidden : Schema.encodeSync(setting.fromJson)(value)
+
+const shownText = (setting: Erased, value: unknown): string =>
+  setting.secret && setting.format(value) !== "" ? Hidden : setting.format(value)
+
 const rowOf = (setting: Erased, entry: Entry): SettingRow => ({
   path: setting.path,
-  value: Schema.encodeSync(setting.fromJson)(entry.value),
-  text: setting.format(entry.value),
+  value: shownJson(setting, entry.value),
+  text: shownText(setting, entry.value),
   default: Schema.encodeSync(setting.fromJson)(setting.default),
   source: entry.source,
   env: setting.env,
@@ -515,7 +575,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
         ? Effect.fail(unknownSettingError(path))
         : Effect.succeed(setting)
     })
-  const jsonOf = (setting: Erased, value: unknown): unknown => Schema.encodeSync(setting.fromJson)(value)
+  const jsonOf = shownJson
   const service: SettingsService = {
     get: <P extends SettingPath>(path: P) =>
       Effect.map(entry(path), (e) => e.value as SettingValue<P>),
@@ -529,7 +589,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
           onLeft: (e) => Effect.fail(new InvalidSettingValue({ path, detail: Codec.firstIssue(e).message })),
           onRight: Effect.succeed
         })
-        const shown = { path: setting.path, value: jsonOf(setting, value), text: setting.format(value) }
+        const shown = { path: setting.path, value: jsonOf(setting, value), text: shownText(setting, value) }
         if (!setting.hot) {
           const current = yield* entry(setting.path)
           return {
@@ -541,7 +601,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
           } satisfies SetResult
         }
         yield* Ref.update(runtime, (m) => new Map(m).set(setting.path, { value, source: "runtime" }))
-        yield* Effect.logInfo(`setting ${setting.path}=${setting.format(value)} (runtime)`)
+        yield* Effect.logInfo(`setting ${setting.path}=${shownText(setting, value)} (runtime)`)
         return { ...shown, applied: true, restartRequired: false, source: "runtime" } satisfies SetResult
       }),
     unset: (path) =>
@@ -558,7 +618,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
           path: setting.path,
           removed,
           value: jsonOf(setting, now.value),
-          text: setting.format(now.value),
+          text: shownText(setting, now.value),
           source: now.source
         } satisfies UnsetResult
       })

@@ -1,7 +1,8 @@
 /**
  * Where mcpx-fx keeps state (the era cache, the daemon's info file and socket): `MCPX_STATE_DIR`,
  * else `$XDG_STATE_HOME/mcpx-fx`, else `~/.local/state/mcpx-fx`. The directory is only created
- * when something is about to be written, so read-only commands leave no trace.
+ * when something is about to be written, so read-only commands leave no trace. One found group-
+ * or world-writable is made owner-only (with a warning on stderr), or refused if it cannot be.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -59,6 +60,16 @@ export const make = Effect.fn("StateDir.make")(function*(environment: Environmen
     if (yield* fs.exists(path)) {
       const info = yield* fs.stat(path)
       if (info.type !== "Directory") return yield* new StateDirError({ path, detail: "expected a directory, found a file" })
+      // Anyone who can write here could swap the socket, the lock or the token for their own.
+      if ((info.mode & 0o022) !== 0) {
+        const was = (info.mode & 0o777).toString(8).padStart(3, "0")
+        yield* fs.chmod(path, 0o700).pipe(
+          Effect.mapError((e) =>
+            new StateDirError({ path, detail: `is group- or world-writable (mode ${was}) and could not be made owner-only: ${e.message}` })
+          )
+        )
+        yield* Effect.logWarning(`state directory ${path} was group- or world-writable (mode ${was}); it is now owner-only (700)`)
+      }
       return path
     }
     yield* fs.makeDirectory(path, { recursive: true, mode: 0o700 })

@@ -53,6 +53,11 @@ describe("Settings registry", () => {
       "transport.stdioDrain": ["5s", false],
       "transport.sseKeepAlive": ["15s", false],
       "transport.allowedOrigins": ["", false],
+      "transport.allowedHosts": ["", false],
+      "transport.maxBatch": ["100", false],
+      "daemon.token": ["", false],
+      "transport.sessionIdleTimeout": ["30m", false],
+      "transport.maxSessions": ["1000", false],
       "daemon.address": ["127.0.0.1", false],
       "daemon.port": ["7717", false]
     }
@@ -362,4 +367,33 @@ describe("other value kinds", () => {
     assert.deepStrictEqual(Settings.checkFileValue("pool.max", "x"), Option.some(`expected a positive integer, got "x"`))
     assert.isTrue(Option.isSome(Settings.checkFileValue("nope", 1)))
   })
+})
+
+describe("Settings secrets", () => {
+  it.effect("daemon.token is listed as set, never shown, from any source", () =>
+    withSettings({ env: { MCPX_DAEMON_TOKEN: "a-token-of-some-length-123" } }, (s) =>
+      Effect.gen(function*() {
+        assert.strictEqual(yield* s.get("daemon.token"), "a-token-of-some-length-123")
+        const row = (yield* s.list).find((r) => r.path === "daemon.token")
+        assert.deepInclude(row, { value: "[redacted]", text: "[redacted]", default: "", source: "env:MCPX_DAEMON_TOKEN" })
+        const set = yield* s.set("daemon.token", "another-token-of-length-456")
+        assert.notInclude(JSON.stringify(set), "another-token")
+      })))
+
+  it.effect("a token shorter than 16 characters or with spaces is refused", () =>
+    Effect.gen(function*() {
+      for (const bad of ["short", "has a space in it somewhere"]) {
+        const e = yield* refusal({ env: { MCPX_DAEMON_TOKEN: bad } })
+        assert.strictEqual(e.key, "MCPX_DAEMON_TOKEN")
+        assert.include(e.detail, "16")
+      }
+    }))
+
+  it.effect("transport.allowedHosts takes names and name:port, and refuses a URL", () =>
+    Effect.gen(function*() {
+      const hosts = yield* withSettings({ env: { MCPX_TRANSPORT_ALLOWED_HOSTS: "MCP.example.com, box.lan:7717,[::1]:9" } }, (s) => s.get("transport.allowedHosts"))
+      assert.deepStrictEqual(hosts, ["mcp.example.com", "box.lan:7717", "[::1]:9"])
+      const e = yield* refusal({ env: { MCPX_TRANSPORT_ALLOWED_HOSTS: "https://mcp.example.com" } })
+      assert.strictEqual(e.key, "MCPX_TRANSPORT_ALLOWED_HOSTS")
+    }))
 })

@@ -2,6 +2,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import * as StateDir from "../src/StateDir.js"
 
 const tempDir = Effect.gen(function*() {
@@ -57,5 +58,39 @@ describe("StateDir service", () => {
       const nested = yield* Effect.flip(below.ensure)
       assert.instanceOf(nested, StateDir.StateDirError)
       assert.strictEqual(nested.path, `${root}/state/sub`)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("StateDir permissions", () => {
+  it.scoped("an existing state directory that others can write is made owner-only, with a warning", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* tempDir
+      const path = `${root}/state`
+      for (const mode of [0o777, 0o775, 0o757]) {
+        yield* fs.makeDirectory(path, { recursive: true })
+        yield* fs.chmod(path, mode)
+        const logged: Array<string> = []
+        const logger = Logger.make(({ message }) => void logged.push(String(message)))
+        const state = yield* StateDir.StateDir.pipe(Effect.provide(StateDir.StateDir.layer({ env: { MCPX_STATE_DIR: path }, cwd: root, home: root })))
+        yield* state.ensure.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        assert.strictEqual((yield* fs.stat(path)).mode & 0o777, 0o700, mode.toString(8))
+        assert.isTrue(logged.some((l) => l.includes("owner-only") && l.includes(mode.toString(8))), logged.join("\n"))
+      }
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("an owner-only or merely readable one is left as it is, without a word", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* tempDir
+      const path = `${root}/state`
+      yield* fs.makeDirectory(path)
+      yield* fs.chmod(path, 0o755)
+      const logged: Array<string> = []
+      const logger = Logger.make(({ message }) => void logged.push(String(message)))
+      const state = yield* StateDir.StateDir.pipe(Effect.provide(StateDir.StateDir.layer({ env: { MCPX_STATE_DIR: path }, cwd: root, home: root })))
+      yield* state.ensure.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      assert.strictEqual((yield* fs.stat(path)).mode & 0o777, 0o755)
+      assert.deepStrictEqual(logged, [])
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -11,6 +11,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ErrorCode from "./ErrorCode.js"
+import * as FrameScan from "./FrameScan.js"
 import { hasKey, isJsonObject, type JsonObject, optionalKey } from "./Json.js"
 
 /** The only JSON-RPC version MCP speaks. */
@@ -209,17 +210,62 @@ export const decodeFrameValue = (value: unknown): Either.Either<Frame, FrameErro
   return Either.map(decodeMessage(value), (parsed) => ({ _tag: "Single", parsed }))
 }
 
-/** Decodes JSON text (one stdio line, one HTTP body) as a frame. */
-export const decodeFrame = (text: string): Either.Either<Frame, FrameError> => {
-  let value: unknown
+const parseJson = (text: string): Either.Either<unknown, FrameError> => {
   try {
-    value = JSON.parse(text)
+    return Either.right(JSON.parse(text))
   } catch (e) {
     return Either.left(
       new FrameError({ code: ErrorCode.ParseError, reason: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
     )
   }
-  return decodeFrameValue(value)
+}
+
+/** Decodes JSON text (one stdio line, one HTTP body) as a frame. */
+export const decodeFrame = (text: string): Either.Either<Frame, FrameError> => Either.flatMap(parseJson(text), decodeFrameValue)
+
+/** The deepest a host's frame may nest (the envelope, params and arguments all count). */
+export const MaxDepth = 128
+
+/** The bounds a host's frame is held to. */
+export interface FrameLimits {
+  /** How deeply the frame may nest; `MaxDepth` unless given. */
+  readonly maxDepth?: number
+  /** How many messages a batch may hold; unbounded unless given. */
+  readonly maxBatch?: number
+}
+
+/**
+ * Decodes a frame from a host, held to `limits`: a frame nested past `maxDepth` and a batch longer
+ * than `maxBatch` are refused whole (-32600, no id), before anything walks them; a message whose
+ * numeric id no JavaScript number holds exactly (`1e400`, `1e-400`, an integer past 2^53) is
+ * refused (-32600, no id) rather than answered under an id it did not send.
+ */
+export const decodeHostFrame = (text: string, limits: FrameLimits = {}): Either.Either<Frame, FrameError> => {
+  const maxDepth = limits.maxDepth ?? MaxDepth
+  const scanned = FrameScan.scan(text, maxDepth)
+  return Either.flatMap(parseJson(text), (value): Either.Either<Frame, FrameError> => {
+    if (scanned.tooDeep) return Either.left(invalid(`the message nests deeper than ${maxDepth} levels`, undefined))
+    if (Array.isArray(value) && limits.maxBatch !== undefined && value.length > limits.maxBatch) {
+      return Either.left(invalid(`a batch may hold at most ${limits.maxBatch} messages, this one has ${value.length}`, undefined))
+    }
+    if (scanned.inexactIds.length === 0) return decodeFrameValue(value)
+    const inexact = new Map(scanned.inexactIds.map((e) => [e.index, e.text]))
+    const refusal = (text: string) =>
+      invalid(`id ${text} cannot be echoed exactly; a numeric id must be an integer within ±(2^53 − 1) or a number JSON round-trips`, undefined)
+    if (!Array.isArray(value)) {
+      const text = inexact.get(0)
+      return text === undefined ? decodeFrameValue(value) : Either.left(refusal(text))
+    }
+    const frame = decodeFrameValue(value)
+    if (Either.isLeft(frame) || frame.right._tag === "Single") return frame
+    return Either.right({
+      _tag: "Batch",
+      elements: frame.right.elements.map((element, index) => {
+        const text = inexact.get(index)
+        return text === undefined ? element : Either.left(refusal(text))
+      })
+    })
+  })
 }
 
 /** Serialises a message, a raw object being forwarded, or a batch of either, as one JSON text. */

@@ -52,6 +52,7 @@ import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
 import { Backend } from "./Backend.js"
+import { BatchConcurrency, DefaultMaxBatch, DefaultMaxSessions } from "./Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
 import * as Subscriptions from "./Subscriptions.js"
 
@@ -72,8 +73,19 @@ export interface HttpHostOptions {
   readonly maxBodyBytes?: number
   /** `transport.sseKeepAlive`: how often an open SSE stream carries a `: keep-alive` comment. */
   readonly sseKeepAlive?: Duration.DurationInput
-  /** Ends a legacy session after this long with no request, nothing in flight and no GET stream. */
+  /**
+   * `transport.sessionIdleTimeout`: ends a legacy session after this long with no request and
+   * nothing in flight (an open GET stream does not keep it; it is closed). Without it, none expire.
+   */
   readonly sessionIdleTimeout?: Duration.DurationInput
+  /**
+   * `transport.maxSessions`: the most legacy sessions held (default `DefaultMaxSessions`). A new
+   * `initialize` past it ends the least recently used session with nothing in flight, or, when
+   * every one is busy, is refused with 503.
+   */
+  readonly maxSessions?: number
+  /** `transport.maxBatch`: the most messages one batch may hold (default `DefaultMaxBatch`). */
+  readonly maxBatch?: number
   /**
    * A legacy POST without `Mcp-Session-Id` (other than `initialize`): served statelessly
    * (`"serve"`, the default, as seed 002 has it) or refused with 400 (`"refuse"`, the spec's
@@ -120,11 +132,15 @@ const make = (options: HttpHostOptions) =>
     const server = yield* Server
     const backend = yield* Backend
     const scope = yield* Effect.scope
-    const sessions = yield* makeSessions(scope, options.sessionIdleTimeout)
+    const sessions = yield* makeSessions(scope, {
+      idleTimeout: options.sessionIdleTimeout,
+      maxSessions: options.maxSessions ?? DefaultMaxSessions
+    })
     yield* Effect.addFinalizer(() => sessions.endAll)
     const questions = makeQuestions()
     const origins = makeOriginPolicy({ ownOrigins: options.ownOrigins ?? [], allowedOrigins: options.allowedOrigins ?? [] })
     const maxBody = options.maxBodyBytes ?? DefaultMaxBodyBytes
+    const limits: JsonRpc.FrameLimits = { maxBatch: options.maxBatch ?? DefaultMaxBatch }
     const keepAliveEvery = Duration.decode(options.sseKeepAlive ?? DefaultSseKeepAlive)
     // Modern requests never read a connection; one shared placeholder satisfies RequestContext.
     const modernConnection = yield* makeConnection("modern")
@@ -292,14 +308,17 @@ const make = (options: HttpHostOptions) =>
         return yield* Effect.gen(function*() {
           const errors: Array<JsonRpc.Response> = [...answered]
           const fibers: Array<Fiber.Fiber<JsonRpc.Response | undefined>> = []
+          // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
+          const slots = batch ? yield* Effect.makeSemaphore(BatchConcurrency) : undefined
+          const run = (r: JsonRpc.Request) => (slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
           for (const r of requests) {
             const session = target.session
             if (session === undefined) {
-              fibers.push(yield* Effect.forkIn(server.handle(r, context), exchange))
+              fibers.push(yield* Effect.forkIn(run(r), exchange))
             } else if (yield* FiberMap.has(session.requests, r.id)) {
               errors.push(duplicate(r.id))
             } else {
-              fibers.push(yield* FiberMap.run(session.requests, r.id, server.handle(r, context)))
+              fibers.push(yield* FiberMap.run(session.requests, r.id, run(r)))
             }
           }
           const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
@@ -378,6 +397,16 @@ const make = (options: HttpHostOptions) =>
           }),
         // Registered sessions are no longer pending, so this discards only a failed one.
         (session) => sessions.discard(session)
+      ).pipe(
+        Effect.catchTag("SessionsFull", (e) =>
+          Effect.succeed(
+            Wire.refuse(
+              503,
+              ErrorCode.InternalError,
+              `Service Unavailable: all ${e.max} legacy sessions have requests in flight (transport.maxSessions); retry later`,
+              { id: message.id, headers: { "retry-after": "1" } }
+            )
+          ))
       )
 
     const legacySingle = (target: Legacy, message: JsonRpc.Message, accept: Wire.Accepts) => {
@@ -460,7 +489,7 @@ const make = (options: HttpHostOptions) =>
           return Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include application/json or text/event-stream")
         }
         const text = yield* Wire.readBody(request, maxBody)
-        const frame = JsonRpc.decodeFrame(text)
+        const frame = JsonRpc.decodeHostFrame(text, limits)
         if (Either.isLeft(frame)) return Wire.json(400, JsonRpc.frameErrorResponse(frame.left))
         const relayed = Wire.header(request, CallerProtocolHeader) !== undefined
         // A relayed message that claims a modern version is a stdio host's: no headers to classify

@@ -10,6 +10,9 @@
  * - Notifications are never answered, not even with an error.
  * - Batches follow the connection's negotiated revision (2025-03-26 before any `initialize`): only
  *   2025-03-26 has them. Their reply is one array; `initialize` inside one is an error element.
+ *   A batch holds at most `maxBatch` messages and runs `BatchConcurrency` of its requests at a
+ *   time; lines after it are read and served meanwhile.
+ * - A frame nested too deeply, or with a numeric id no number holds exactly, is refused (-32600).
  * - At end of input, requests in flight get the drain duration to answer, then are interrupted.
  * - Output is one JSON-RPC message (or batch) per line, written by one writer at a time, so frames
  *   never interleave; nothing else is ever written to it.
@@ -40,6 +43,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Backend, type Question, type QuestionChannel, QuestionRefused } from "./Backend.js"
+import { BatchConcurrency, DefaultMaxBatch } from "./Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
 import * as Subscriptions from "./Subscriptions.js"
 
@@ -49,6 +53,8 @@ export interface StdioOptions {
   readonly drain: Duration.DurationInput
   /** The connection's id: the fallback session identity of its legacy callers. */
   readonly connectionId?: string
+  /** `transport.maxBatch`: the most messages one batch may hold (default `DefaultMaxBatch`). */
+  readonly maxBatch?: number
 }
 
 /** Serves one stdio connection. */
@@ -96,6 +102,7 @@ const serve = <E>(
     const listens = yield* FiberMap.make<JsonRpc.RequestId>()
     const watches = yield* Subscriptions.makeWatches
     const batches = yield* FiberSet.make()
+    const limits: JsonRpc.FrameLimits = { maxBatch: options.maxBatch ?? DefaultMaxBatch }
     const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
     let questionSeq = 0
 
@@ -181,6 +188,7 @@ const serve = <E>(
     // A batch's requests run in the same fiber map as single ones, so a notifications/cancelled
     // reaches them too; a cancelled element is left out of the reply array.
     const batchElement = (
+      slots: Effect.Semaphore,
       element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>
     ): Effect.Effect<Effect.Effect<ReadonlyArray<JsonRpc.Response>>> =>
       Either.match(element, {
@@ -197,7 +205,7 @@ const serve = <E>(
             busy
               ? Effect.succeed(Effect.succeed([duplicate(message.id)]))
               : Effect.map(
-                FiberMap.run(requests, message.id, handle(message)),
+                FiberMap.run(requests, message.id, slots.withPermits(1)(handle(message))),
                 (fiber) =>
                   Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) && exit.value !== undefined ? [exit.value] : []))
               ))
@@ -214,9 +222,10 @@ const serve = <E>(
         for (const element of elements) {
           if (Either.isRight(element) && JsonRpc.isNotification(element.right.message)) yield* runNotification(element.right.message)
         }
+        const slots = yield* Effect.makeSemaphore(BatchConcurrency)
         const replies = yield* Effect.forEach(
           elements.filter((e) => !(Either.isRight(e) && JsonRpc.isNotification(e.right.message))),
-          batchElement
+          (element) => batchElement(slots, element)
         )
         if (replies.length === 0) return
         yield* FiberSet.run(
@@ -231,7 +240,7 @@ const serve = <E>(
     const onLine = (line: string): Effect.Effect<void> => {
       const text = line.trim()
       if (text.length === 0) return Effect.void
-      return Either.match(JsonRpc.decodeFrame(text), {
+      return Either.match(JsonRpc.decodeHostFrame(text, limits), {
         onLeft: (e) => send(JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))),
         onRight: (frame) => (frame._tag === "Single" ? runSingle(frame.parsed.message) : runBatch(frame.elements))
       })

@@ -142,6 +142,60 @@ describe("HttpHost: legacy sessions", () => {
       assert.strictEqual((yield* h.post(req("ping", {}, 2), inSession(id))).status, 404)
     }))
 
+  it.scoped("2025-11-25/http/an open GET stream does not keep an abandoned session: it expires and the stream closes", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ sessionIdleTimeout: "1 minute" })
+      const id = yield* open(h, "2025-11-25")
+      const stream = sse(yield* h.get(inSession(id)))
+      assert.strictEqual((yield* stream.next)?.comment, "keep-alive")
+      yield* TestClock.adjust("61 seconds")
+      yield* until(h, (ids) => ids.length === 0)
+      // Keep-alive comments may come first; the stream then ends.
+      let event = yield* stream.next
+      for (let i = 0; i < 10 && event !== undefined; i++) event = yield* stream.next
+      assert.isUndefined(event, "the expired session's GET stream stayed open")
+      assert.strictEqual((yield* h.post(req("ping", {}, 2), inSession(id))).status, 404)
+    }))
+
+  it.scoped("2025-11-25/http/a session with a request in flight does not expire", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ sessionIdleTimeout: "1 minute" })
+      const id = yield* open(h, "2025-11-25")
+      const abort = new AbortController()
+      yield* Effect.fork(h.post(call("block", 3, { tag: "long" }), inSession(id), { signal: abort.signal }))
+      assert.strictEqual(yield* Queue.take(h.events.started), "long")
+      yield* TestClock.adjust("5 minutes")
+      assert.deepStrictEqual(yield* h.host.sessionIds, [id])
+    }))
+
+  it.scoped("2025-11-25/http/past maxSessions the least recently used idle session makes room", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ maxSessions: 2 })
+      const a = yield* open(h, "2025-11-25")
+      const b = yield* open(h, "2025-11-25")
+      assert.strictEqual((yield* h.post(req("ping", {}, 1), inSession(a))).status, 200)
+      const c = yield* open(h, "2025-11-25")
+      assert.sameMembers([...(yield* h.host.sessionIds)], [a, c])
+      assert.strictEqual((yield* h.post(req("ping", {}, 2), inSession(b))).status, 404)
+    }))
+
+  it.scoped("2025-11-25/http/past maxSessions with every session busy, initialize is 503 and nothing is ended", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ maxSessions: 2 })
+      const ids = [yield* open(h, "2025-11-25"), yield* open(h, "2025-11-25")]
+      for (const id of ids) {
+        yield* Effect.fork(h.post(call("block", 9, { tag: id }), inSession(id)))
+        yield* Queue.take(h.events.started)
+      }
+      const r = yield* h.post(initialize("2025-11-25"))
+      assert.strictEqual(r.status, 503)
+      assert.isNotNull(r.headers.get("retry-after"))
+      const body = yield* objectOf(r)
+      assert.include(String(errorIn(body).message), "transport.maxSessions")
+      assert.isNull(r.headers.get("mcp-session-id"))
+      assert.sameMembers([...(yield* h.host.sessionIds)], ids)
+    }))
+
   it.scoped("all/http/endSessions ends every session", () =>
     Effect.gen(function*() {
       const h = yield* harness()

@@ -104,10 +104,14 @@ export const openStdio = (
       Effect.forkIn(scope)
     )
 
+    // Raw, for the log: what reaches hosts and /v1 callers is redacted at the gateway's edge.
     yield* proc.stderr.pipe(
       Stream.decodeText(),
       Stream.runForEach((text) =>
-        Ref.update(stderrTail, (tail) => (tail + text).slice(-stderrTailBytes))
+        Effect.zipRight(
+          Ref.update(stderrTail, (tail) => (tail + text).slice(-stderrTailBytes)),
+          Effect.logDebug(`${def.name} stderr: ${text.trimEnd()}`)
+        )
       ),
       Effect.ignore,
       Effect.forkIn(scope)

@@ -7,6 +7,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Config from "@mcpx-fx/gateway/Config"
+import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as StateDir from "@mcpx-fx/gateway/StateDir"
 import * as Effect from "effect/Effect"
@@ -65,6 +66,8 @@ const redact = (map: Readonly<Record<string, string>>): Record<string, string> =
 const serverView = (server: Config.ConfiguredServer, settings: Settings.SettingsService) =>
   Effect.gen(function*() {
     const def = server.definition
+    // A `--token=…` in args, a password in a URL: hidden like env and header values.
+    const secrets = Redact.forDefinitions([def])
     const protocol = def.protocol ?? (yield* settings.get("upstream.protocol"))
     const duration = (path: "pool.idleTimeout" | "pool.callTimeout" | "pool.startTimeout") => Settings.lookup(path).format
     const pool = {
@@ -78,11 +81,11 @@ const serverView = (server: Config.ConfiguredServer, settings: Settings.Settings
       ? {
         transport: def.transport,
         command: def.command,
-        args: def.args,
+        args: secrets.args(def.args),
         env: redact(def.env),
         ...(def.cwd !== undefined ? { cwd: def.cwd } : {})
       }
-      : { transport: def.transport, url: def.url, headers: redact(def.headers) }
+      : { transport: def.transport, url: secrets.text(def.url), headers: redact(def.headers) }
     return { namespace: server.namespace, file: server.file, ...connection, protocol, pool }
   })
 

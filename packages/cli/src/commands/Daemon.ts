@@ -17,16 +17,20 @@ import * as Api from "@mcpx-fx/gateway/Api"
 import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as Config from "@mcpx-fx/gateway/Config"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
+import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
+import * as HttpEdge from "@mcpx-fx/server/HttpEdge"
 import * as HttpHost from "@mcpx-fx/server/HttpHost"
 import * as Server from "@mcpx-fx/server/Server"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
@@ -40,6 +44,16 @@ const loopbackHosts = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
 export const isLoopback = (address: string): boolean => loopbackHosts.has(address) || address.startsWith("127.")
 
 const urlHost = (address: string): string => (address.includes(":") && !address.startsWith("[") ? `[${address}]` : address)
+
+/**
+ * The names a request may give the daemon in its Host header besides the loopback ones: the bound
+ * address, or — bound to every interface — every address the machine has, and its host name.
+ */
+const ownHosts = (address: string): ReadonlyArray<string> => {
+  if (address !== "0.0.0.0" && address !== "::") return [address]
+  const addresses = Object.values(Os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
+  return [...addresses, Os.hostname()]
+}
 
 const notFound = HttpServerResponse.unsafeJson(
   { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
@@ -57,14 +71,17 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const grace = yield* Settings.get("daemon.shutdownGrace")
       const config = yield* Config.Config
       const startedAt = Date.now()
-      if (!isLoopback(address)) {
-        yield* Console.error(
-          `mcpx-fx: warning: daemon.address ${address} is not a loopback address; /mcp and /v1 have no ` +
-            "authentication, so anyone who can reach it can list and call every configured tool"
-        )
-      }
+      // A daemon others can reach gets a token even when none was set: without one, anyone who can
+      // reach the address could call every configured tool.
+      const configuredToken = yield* Settings.get("daemon.token")
+      const { notice, token } = yield* DaemonToken.forDaemon(configuredToken, isLoopback(address))
+      if (notice !== undefined) yield* Console.error(`mcpx-fx: daemon.address ${address} is not a loopback address, so ${notice}`)
       const allowedOrigins = yield* Settings.get("transport.allowedOrigins")
+      const allowedHosts = yield* Settings.get("transport.allowedHosts")
       const sseKeepAlive = yield* Settings.get("transport.sseKeepAlive")
+      const maxBatch = yield* Settings.get("transport.maxBatch")
+      const sessionIdleTimeout = yield* Settings.get("transport.sessionIdleTimeout")
+      const maxSessions = yield* Settings.get("transport.maxSessions")
       const gateway = yield* Gateway.Gateway
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
       const serverLayer = Server.Server.layer.pipe(
@@ -81,6 +98,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               allowedOrigins,
               ownOrigins: [own],
               sseKeepAlive,
+              maxBatch,
+              sessionIdleTimeout,
+              maxSessions,
               inputSchemaOf
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
@@ -95,12 +115,22 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               configFiles: config.files
             }))
           )
-          return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const router = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
             const path = request.url.split("?")[0] ?? ""
             if (path === "/mcp" || path === "/mcp/") return host.app
             if (path === "/v1" || path.startsWith("/v1/")) return v1
             return Effect.succeed(notFound)
           })
+          const edge = HttpEdge.make({
+            port: where.port,
+            ownHosts: ownHosts(where.host),
+            allowedHosts,
+            ownOrigins: [own],
+            allowedOrigins,
+            token
+          })
+          // The socket is the owner's: /v1 shows them what their upstreams said, unredacted.
+          return { tcp: edge(router), socket: Effect.locally(router, Redact.RawForOwner, true) }
         }), { host: address, port, socket: files.socket, grace })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {

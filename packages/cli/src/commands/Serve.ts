@@ -78,7 +78,8 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
     yield* Effect.gen(function*() {
       const drain = yield* Settings.get("transport.stdioDrain")
       const stdio = yield* StdioHost.StdioHost
-      yield* stdio.serve(stdinLines, writeLine, { drain, connectionId: `stdio-${process.pid}` })
+      const maxBatch = yield* Settings.get("transport.maxBatch")
+      yield* stdio.serve(stdinLines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}` })
     }).pipe(
       Effect.provide(host.pipe(Layer.provideMerge(Layers.gateway(options)))),
       Effect.scoped

@@ -197,6 +197,47 @@ export const host: Codec<string> = make({
   toJson: (a) => a
 })
 
+/** One `transport.allowedHosts` entry: a host name or IP literal, optionally with `:port`. */
+const parseHostEntry = (s: string): Option.Option<string> => {
+  const t = s.trim().toLowerCase()
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(t)
+  if (m === null || m[1] === undefined) return Option.none()
+  const name = m[1]
+  if (Option.isNone(Schema.decodeOption(host.fromString)(name))) return Option.none()
+  if (m[2] !== undefined && Number(m[2]) > 65535) return Option.none()
+  return Option.some(t)
+}
+
+const parseHostEntries = (items: ReadonlyArray<string>): Option.Option<ReadonlyArray<string>> => {
+  const out: Array<string> = []
+  for (const item of items) {
+    const h = parseHostEntry(item)
+    if (Option.isNone(h)) return Option.none()
+    if (!out.includes(h.value)) out.push(h.value)
+  }
+  return Option.some(out)
+}
+
+/** Host names a request's Host may use: `name` or `name:port`, comma-separated as text, a list in JSON. */
+export const hosts: Codec<ReadonlyArray<string>> = make({
+  expected: "host names such as mcp.example.com or mcp.example.com:8443 (comma-separated)",
+  type: Schema.Array(Schema.String),
+  parse: (s) => (s.trim() === "" ? Option.some([]) : parseHostEntries(s.split(","))),
+  fromOtherJson: (u) =>
+    Array.isArray(u) && u.every((x): x is string => typeof x === "string") ? parseHostEntries(u) : Option.none(),
+  format: (a) => a.join(","),
+  toJson: (a) => [...a]
+})
+
+/** A bearer token: at least 16 visible ASCII characters, or empty for none. */
+export const token: Codec<string> = make({
+  expected: "a token of at least 16 visible ASCII characters without spaces, or empty for none",
+  type: Schema.String,
+  parse: (s) => (s === "" || /^[\x21-\x7e]{16,}$/.test(s) ? Option.some(s) : Option.none()),
+  format: (a) => a,
+  toJson: (a) => a
+})
+
 /** One of a fixed list of words (case-insensitive), reported in lower case. */
 export const oneOf = <const L extends readonly [string, ...Array<string>]>(values: L): Codec<L[number]> =>
   make<L[number]>({

@@ -23,6 +23,12 @@ const normalise = (origin: string): string | undefined => {
 /** Decides whether an Origin header value may reach the endpoint. */
 export interface OriginPolicy {
   readonly allows: (origin: string | undefined) => boolean
+  /**
+   * The origin as a CORS reply names it, when it is one of `transport.allowedOrigins`: only those
+   * may read replies from a page of their own. Loopback pages at other ports and the daemon's own
+   * origin are allowed to send, but get no CORS grant.
+   */
+  readonly corsOrigin: (origin: string | undefined) => string | undefined
 }
 
 /** The policy for the daemon's own origins and the configured extra ones. */
@@ -31,11 +37,21 @@ export const makeOriginPolicy = (options: {
   readonly allowedOrigins: ReadonlyArray<string>
 }): OriginPolicy => {
   const exact = new Set<string>()
+  const cors = new Set<string>()
   for (const o of [...options.ownOrigins, ...options.allowedOrigins]) {
     const n = normalise(o)
     if (n !== undefined) exact.add(n)
   }
+  for (const o of options.allowedOrigins) {
+    const n = normalise(o)
+    if (n !== undefined) cors.add(n)
+  }
   return {
+    corsOrigin: (origin) => {
+      if (origin === undefined) return undefined
+      const n = normalise(origin.trim())
+      return n !== undefined && cors.has(n) ? n : undefined
+    },
     allows: (origin) => {
       if (origin === undefined) return true
       const n = normalise(origin.trim())

@@ -1,7 +1,13 @@
 /**
  * The legacy Streamable HTTP sessions of `/mcp` (2025-03-26 … 2025-11-25): minted by `initialize`,
- * ended by DELETE, by the idle timeout or by shutdown, each with its own Server connection, its own
- * requests (so `notifications/cancelled` can reach them) and at most one GET notification stream.
+ * ended by DELETE, by the idle timeout, by eviction past the cap or by shutdown, each with its own
+ * Server connection, its own requests (so `notifications/cancelled` can reach them) and at most
+ * one GET notification stream.
+ *
+ * Both bounds are about abandoned sessions, which no client ever ends: the idle timeout counts
+ * from the last request, and an open GET stream does not stop it (a socket held open is no sign
+ * of a client still there); the cap, when reached, ends the least recently used session that has
+ * nothing in flight, and refuses the new one only when every session is busy.
  *
  * A session's requests and its GET stream live in the session's scope, not in the HTTP request
  * that started them: the legacy revisions say a dropped connection is not a cancellation, so only
@@ -10,10 +16,12 @@
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { randomBytes } from "node:crypto"
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
@@ -43,10 +51,16 @@ interface Entry {
 /** Who a notification is for. */
 export type Target = string | "all"
 
+/** Every one of the `max` sessions has a request in flight, so none could make room for another. */
+export class SessionsFull extends Data.TaggedError("SessionsFull")<{ readonly max: number }> {}
+
 /** The session registry. */
 export interface Sessions {
-  /** A new session that is not reachable until `register`ed (its `initialize` may still fail). */
-  readonly create: Effect.Effect<Session>
+  /**
+   * A new session that is not reachable until `register`ed (its `initialize` may still fail). At
+   * the cap, the least recently used idle session is ended first; with none idle it fails.
+   */
+  readonly create: Effect.Effect<Session, SessionsFull>
   readonly register: (session: Session) => Effect.Effect<void>
   /** Discards a session that was never registered. */
   readonly discard: (session: Session) => Effect.Effect<void>
@@ -71,14 +85,17 @@ export const mintId = (): string => randomBytes(24).toString("base64url")
 const StreamBacklog = 256
 
 /**
- * The registry, owned by `scope`. With `idleTimeout`, a session that has seen no request, has no
- * request in flight and no GET stream open for that long is ended.
+ * The registry, owned by `scope`. With `idleTimeout`, a session that has seen no request and has
+ * no request in flight for that long is ended (its GET stream, if open, closes). At most
+ * `maxSessions` are held, pending ones included.
  */
 export const makeSessions = (
   scope: Scope.Scope,
-  idleTimeout: Duration.DurationInput | undefined
+  options: { readonly idleTimeout: Duration.DurationInput | undefined; readonly maxSessions: number }
 ): Effect.Effect<Sessions> =>
   Effect.sync(() => {
+    const idleTimeout = options.idleTimeout
+    // In order of last use, least recent first: `get` moves a session to the end.
     const live = new Map<string, Entry>()
     const pending = new Map<string, Entry>()
 
@@ -96,8 +113,23 @@ export const makeSessions = (
         return Effect.as(close(entry), true)
       })
 
-    const busy = (entry: Entry): Effect.Effect<boolean> =>
-      entry.stream !== undefined ? Effect.succeed(true) : Effect.map(FiberMap.size(entry.session.requests), (n) => n > 0)
+    const busy = (entry: Entry): Effect.Effect<boolean> => Effect.map(FiberMap.size(entry.session.requests), (n) => n > 0)
+
+    /** Makes room for one more session, ending the least recently used idle one if need be. */
+    const makeRoom: Effect.Effect<void, SessionsFull> = Effect.suspend(() => {
+      if (live.size + pending.size < options.maxSessions) return Effect.void
+      return Effect.gen(function*() {
+        for (const entry of live.values()) {
+          if (yield* busy(entry)) continue
+          yield* Effect.logInfo(`legacy session ended to make room: ${options.maxSessions} sessions is the most held (transport.maxSessions)`)
+          // From a fiber of the registry's own scope, as the reaper does: closed from the
+          // initialize that needs the room, each ended session stayed reachable (16 KB apiece).
+          yield* Fiber.join(yield* Effect.forkIn(end(entry.session.id), scope))
+          return
+        }
+        return yield* new SessionsFull({ max: options.maxSessions })
+      })
+    })
 
     // Ends the session from outside its own scope: closing a scope from a fiber the scope owns
     // would wait for that very fiber to be interrupted.
@@ -113,7 +145,8 @@ export const makeSessions = (
       return loop
     }
 
-    const create: Effect.Effect<Session> = Effect.gen(function*() {
+    const create: Effect.Effect<Session, SessionsFull> = Effect.gen(function*() {
+      yield* makeRoom
       const id = mintId()
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
       const connection = yield* makeConnection(id)
@@ -148,6 +181,8 @@ export const makeSessions = (
       Effect.suspend(() => {
         const entry = live.get(id)
         if (entry === undefined) return Effect.succeed(undefined)
+        live.delete(id)
+        live.set(id, entry)
         return Effect.as(Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(entry.lastSeen, now)), entry.session)
       })
 
@@ -170,7 +205,7 @@ export const makeSessions = (
           const entry = live.get(session.id)
           if (entry === undefined || entry.stream !== stream) return Effect.void
           entry.stream = undefined
-          // The idle clock starts when the client stops listening, not when it last posted.
+          // A client that was listening gets the whole idle time from when it stopped.
           return Ref.set(entry.lastSeen, now)
         }))
 

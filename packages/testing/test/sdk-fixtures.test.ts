@@ -11,7 +11,10 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { spawn } from "node:child_process"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { request as httpRequest } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fixtureScript, startHttpFixture } from "../src/Fixtures.js"
 
 type Via = "stdio" | "http"
@@ -21,6 +24,8 @@ type Negotiation = "legacy" | "auto" | "modern"
 interface Peer {
   readonly client: Client
   readonly asked: Array<string>
+  /** The params of every elicitation/create, as they came over the wire. */
+  readonly elicited: Array<unknown>
   /** The legacy HTTP session the server assigned, if any (always undefined on stdio). */
   readonly sessionId: () => string | undefined
 }
@@ -31,7 +36,14 @@ interface ConnectOptions {
 }
 
 /** Accepted elicitations fill in the fields the form asks for from these answers. */
-const ANSWERS: Readonly<Record<string, string | boolean>> = { name: "Ada", color: "teal", ok: true, context: "tests" }
+const ANSWERS: Readonly<Record<string, string | boolean>> = {
+  name: "Ada",
+  color: "teal",
+  ok: true,
+  context: "tests",
+  topic: "owls",
+  word: "hello"
+}
 
 class ClientFailure extends Data.TaggedError("ClientFailure")<{ readonly message: string }> {}
 
@@ -53,9 +65,11 @@ const connect = (fixture: string, via: Via, negotiation: Negotiation, options: C
       }
     )
     const asked: Array<string> = []
+    const elicited: Array<unknown> = []
     const action = options.elicit ?? "accept"
     client.setRequestHandler("elicitation/create", (req) => {
       asked.push(`elicitation/create: ${req.params.message}`)
+      elicited.push(req.params)
       if (action !== "accept" || req.params.mode === "url") return { action }
       const fields = Object.keys(req.params.requestedSchema.properties).filter((key) => key in ANSWERS)
       return { action, content: Object.fromEntries(fields.map((key) => [key, ANSWERS[key]!])) }
@@ -80,6 +94,7 @@ const connect = (fixture: string, via: Via, negotiation: Negotiation, options: C
     const peer: Peer = {
       client,
       asked,
+      elicited,
       sessionId: () => (transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined)
     }
     return peer
@@ -148,6 +163,50 @@ describe("sdk-v1-legacy (@modelcontextprotocol/sdk 1.x)", () => {
         assert.isTrue(boom.isError)
         assert.strictEqual(textOf(yield* call(peer, "ask_name")), "Hello, Ada!")
         assert.deepStrictEqual(peer.asked, ["elicitation/create: What is your name?"])
+      }))
+
+    it.scoped(`${via}: asks in every way a legacy server can — sampling, roots, two at once, twice, from a prompt and a resource`, () =>
+      Effect.gen(function* () {
+        const peer = yield* connect("sdk-v1-legacy", via, "legacy")
+        assert.strictEqual(
+          textOf(yield* call(peer, "ask_sampling", { prompt: "Say hi" })),
+          `Asked "Say hi": the model (test-model) said: Hi there`
+        )
+        assert.strictEqual(textOf(yield* call(peer, "ask_roots")), "Roots: file:///tmp/root")
+        assert.strictEqual(textOf(yield* call(peer, "ask_two")), "name: Ada; the model (test-model) said: Hi there")
+        assert.strictEqual(textOf(yield* call(peer, "ask_twice")), "Ada likes teal")
+        const prompt = yield* attempt("prompts/get", () => peer.client.getPrompt({ name: "ask_prompt", arguments: { audience: "kids" } }))
+        assert.deepStrictEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "Tell me about owls, for kids" } }])
+        const read = yield* attempt("resources/read", () => peer.client.readResource({ uri: "legacy://asked" }))
+        assert.deepStrictEqual(read.contents, [{ uri: "legacy://asked", mimeType: "text/plain", text: "You said: hello" }])
+        assert.deepStrictEqual(peer.asked, [
+          "sampling/createMessage",
+          "roots/list",
+          "elicitation/create: What is your name?",
+          "sampling/createMessage",
+          "elicitation/create: What is your name?",
+          "elicitation/create: Hello Ada, what is your favourite colour?",
+          "elicitation/create: What should the prompt be about?",
+          "elicitation/create: Which word should the resource hold?"
+        ])
+      }))
+
+    it.scoped(`${via}: --log records what the server received, asked and was answered`, () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.promise(() => mkdtemp(join(tmpdir(), "sdk-v1-log-"))),
+          (d) => Effect.promise(() => rm(d, { recursive: true, force: true }))
+        )
+        const file = join(dir, "wire.log")
+        const peer = yield* connect("sdk-v1-legacy", via, "legacy", { args: ["--log", file] })
+        assert.strictEqual(textOf(yield* call(peer, "ask_name")), "Hello, Ada!")
+        const lines = (yield* Effect.promise(() => readFile(file, "utf8"))).trim().split("\n")
+        assert.includeMembers(lines, ["legacy initialize", "legacy notifications/initialized", "legacy tools/call"])
+        assert.deepStrictEqual(lines.slice(lines.indexOf("legacy tools/call")).filter((l) => !l.startsWith("legacy notifications/")), [
+          "legacy tools/call",
+          "asked elicitation/create",
+          "answered elicitation/create"
+        ])
       }))
 
     it.scoped(`${via}: a declined question is reported, not retried`, () =>
@@ -259,6 +318,19 @@ describe("conformance-fixture", () => {
         assert.isTrue(Exit.isFailure(pinned))
       }))
 
+    // Why a gateway in front of this fixture cannot give a 2026-07-28 host the key the
+    // conformance check `input-required-result-basic-elicitation` reads (`inputRequests.user_name`):
+    // the SDK's legacy shim sends the embedded request's params alone, and the key stays behind.
+    it.scoped(`${via} --legacy-only: an elicitation/create on the legacy wire names no inputRequests key`, () =>
+      Effect.gen(function* () {
+        const peer = yield* connect("conformance-fixture", via, "legacy", { args: ["--legacy-only"] })
+        assert.strictEqual(textOf(yield* call(peer, "test_input_required_result_elicitation")), "Hello, Ada!")
+        assert.strictEqual(peer.elicited.length, 1)
+        const params = peer.elicited[0] as Record<string, unknown>
+        assert.sameMembers(Object.keys(params).filter((k) => k !== "_meta"), ["message", "requestedSchema", "mode"])
+        assert.notInclude(JSON.stringify(params), "user_name")
+      }))
+
     it.scoped(`${via} --modern-only: refuses initialize and serves 2026-07-28`, () =>
       Effect.gen(function* () {
         const peer = yield* connect("conformance-fixture", via, "auto", { args: ["--modern-only"] })
@@ -290,5 +362,6 @@ describe("conformance-fixture", () => {
       assert.strictEqual(yield* exitCodeOf("conformance-fixture", ["--legacy-only", "--modern-only"]), 2)
       assert.strictEqual(yield* exitCodeOf("sdk-v2-modern", ["--legacy-only"]), 2)
       assert.strictEqual(yield* exitCodeOf("sdk-v1-legacy", ["--port", "1"]), 2)
+      assert.strictEqual(yield* exitCodeOf("sdk-v1-legacy", ["--log"]), 2)
     }))
 })

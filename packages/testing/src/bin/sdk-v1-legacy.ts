@@ -2,10 +2,12 @@
  * A legacy-only upstream on `@modelcontextprotocol/sdk` 1.x, the SDK most servers in the wild
  * run: it speaks 2024-11-05 … 2025-11-25 through `initialize`, and knows nothing of
  * `server/discover` (stdio answers it with -32601; HTTP answers a session-less non-initialize
- * POST with 400). Questions go to the client as server→client `elicitation/create` requests.
+ * POST with 400). Its questions go to the client as server→client requests: `elicitation/create`,
+ * `sampling/createMessage` and `roots/list`, from tools, a prompt and a resource (../sdk/LegacyQuestions.ts).
  *
  *   node sdk-v1-legacy.js                 stdio
  *   node sdk-v1-legacy.js --http [--port] sessionful Streamable HTTP on 127.0.0.1 at /mcp
+ *   --log <file>                          what it received and asked, one line each (../sdk/WireLog.ts)
  */
 import { randomUUID } from "node:crypto"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
@@ -15,9 +17,12 @@ import * as z from "zod"
 import { log, parseArgs } from "../sdk/Cli.js"
 import { localhostOnly, serveHttp } from "../sdk/HttpHost.js"
 import { legacySessions } from "../sdk/LegacySessions.js"
+import { registerQuestions } from "../sdk/LegacyQuestions.js"
+import { logWire } from "../sdk/WireLog.js"
 
 const fixture = "sdk-v1-legacy"
-const args = parseArgs(fixture, process.argv.slice(2))
+const args = parseArgs(fixture, process.argv.slice(2), [], ["--log"])
+const logFile = args.values.get("--log")
 
 const build = (): McpServer => {
   const mcp = new McpServer({ name: fixture, version: "1.0.0" })
@@ -40,29 +45,7 @@ const build = (): McpServer => {
     () => ({ isError: true, content: [{ type: "text", text: `boom from ${fixture}` }] })
   )
 
-  mcp.registerTool(
-    "ask_name",
-    { description: "Asks the client for a name (elicitation) and greets it", inputSchema: z.object({}) },
-    async (_args, extra) => {
-      // Related to the tool call, so over HTTP the question travels on the call's own SSE
-      // stream, as a v1 server's would, rather than on a GET stream the client may not hold.
-      const answer = await mcp.server.elicitInput(
-        {
-          message: "What is your name?",
-          requestedSchema: {
-            type: "object",
-            properties: { name: { type: "string", description: "Your name" } },
-            required: ["name"]
-          }
-        },
-        { relatedRequestId: extra.requestId }
-      )
-      const name = answer.content?.["name"]
-      return answer.action === "accept" && typeof name === "string"
-        ? { content: [{ type: "text", text: `Hello, ${name}!` }] }
-        : { content: [{ type: "text", text: `No name given (${answer.action})` }] }
-    }
-  )
+  registerQuestions(mcp)
 
   return mcp
 }
@@ -77,9 +60,12 @@ if (args.http) {
       onsessionclosed: callbacks.onsessionclosed
     })
     await mcp.connect(transport)
+    logWire(transport, logFile, "legacy")
     return { transport, close: () => mcp.close() }
   })
   await serveHttp(fixture, sessions, { port: args.port, guard: localhostOnly })
 } else {
-  await build().connect(new StdioServerTransport())
+  const transport = new StdioServerTransport()
+  await build().connect(transport)
+  logWire(transport, logFile, "legacy")
 }

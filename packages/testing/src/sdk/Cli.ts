@@ -8,6 +8,8 @@ export interface FixtureArgs {
   readonly http: boolean
   readonly port: number | undefined
   readonly flags: ReadonlySet<string>
+  /** The values of the fixture's own value options (`--log <file>`), by option. */
+  readonly values: ReadonlyMap<string, string>
 }
 
 /** Writes one diagnostic line to stderr, prefixed with the fixture's name. */
@@ -15,8 +17,10 @@ export const log = (fixture: string, message: string): void => {
   process.stderr.write(`[${fixture}] ${message}\n`)
 }
 
-const usage = (fixture: string, extraFlags: ReadonlyArray<string>): string =>
-  `usage: node ${fixture}.js [--http [--port <n>]]${extraFlags.map((f) => ` [${f}]`).join("")}`
+const usage = (fixture: string, extraFlags: ReadonlyArray<string>, valueOptions: ReadonlyArray<string>): string =>
+  `usage: node ${fixture}.js [--http [--port <n>]]${extraFlags.map((f) => ` [${f}]`).join("")}${
+    valueOptions.map((o) => ` [${o} <value>]`).join("")
+  }`
 
 /**
  * Parses argv. An unknown flag or a bad port is a usage error (exit 2): a fixture started with a
@@ -25,13 +29,15 @@ const usage = (fixture: string, extraFlags: ReadonlyArray<string>): string =>
 export const parseArgs = (
   fixture: string,
   argv: ReadonlyArray<string>,
-  extraFlags: ReadonlyArray<string> = []
+  extraFlags: ReadonlyArray<string> = [],
+  valueOptions: ReadonlyArray<string> = []
 ): FixtureArgs => {
   let http = false
   let port: number | undefined
   const flags = new Set<string>()
+  const values = new Map<string, string>()
   const fail = (reason: string): never => {
-    log(fixture, `${reason}\n${usage(fixture, extraFlags)}`)
+    log(fixture, `${reason}\n${usage(fixture, extraFlags, valueOptions)}`)
     process.exit(2)
   }
   const parsePort = (raw: string | undefined): number => {
@@ -44,8 +50,13 @@ export const parseArgs = (
     else if (arg === "--port") port = parsePort(argv[++i])
     else if (arg.startsWith("--port=")) port = parsePort(arg.slice("--port=".length))
     else if (extraFlags.includes(arg)) flags.add(arg)
+    else if (valueOptions.includes(arg)) {
+      const value = argv[++i]
+      if (value === undefined || value.startsWith("--")) return fail(`${arg} needs a value`)
+      values.set(arg, value)
+    }
     else fail(`unknown argument: ${arg}`)
   }
   if (port !== undefined && !http) fail("--port only applies with --http")
-  return { http, port, flags }
+  return { http, port, flags, values }
 }

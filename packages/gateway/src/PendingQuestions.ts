@@ -72,12 +72,25 @@ export interface PendingInfo {
 }
 
 /** Why a retry or a new pending call was refused. */
-export const RefusalReason = Schema.Literal("unknown", "used", "busy", "other-instance", "invalid-answer", "rounds", "full", "ended")
+export const RefusalReason = Schema.Literal(
+  "unknown",
+  "used",
+  "expired",
+  "abandoned",
+  "busy",
+  "other-instance",
+  "invalid-answer",
+  "rounds",
+  "full",
+  "ended"
+)
 export type RefusalReason = typeof RefusalReason.Type
 
 /**
  * A retry that names no call this registry holds, answers that do not fit, or a bound reached.
- * `unknown`, `used`, `busy`, `other-instance` and `invalid-answer` are the caller's mistakes;
+ * `unknown`, `used` (a round answered already, or a call whose result was delivered), `expired`
+ * (past `questions.ttl`), `abandoned`, `busy`, `other-instance` and `invalid-answer` are the
+ * caller's mistakes (a call asked for by id that is gone is always `unknown`, its detail saying how it ended);
  * `rounds` and `full` are bounds the upstream or the load ran into; `ended`, a call ended under a
  * caller still waiting on it (abandoned by another request, expired, or mcpx-fx stopping).
  */

@@ -121,7 +121,23 @@ describe("PendingCalls", () => {
       assert.strictEqual(refusal(yield* Effect.flip(pending.resume({ handle: "mcpx-pending:x" }, {}))), "unknown")
       const done = yield* drive(pending.resume({ handle: two.handle }, { [two.questions[0]!.key]: accept({ second: "2" }) }))
       assert.deepStrictEqual(complete(done), text([accept({ first: "1" }), accept({ second: "2" })]))
-      assert.strictEqual(refusal(yield* Effect.flip(pending.resume({ handle: two.handle }, {}))), "unknown")
+      const replayed = yield* Effect.flip(pending.resume({ handle: two.handle }, {}))
+      assert.strictEqual(refusal(replayed), "used")
+      assert.include(replayed.message, "completed")
+    })))
+
+  it.effect("questions/a handle of a call its caller walked away from is refused as abandoned", () =>
+    provide(Effect.gen(function*() {
+      const pending = yield* PendingCalls
+      const run = (ask: QuestionHandler) => Effect.map(Effect.orDie(ask(form("name"))), text)
+      const first = asking(yield* drive(pending.begin("t", everything, run)))
+      assert.isTrue(yield* pending.abandon(first.id))
+      const e = yield* Effect.flip(pending.resume({ handle: first.handle }, {}))
+      assert.strictEqual(refusal(e), "abandoned")
+      // Asked for by id (/v1/ask) a call that is gone is unknown, its detail saying how it ended.
+      const polled = yield* Effect.flip(pending.poll(first.id, "1 second"))
+      assert.strictEqual(refusal(polled), "unknown")
+      assert.include(polled.message, "abandoned")
     })))
 
   it.effect("questions/an answer that does not fit its question is refused and changes nothing", () =>
@@ -180,7 +196,9 @@ describe("PendingCalls", () => {
       assert.deepStrictEqual(a, Either.right({ action: "cancel" }))
       const expired = yield* Queue.take(events)
       assert.deepInclude(expired, { type: "question.expired", server: "srv__ask" })
-      assert.strictEqual(refusal(yield* Effect.flip(pending.resume({ handle: first.handle }, {}))), "unknown")
+      const late = yield* Effect.flip(pending.resume({ handle: first.handle }, {}))
+      assert.strictEqual(refusal(late), "expired")
+      assert.include(late.message, "questions.ttl")
       assert.deepStrictEqual(yield* pending.list, [])
     }), { ttl: Duration.minutes(10) }))
 
@@ -242,7 +260,9 @@ describe("PendingCalls", () => {
       yield* Effect.yieldNow()
       assert.deepStrictEqual((yield* pending.list).map((p) => p.state), ["done"])
       assert.deepStrictEqual(complete(yield* drive(pending.poll(id, "1 second"))), text("late"))
-      assert.strictEqual(refusal(yield* Effect.flip(pending.poll(id, "1 second"))), "unknown")
+      const collected = yield* Effect.flip(pending.poll(id, "1 second"))
+      assert.strictEqual(refusal(collected), "unknown")
+      assert.include(collected.message, "completed")
     })))
 
   it.scoped("questions/a held question is listed, answered by id, and answered cancel at its TTL when nobody does", () =>

@@ -76,6 +76,14 @@ interface Entry {
   ended: boolean
 }
 
+/** How a call that is no longer registered ended, remembered so a late retry is told which. */
+type Ending = "completed" | "expired" | "abandoned" | "failed"
+
+/**
+ * How many ended calls are remembered for that, the oldest forgotten first (a few dozen bytes
+ * each); a retry naming an older one is told only that mcpx-fx holds no such call.
+ */
+const RememberedEndings = 1024
 
 const mergeRequired = (all: ReadonlyArray<JsonObject>): JsonObject => Object.assign({}, ...all)
 
@@ -88,6 +96,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
     const scope = yield* Effect.scope
     const instance = randomBytes(6).toString("base64url")
     const entries = new Map<string, Entry>()
+    const endings = new Map<string, Ending>()
     const events = yield* PubSub.sliding<QuestionEvent>(256)
     const now = Clock.currentTimeMillis
     const at = Effect.map(now, (ms) => new Date(ms).toISOString())
@@ -113,8 +122,12 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         return timer === undefined ? Effect.void : Fiber.interrupt(timer)
       })
 
-    const forget = (entry: Entry) =>
+    const forget = (entry: Entry, ending: Ending) =>
       Effect.suspend(() => {
+        if (entry.registered) {
+          endings.set(entry.id, ending)
+          if (endings.size > RememberedEndings) endings.delete(endings.keys().next().value!)
+        }
         entries.delete(entry.id)
         entry.registered = false
         return stopTimer(entry)
@@ -124,10 +137,10 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
      * Ends a call: questions answered for the caller (and any it asks from now on), then the
      * upstream request cancelled.
      */
-    const end = (entry: Entry) =>
+    const end = (entry: Entry, ending: Ending) =>
       Effect.gen(function*() {
         entry.ended = true
-        yield* forget(entry)
+        yield* forget(entry, ending)
         yield* answerOutstanding(entry)
         const fiber = entry.fiber
         if (fiber !== undefined && entry.exit === undefined) yield* Fiber.interrupt(fiber)
@@ -138,7 +151,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         if (entry.registered) return Effect.void
         if (entries.size >= entry.bounds.maxPending) {
           return Effect.zipRight(
-            end(entry),
+            end(entry, "failed"),
             new PendingCallRefused({
               reason: "full",
               detail: `${entries.size} calls are already waiting for their callers (questions.maxPending); this one was cancelled, try again later`
@@ -161,7 +174,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
             entry.timer = undefined
             return Effect.zipRight(
               Effect.flatMap(at, (when) => PubSub.publish(events, { type: "question.expired", server: entry.label, at: when, id: entry.id })),
-              end(entry)
+              end(entry, "expired")
             )
           })),
           Effect.asVoid,
@@ -226,13 +239,13 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         if (entry.handedOut) return asking(entry)
         const asked = [...entry.asked.values()]
         if (asked.every((a) => a.lacking !== undefined)) {
-          yield* end(entry)
+          yield* end(entry, "failed")
           return yield* new CapabilitiesLacking({ requiredCapabilities: mergeRequired(asked.map((a) => a.lacking ?? {})) })
         }
         // Questions the caller cannot take are answered for it; the rest are its to answer.
         for (const a of asked) if (a.lacking !== undefined) yield* Deferred.complete(a.answer, onBehalf(a.question))
         if (entry.round >= entry.bounds.maxRounds) {
-          yield* end(entry)
+          yield* end(entry, "failed")
           return yield* new PendingCallRefused({
             reason: "rounds",
             detail: `${entry.label} was still asking after ${entry.round} rounds of questions (questions.maxRounds); the call was cancelled`
@@ -273,10 +286,11 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         entry.busy = true
         const release = Effect.sync(() => void (entry.busy = false))
         // A failure is always the end of the call; a result is once it is handed over.
-        const moved = nextMove(entry).pipe(Effect.catchAll((e) => Effect.zipRight(forget(entry), Effect.fail(e))))
-        const delivered = (move: Move): Effect.Effect<Move> => move._tag === "Complete" ? Effect.as(forget(entry), move) : Effect.succeed(move)
+        const moved = nextMove(entry).pipe(Effect.catchAll((e) => Effect.zipRight(forget(entry, "failed"), Effect.fail(e))))
+        const delivered = (move: Move): Effect.Effect<Move> =>
+          move._tag === "Complete" ? Effect.as(forget(entry, "completed"), move) : Effect.succeed(move)
         if (wait === undefined) {
-          return moved.pipe(Effect.flatMap(delivered), Effect.onInterrupt(() => end(entry)), Effect.ensuring(release))
+          return moved.pipe(Effect.flatMap(delivered), Effect.onInterrupt(() => end(entry, "abandoned")), Effect.ensuring(release))
         }
         return moved.pipe(
           Effect.timeoutTo({
@@ -331,11 +345,37 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         return yield* waitOn(entry, wait)
       })
 
+    /**
+     * Why a call that is not registered cannot be answered, as precisely as is remembered. Asked
+     * for by id (`/v1/ask`) it is simply gone; a retry's requestState is told what became of it.
+     */
+    const gone = (id: string, byHandle: boolean) => {
+      const what = byHandle ? "the requestState names a call that" : `pending call ${id}`
+      const again = byHandle ? "; send the request again without it" : ""
+      const ending = endings.get(id)
+      const reason = (specific: RefusalReason): RefusalReason => (byHandle ? specific : "unknown")
+      switch (ending) {
+        case "completed":
+          return refuse(reason("used"), `${what} has completed and its result was delivered, so the requestState was used already${again}`)
+        case "expired":
+          return refuse(
+            reason("expired"),
+            `${what} expired: nobody came back for it within questions.ttl, so its questions were answered for the caller and the call cancelled${again}`
+          )
+        case "abandoned":
+          return refuse(reason("abandoned"), `${what} was abandoned (its caller left, or it was cancelled)${again}`)
+        case "failed":
+          return refuse("unknown", `${what} has ended with an error${again}`)
+        case undefined:
+          return refuse("unknown", `${byHandle ? "the requestState names no call mcpx-fx holds" : `no pending call ${id}`} (it ended long ago)${again}`)
+      }
+    }
+
     const find = (target: Target): Effect.Effect<Entry, PendingCallRefused> =>
       Effect.suspend(() => {
         if ("id" in target) {
           const entry = entries.get(target.id)
-          if (entry === undefined) return refuse("unknown", `no pending call ${target.id} (it ended, was collected, or expired)`)
+          if (entry === undefined) return gone(target.id, false)
           return entry.busy ? refuse("busy", "another request is already waiting on this call") : Effect.succeed(entry)
         }
         const parsed = parseHandle(target.handle)
@@ -347,12 +387,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
           )
         }
         const entry = entries.get(parsed.id)
-        if (entry === undefined) {
-          return refuse(
-            "unknown",
-            "the call this requestState names has ended (answered already, abandoned, or expired); send the request again without it"
-          )
-        }
+        if (entry === undefined) return gone(parsed.id, true)
         if (entry.busy) return refuse("busy", "another request is already answering this call's questions")
         if (parsed.round !== entry.round) {
           return refuse("used", `the requestState was for round ${parsed.round}, which was answered already; round ${entry.round} is waiting`)
@@ -412,7 +447,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
       abandon: (id) =>
         Effect.suspend(() => {
           const entry = entries.get(id)
-          return entry === undefined ? Effect.succeed(false) : Effect.as(end(entry), true)
+          return entry === undefined ? Effect.succeed(false) : Effect.as(end(entry, "abandoned"), true)
         }),
       list: Effect.sync(() =>
         [...entries.values()].map((e): PendingInfo => ({

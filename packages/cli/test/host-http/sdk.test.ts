@@ -11,6 +11,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Fixtures } from "@mcpx-fx/testing"
 import * as Effect from "effect/Effect"
 import { HttpDaemon } from "../support/HttpDaemon.js"
 import { era } from "../support/StdioServe.js"
@@ -20,7 +21,9 @@ const config = {
     alpha: era("dual"),
     leg: era("legacy-32601"),
     mod: era("modern-only"),
-    modauto: era("modern-only")
+    modauto: era("modern-only"),
+    // The official SDK 1.x server, as in examples/mcpx.json.
+    legacy: Fixtures.stdioCommand("sdk-v1-legacy")
   }
 }
 
@@ -49,8 +52,19 @@ const legacyClient = (url: string) =>
 const modernClient = (url: string, mode: "auto" | { readonly pin: "2026-07-28" }) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
-      const client = new ModernClient(clientInfo, { capabilities: { elicitation: {} }, versionNegotiation: { mode } })
-      client.setRequestHandler("elicitation/create", () => ({ action: "accept", content: { name: "Grace" } }))
+      const client = new ModernClient(clientInfo, { capabilities: { elicitation: {}, sampling: {} }, versionNegotiation: { mode } })
+      // A person filling in whichever fields the form asks for.
+      client.setRequestHandler("elicitation/create", (request) => {
+        const schema = request.params.mode === "url" ? undefined : request.params.requestedSchema
+        const fields = Object.keys(schema?.properties ?? {})
+        return { action: "accept", content: Object.fromEntries(fields.map((f) => [f, f === "color" ? "teal" : "Grace"])) }
+      })
+      client.setRequestHandler("sampling/createMessage", () => ({
+        role: "assistant",
+        content: { type: "text", text: "Hi there" },
+        model: "test-model",
+        stopReason: "endTurn"
+      }))
       await client.connect(new ModernTransport(new URL(url)))
       return client
     }),
@@ -88,6 +102,21 @@ describe.concurrent("official SDK clients over /mcp", () => {
         assert.strictEqual(textOf(echoed), "from sdk 2.x")
         const asked = yield* Effect.promise(() => client.callTool({ name: "mod__ask_name", arguments: {} }))
         assert.strictEqual(textOf(asked), "hello, Grace")
+      })))
+
+    // The flow issue 9 reports broken: the client's handler was never called, and the tool said
+    // "No name given (cancel)". Also two questions at once and two rounds, all by the SDK's own
+    // input_required driver.
+    it.effect("2026-07-28/questions/sdk-client [http]: the SDK 2.x client pinned to 2026-07-28 answers a legacy SDK 1.x server's questions through the daemon", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { daemon } = yield* HttpDaemon
+        const client = yield* modernClient(daemon.info.mcp, { pin: "2026-07-28" })
+        assert.strictEqual(textOf(yield* Effect.promise(() => client.callTool({ name: "legacy__ask_name", arguments: {} }))), "Hello, Grace!")
+        assert.strictEqual(
+          textOf(yield* Effect.promise(() => client.callTool({ name: "legacy__ask_two", arguments: {} }))),
+          "name: Grace; the model (test-model) said: Hi there"
+        )
+        assert.strictEqual(textOf(yield* Effect.promise(() => client.callTool({ name: "legacy__ask_twice", arguments: {} }))), "Grace likes teal")
       })))
 
     it.effect("2026-07-28/http/the SDK 2.x client probing with auto finds the daemon modern and calls a tool", () =>

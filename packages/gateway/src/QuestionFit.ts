@@ -17,7 +17,20 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Asker, Take } from "./PendingCalls.js"
 
-const ask = (method: string, params: JsonObject): Take => ({ _tag: "Ask", question: { method, params } })
+/**
+ * A progress token in a question's `_meta` names the upstream's request on its connection with
+ * mcpx-fx; an `inputRequests` entry is no request of the host's, so it has nowhere to send
+ * progress, and the token is left out (an emptied `_meta` with it).
+ */
+const withoutProgressToken = (params: JsonObject): JsonObject => {
+  const meta = params._meta
+  if (!isJsonObject(meta) || meta.progressToken === undefined) return params
+  const { _meta: _, ...rest } = params
+  const { progressToken: _token, ...kept } = meta
+  return Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept }
+}
+
+const ask = (method: string, params: JsonObject): Take => ({ _tag: "Ask", question: { method, params: withoutProgressToken(params) } })
 const lacking = (required: JsonObject): Take => ({ _tag: "Lacking", required })
 
 const elicitation = (declared: JsonObject | undefined, params: JsonObject): Take => {

@@ -304,6 +304,24 @@ describe("QuestionFit", () => {
     })
   })
 
+  it("questions/the upstream connection's progressToken is not part of the question a host is shown", () => {
+    const asked: Question = {
+      method: "sampling/createMessage",
+      params: { messages: [], maxTokens: 5, _meta: { progressToken: 0, "com.example/trace": "t1" } }
+    }
+    assert.deepStrictEqual(QuestionFit.take({ sampling: {} })(asked), {
+      _tag: "Ask",
+      question: { method: "sampling/createMessage", params: { messages: [], maxTokens: 5, _meta: { "com.example/trace": "t1" } } }
+    })
+    const elicit: Question = { method: "elicitation/create", params: { message: "m", requestedSchema: { type: "object" }, _meta: { progressToken: "p" } } }
+    assert.deepStrictEqual(QuestionFit.take({ elicitation: {} })(elicit), {
+      _tag: "Ask",
+      question: { method: "elicitation/create", params: { message: "m", requestedSchema: { type: "object" } } }
+    })
+    const rootsAsked: Question = { method: "roots/list", params: { _meta: { progressToken: 1 } } }
+    assert.deepStrictEqual(QuestionFit.take({ roots: {} })(rootsAsked), { _tag: "Ask", question: { method: "roots/list", params: {} } })
+  })
+
   it("questions/answers are checked against the question's kind and form schema", () => {
     const enumForm: Question = {
       method: "elicitation/create",

@@ -3,11 +3,13 @@
 // names.prefix=false), so every scenario is answered through the gateway: host era → Server →
 // Gateway → Pool → upstream session of the host's own era → fixture, and back.
 //
-// Three upstream variants: the dual-era fixture (the scored gate: every scored scenario of
-// 2025-11-25 and 2026-07-28 must pass, no baseline), and the legacy-only and modern-only fixtures
-// (reported scenario by scenario; the gate ignores them). `--write-docs` rewrites
-// docs/conformance.md from the run.
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+// Three upstream variants — the dual-era, legacy-only and modern-only fixtures — each run for the
+// 2025-11-25 and 2026-07-28 requirement sets, and all six runs are the gate: every check of every
+// scored scenario must pass, except the checks in `expectedFailures` below, each of which a
+// gateway cannot meet by the structure of the protocol (and which must keep failing: one that
+// passes is stale). `--write-docs` rewrites docs/conformance.md from the run; `--variant=<id>`
+// runs one variant.
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
@@ -19,24 +21,67 @@ const outDir = join(root, "out/conformance-gateway")
 const LEG_TIMEOUT_MS = 180_000
 const DAEMON_START_TIMEOUT_MS = 30_000
 
+const FIXTURE_START_TIMEOUT_MS = 30_000
+
+// The legacy-only fixture is reached over Streamable HTTP, where each question it asks rides the
+// SSE stream of the call that caused it. Over stdio its questions name no call, and the suite
+// leaves several asking calls unanswered (server-stateless's 600 ms probe of
+// test_streaming_elicitation, result-type, tampered-state, validate-input …): each stays pending
+// upstream for questions.ttl, so on the shared process every later question has two callers and
+// is held, not routed (the stdio attribution rule). `"pool": {"scope": "session"}` — the README's
+// advice for such a server — gives every modern call a process of its own instead, whose start
+// then misses server-stateless's 500/600 ms windows on a loaded machine. The stdio path is covered
+// end to end by packages/cli/test/questions/.
 const variants = [
-  { id: "dual", args: [], scored: true, title: "dual-era fixture (the gate)" },
-  { id: "legacy-only", args: ["--legacy-only"], scored: false, title: "legacy-only fixture" },
-  { id: "modern-only", args: ["--modern-only"], scored: false, title: "modern-only fixture" }
+  { id: "dual", args: [], title: "dual-era fixture" },
+  { id: "legacy-only", args: ["--legacy-only"], http: true, title: "legacy-only fixture (over Streamable HTTP)" },
+  { id: "modern-only", args: ["--modern-only"], title: "modern-only fixture" }
+]
+
+/**
+ * Checks that cannot pass through a gateway in front of a legacy upstream, by the protocol's
+ * structure rather than by anything mcpx-fx could do. Each is weighed by check id, not by
+ * scenario, so a scenario's other checks still gate.
+ */
+const expectedFailures = [
+  {
+    variant: "legacy-only",
+    requirements: "2026-07-28",
+    scenario: "input-required-result-basic-elicitation",
+    check: "sep-2322-elicitation-incomplete",
+    why:
+      "the check reads inputRequests.user_name, a key the fixture's tool names only in its 2026 result; on the legacy " +
+      "wire the SDK sends the bare elicitation/create params (packages/testing/test/sdk-fixtures.test.ts pins this), so " +
+      "mcpx-fx can only mint a key of its own (elicitation_1). The scenario's retry check is not run once this one fails."
+  }
 ]
 
 const say = (line) => process.stdout.write(`${line}\n`)
 const writeDocs = process.argv.includes("--write-docs")
 const only = process.argv.find((a) => a.startsWith("--variant="))?.slice("--variant=".length)
 
-/** Starts the daemon on an ephemeral port with a config naming only the fixture; resolves with its /mcp URL. */
-const startDaemon = async (variant, log) => {
+/** Starts the fixture over Streamable HTTP; resolves with the child and its URL. */
+const startFixture = async (variant, log) => {
+  const { child, first } = await startChild({
+    command: process.execPath,
+    args: [fixtureScript, "--http", ...variant.args],
+    log,
+    timeoutMs: FIXTURE_START_TIMEOUT_MS,
+    what: "fixture"
+  })
+  return { child, url: first.url }
+}
+
+/**
+ * Starts the daemon on an ephemeral port with a config naming only the fixture (as a stdio
+ * command, or the URL `fixtureUrl`); resolves with its /mcp URL.
+ */
+const startDaemon = async (variant, log, fixtureUrl) => {
   const dir = mkdtempSync(join(tmpdir(), `mcpx-conf-${variant.id}-`))
   const config = join(dir, "mcpx.json")
+  const upstream = fixtureUrl === undefined ? { command: process.execPath, args: [fixtureScript, ...variant.args] } : { url: fixtureUrl }
   writeFileSync(config, JSON.stringify({
-    mcpServers: {
-      conformance: { command: process.execPath, args: [fixtureScript, ...variant.args], protocol: "follow" }
-    },
+    mcpServers: { conformance: { ...upstream, protocol: "follow" } },
     settings: { "names.prefix": false }
   }))
   const started = startChild({
@@ -73,6 +118,46 @@ const scenariosOf = (output) => {
   }))
 }
 
+/** Every check the suite wrote for each scenario of a run: `{ scenario: [{ id, status, errorMessage }] }`. */
+const checksOf = (dir) => {
+  const byScenario = {}
+  if (!existsSync(dir)) return byScenario
+  for (const entry of readdirSync(dir)) {
+    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry)
+    const file = join(dir, entry, "checks.json")
+    if (m === null || !existsSync(file)) continue
+    byScenario[m[1]] = JSON.parse(readFileSync(file, "utf8"))
+  }
+  return byScenario
+}
+
+/**
+ * The gate for one run: every scored scenario reported, none of its checks failing unless
+ * expected, and every expected failure still failing. Returns the problems, none when it passed.
+ */
+const gate = (variant, requirements, rows, checks) => {
+  const expected = expectedFailures.filter((e) => e.variant === variant.id && e.requirements === requirements)
+  const problems = []
+  if (rows.length === 0) problems.push("the suite reported no scenarios")
+  for (const row of rows.filter((r) => r.scored)) {
+    const scenarioChecks = checks[row.scenario]
+    if (scenarioChecks === undefined) {
+      problems.push(`${row.scenario}: no checks.json`)
+      continue
+    }
+    for (const c of scenarioChecks.filter((c) => c.status === "FAILURE")) {
+      if (!expected.some((e) => e.scenario === row.scenario && e.check === c.id)) {
+        problems.push(`${row.scenario}: ${c.id} failed: ${c.errorMessage ?? "(no message)"}`)
+      }
+    }
+  }
+  for (const e of expected) {
+    const c = (checks[e.scenario] ?? []).find((c) => c.id === e.check)
+    if (c === undefined || c.status !== "FAILURE") problems.push(`${e.scenario}: ${e.check} is listed as an expected failure but ${c === undefined ? "was not run" : "passed"}; remove it from expectedFailures`)
+  }
+  return problems
+}
+
 const table = (rows) => {
   const lines = ["| scenario | scored | result | checks passed | checks failed |", "|---|---|---|---|---|"]
   for (const r of rows) {
@@ -88,22 +173,36 @@ const docs = (results) => {
     "Generated by `node scripts/conformance-gateway.mjs --write-docs` (the official suite",
     "`@modelcontextprotocol/conformance@0.2.0-alpha.12`, server mode) against the mcpx-fx daemon's `/mcp`, with",
     "the conformance fixture as its single, unprefixed upstream (`protocol: follow`, `names.prefix: false`).",
-    "The dual-era variant is the CI gate (`npm run conformance`): every scored scenario must pass, with no",
-    "expected-failures list. The legacy-only and modern-only variants are reported here; scenarios about",
-    "server-initiated questions across eras may fail there until questions are translated between eras.",
+    "All six runs — the dual-era, legacy-only and modern-only fixtures, each for the 2025-11-25 and 2026-07-28",
+    "requirement sets — are the CI gate (`npm run conformance`): every check of every scored scenario must pass,",
+    "except the checks listed below as expected failures, which no gateway can meet in front of such an upstream.",
+    "An expected failure that starts passing fails the gate too, as stale.",
     "",
-    "What fails, and why: with the legacy-only fixture under 2026-07-28, the `input-required-result-*` scenarios —",
-    "a modern host calls a tool of a legacy-only upstream, which asks its question as a server→client request",
-    "(`elicitation/create`, `sampling/createMessage`, `roots/list`); turning that into an `input_required` result",
-    "for the modern host is the translation of questions between eras, a later issue. Every other scored scenario",
-    "passes in every variant. The `tasks-*` scenarios are the unscored tasks extension, which mcpx-fx does not",
-    "declare.",
+    "Through the legacy-only fixture a 2026-07-28 host's `input-required-result-*` scenarios are served by mcpx-fx's",
+    "question bridge: the fixture asks by server→client requests (`elicitation/create`, `sampling/createMessage`,",
+    "`roots/list`), mcpx-fx keeps the upstream call waiting and answers the host's request `input_required` with",
+    "those questions under keys it mints, and the host's retry answers them. The legacy-only fixture is reached",
+    "over Streamable HTTP, where each question rides the stream of the call that caused it: over stdio a legacy",
+    "server's questions name no call, and the suite leaves several asking calls unanswered, each pending upstream",
+    "for `questions.ttl`, so on one shared process every later question would be held as unattributable rather",
+    "than routed; `\"pool\": {\"scope\": \"session\"}` avoids that by giving each modern call a process of its own,",
+    "whose start then misses the 500/600 ms windows of `server-stateless`. The stdio path is tested end to end in",
+    "packages/cli/test/questions/. The `tasks-*` scenarios are the unscored tasks extension, which mcpx-fx does",
+    "not declare.",
+    "",
+    "## Expected failures",
+    "",
+    "| upstream | requirements | scenario | check | why |",
+    "|---|---|---|---|---|",
+    ...expectedFailures.map((e) =>
+      `| ${variants.find((v) => v.id === e.variant)?.title ?? e.variant} | ${e.requirements} | ${e.scenario} | ${e.check} | ${e.why} |`
+    ),
     ""
   ]
-  out.push("| upstream | requirements | scored scenarios passing |", "|---|---|---|")
-  for (const { variant, requirements, rows } of results) {
+  out.push("| upstream | requirements | scored scenarios passing | gate |", "|---|---|---|---|")
+  for (const { variant, requirements, rows, problems } of results) {
     const scored = rows.filter((r) => r.scored)
-    out.push(`| ${variant.title} | ${requirements} | ${scored.filter((r) => r.ok).length} of ${scored.length} |`)
+    out.push(`| ${variant.title} | ${requirements} | ${scored.filter((r) => r.ok).length} of ${scored.length} | ${problems.length === 0 ? "passed" : "FAILED"} |`)
   }
   out.push("")
   for (const { variant, requirements, rows } of results) {
@@ -125,7 +224,11 @@ const main = async () => {
   const results = []
   for (const variant of variants.filter((v) => only === undefined || v.id === only)) {
     const log = createWriteStream(join(outDir, `daemon-${variant.id}.log`))
-    const { child, mcp, dir } = await startDaemon(variant, log)
+    const fixture = variant.http ? await startFixture(variant, log) : undefined
+    const { child, mcp, dir } = await startDaemon(variant, log, fixture?.url).catch(async (error) => {
+      if (fixture !== undefined) await stopChild(fixture.child, 5_000)
+      throw error
+    })
     try {
       say(`${name}: ${variant.title}: daemon at ${mcp}`)
       for (const requirements of requirementSets) {
@@ -137,14 +240,21 @@ const main = async () => {
           timeoutMs: LEG_TIMEOUT_MS
         })
         const rows = scenariosOf(output)
-        results.push({ variant, requirements, rows })
+        const problems = gate(variant, requirements, rows, checksOf(join(outDir, variant.id, requirements)))
+        results.push({ variant, requirements, rows, problems })
         const scored = rows.filter((r) => r.scored)
         say(`\n--- ${variant.id} ${requirements} (exit ${code}; log out/conformance-gateway/${variant.id}-${requirements}.log)`)
-        say(variant.scored ? summaryOf(output) : `scored scenarios passing: ${scored.filter((r) => r.ok).length} of ${scored.length}`)
-        if (variant.scored && (code !== 0 || rows.length === 0)) failed.push(`${variant.id} ${requirements}`)
+        say(summaryOf(output))
+        say(`scored scenarios passing: ${scored.filter((r) => r.ok).length} of ${scored.length}`)
+        for (const e of expectedFailures.filter((e) => e.variant === variant.id && e.requirements === requirements)) {
+          say(`expected failure: ${e.scenario} ${e.check}`)
+        }
+        for (const p of problems) say(`GATE: ${p}`)
+        if (problems.length > 0) failed.push(`${variant.id} ${requirements}`)
       }
     } finally {
       await stopDaemon(child)
+      if (fixture !== undefined) await stopChild(fixture.child, 5_000)
       log.end()
       rmSync(dir, { recursive: true, force: true })
     }
@@ -159,7 +269,7 @@ const main = async () => {
     say(`\n${name}: FAILED for ${failed.join(", ")} (${seconds} s)`)
     process.exit(1)
   }
-  say(`\n${name}: every scored scenario passed through the gateway (${seconds} s)`)
+  say(`\n${name}: every scored check passed through the gateway, but for the expected failures listed (${seconds} s)`)
 }
 
 main().catch((error) => {

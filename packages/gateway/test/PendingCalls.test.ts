@@ -272,7 +272,7 @@ describe("PendingCalls", () => {
       const first = yield* Effect.fork(pending.hold("srv", form("name"), 2))
       const event = yield* Queue.take(events)
       assert.deepInclude(event, { type: "question.unattributed", server: "srv", callers: 2 })
-      assert.include(event.type === "question.unattributed" ? event.hint : "", `"pool": {"scope": "session"}`)
+      assert.include(event.type === "question.unattributed" ? event.hint : "", `"pool": {"scope": "session", "max": 4}`)
       const [held] = yield* pending.held
       assert.strictEqual(held?.method, "elicitation/create")
       assert.isTrue(yield* pending.answerHeld(held!.id, { result: accept({ name: "Ada" }) }))

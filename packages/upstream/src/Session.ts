@@ -213,7 +213,7 @@ export const makeSession = (
       return Effect.zipRight(
         Effect.logWarning(
           `${name}: a ${m.method} arrived while calls of ${callers} callers were in flight; it names no call, so it ` +
-            `was not routed to any of them (give this server "pool": {"scope": "session"} so each caller has its own process)`
+            `was not routed to any of them (give this server "pool": {"scope": "session", "max": 4} so each caller has its own process)`
         ),
         Effect.asVoid(Effect.forkIn(answerWith(m, held), sessionScope))
       )

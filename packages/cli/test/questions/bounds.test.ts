@@ -102,7 +102,7 @@ describe.concurrent("questions nobody can be handed at once", () => {
         const b = yield* host.begin(Flows.nextId("b"), "tools/call", Flows.tool(shared, "ask_name"), Flows.Elicitation)
         const event = yield* unattributed.next
         assert.deepInclude(event, { type: "question.unattributed", server: "shared", method: "elicitation/create", callers: 2 })
-        assert.include(String(event?.hint), `"pool": {"scope": "session"}`)
+        assert.include(String(event?.hint), `"pool": {"scope": "session", "max": 4}`)
         const held = (yield* openQuestions(base)).filter((q) => q.from === "shared" && q.call === undefined)
         assert.deepStrictEqual(held.map((q) => [q.id, q.method]), [[event?.id, "elicitation/create"]])
 

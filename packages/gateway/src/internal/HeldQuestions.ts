@@ -64,7 +64,7 @@ export const make = (readBounds: Effect.Effect<Bounds>, events: PubSub.PubSub<Qu
           callers,
           hint: `${server} asked while calls of ${callers} callers were in flight on one process, so mcpx-fx cannot tell whose ` +
             `question it is; answer it with \`mcpx-fx elicit answer ${entry.id} '<json>'\`, or give the server ` +
-            `"pool": {"scope": "session"} so each caller has its own process`
+            `"pool": {"scope": "session", "max": 4} so each caller has its own process`
         })
         const expiry = yield* Effect.forkIn(expire(entry, bounds.ttl), scope)
         return yield* Deferred.await(answer).pipe(

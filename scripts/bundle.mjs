@@ -18,6 +18,8 @@ const sourceConditions = ["@mcpx-fx/source"]
 const common = {
   bundle: true,
   conditions: sourceConditions,
+  // jsonc-parser's `main` is a UMD build whose lazy require()s esbuild cannot follow; its ESM build bundles cleanly.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   platform: "node",
   format: "esm",
   target: "node20",

@@ -21,6 +21,7 @@ import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as TokenStore from "@mcpx-fx/upstream/TokenStore"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as UpstreamAuth from "@mcpx-fx/upstream/UpstreamAuth"
+import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -50,9 +51,14 @@ export type Configured = Config.Config | Settings.Settings | StateDir.StateDir
 /** What building `Configured` can fail with: both are configuration errors, exit 2. */
 export type ConfiguredError = Config.ConfigError | Settings.SettingsError
 
+/** The warnings of a loaded configuration (unknown keys, skipped servers), on stderr. */
+export const printWarnings = (config: Config.LoadedConfig): Effect.Effect<void> =>
+  Effect.forEach(config.warnings ?? [], (w) => Console.error(`mcpx-fx: warning: ${w.message}`), { discard: true })
+
 /**
  * The configuration for one invocation: files found from its working directory (or named by
  * `--config`/`MCPX_CONFIG`), settings resolved default < file < env < flag, and its state directory.
+ * Its warnings are printed on stderr once it is loaded.
  */
 export const configured = (
   globals: Globals
@@ -62,8 +68,26 @@ export const configured = (
       Layer.mergeAll(
         Config.layerSettings({ env: environment.env, flags: globals.flags }),
         StateDir.StateDir.layer(environment)
-      ).pipe(Layer.provideMerge(Config.Config.layer(configInput(environment, globals)))))
+      ).pipe(
+        Layer.provideMerge(
+          Config.Config.layer(configInput(environment, globals)).pipe(
+            Layer.tap((context) => printWarnings(Context.get(context, Config.Config)))
+          )
+        )
+      ))
   )
+
+/**
+ * Says on stderr that no config file was found and where mcpx-fx looked, for the commands that
+ * run the gateway: with no servers they would otherwise answer an empty list without a word.
+ */
+export const noticeNoConfig = (config: Config.LoadedConfig): Effect.Effect<void> =>
+  config.files.length > 0
+    ? Effect.void
+    : Console.error(
+      `mcpx-fx: no config file found (looked for ${Config.describeSearch(config.searched ?? [])}); ` +
+        "no servers are configured. Add one with `mcpx-fx servers add <name> <command-or-url>`, or name a file with --config."
+    )
 
 /**
  * Checks the setting flags and `MCPX_*` variables without reading any config file, for commands
@@ -117,10 +141,11 @@ export const gateway = (
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty)
   )
+  const noticed = Layer.tap(configured(globals), (context) => noticeNoConfig(Context.get(context, Config.Config)))
   return Gateway.Gateway.layer.pipe(
     Layer.provideMerge(upstream),
     Layer.provideMerge(PendingCalls.PendingCalls.layer),
-    Layer.provideMerge(configured(globals))
+    Layer.provideMerge(noticed)
   )
 }
 

@@ -99,6 +99,12 @@ export type PoolScope = (typeof PoolScopes)[number]
 /** The codec for pool scopes, shared with the config file's per-server `pool` block. */
 export const poolScopeCodec: Codec.Codec<PoolScope> = Codec.oneOf(PoolScopes)
 
+/** What hosts are shown of the tools: every tool, or three meta-tools that search, describe and call them. */
+export const ExposeModes = ["all", "search"] as const
+
+/** A `tools.expose` value. */
+export type ExposeMode = (typeof ExposeModes)[number]
+
 /** Every setting, in the order `settings list` shows them. */
 export const registry = [
   define("upstream.protocol", {
@@ -130,6 +136,14 @@ export const registry = [
     description:
       "Show tools and prompts as <namespace>__<name> and resources under mcpx://<namespace>/. Only a configuration " +
       "with a single server may turn it off, so hosts see that server's names exactly."
+  }),
+  define("tools.expose", {
+    codec: Codec.oneOf(ExposeModes),
+    default: "all",
+    hot: true,
+    description:
+      "What MCP hosts are shown: all (every tool), or search (three meta-tools that search, describe and call " +
+      "the tools, so a large configuration costs the model three tool definitions). A server's expose key overrides it."
   }),
   define("pool.max", {
     codec: Codec.positiveInt,

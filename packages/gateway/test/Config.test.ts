@@ -152,21 +152,24 @@ describe("namespaceOf", () => {
 })
 
 describe("search path", () => {
-  it.effect("walks up from the working directory, .mcpx.json before .mcp.json, then the user file", () =>
+  it.effect("walks up from the working directory, .mcpx.json before .mcp.json before .vscode/mcp.json, then the user file", () =>
     Effect.gen(function*() {
       const search = yield* Config.searchPath({ env: {}, cwd: "/a/b", home: "/home/u" })
       assert.isFalse(search.explicit)
       assert.deepStrictEqual(search.candidates, [
         "/a/b/.mcpx.json",
         "/a/b/.mcp.json",
+        "/a/b/.vscode/mcp.json",
         "/a/.mcpx.json",
         "/a/.mcp.json",
+        "/a/.vscode/mcp.json",
         "/.mcpx.json",
         "/.mcp.json",
+        "/.vscode/mcp.json",
         "/home/u/.config/mcpx-fx/config.json"
       ])
       const xdg = yield* Config.searchPath({ env: { XDG_CONFIG_HOME: "/xdg" }, cwd: "/", home: "/home/u" })
-      assert.deepStrictEqual(xdg.candidates, ["/.mcpx.json", "/.mcp.json", "/xdg/mcpx-fx/config.json"])
+      assert.deepStrictEqual(xdg.candidates, ["/.mcpx.json", "/.mcp.json", "/.vscode/mcp.json", "/xdg/mcpx-fx/config.json"])
       // XDG says a relative value is invalid and must be ignored.
       const relative = yield* Config.searchPath({ env: { XDG_CONFIG_HOME: "xdg" }, cwd: "/", home: "/home/u" })
       assert.strictEqual(relative.candidates[relative.candidates.length - 1], "/home/u/.config/mcpx-fx/config.json")

@@ -1,8 +1,9 @@
 /**
- * JSON with comments and trailing commas, as editors write `.mcp.json`-style files. Comments and
- * dropped commas are replaced by spaces rather than removed, so a position that `JSON.parse`
- * reports is also the position in the file the user sees.
+ * JSON with comments and trailing commas, as editors write `.mcp.json`-style files, read with
+ * jsonc-parser (the parser VS Code itself uses), so every file VS Code accepts is read the same way
+ * here and an edit (ConfigEdit.ts) can keep the file's comments and layout.
  */
+import * as jsonc from "jsonc-parser"
 import * as Either from "effect/Either"
 
 /** Where and why a file is not JSONC. */
@@ -19,75 +20,24 @@ export const lineColumn = (text: string, offset: number): { readonly line: numbe
   return { line: lines.length, column: lines[lines.length - 1]!.length + 1 }
 }
 
-const blank = (c: string) => (c === "\n" || c === "\r" ? c : " ")
+/** The options every read and edit shares: comments and trailing commas are allowed. */
+export const parseOptions: jsonc.ParseOptions = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false }
 
-/**
- * The index of the next character that is neither whitespace nor inside a comment, the text's
- * length at the end, or `-1 - start` when a block comment opened at `start` never closes.
- */
-const nextSignificant = (text: string, from: number): number => {
-  let i = from
-  while (i < text.length) {
-    const c = text[i]!
-    if (c === " " || c === "\t" || c === "\n" || c === "\r") i++
-    else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") i++
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2)
-      if (end < 0) return -1 - i
-      i = end + 2
-    } else return i
-  }
-  return i
+// jsonc-parser's error codes read as CamelCase words ("PropertyNameExpected"); people read words.
+const describe = (code: jsonc.ParseErrorCode): string => {
+  const name = jsonc.printParseErrorCode(code)
+  if (name === "UnexpectedEndOfComment") return "unterminated /* comment"
+  if (name === "UnexpectedEndOfString") return "unterminated string"
+  return name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()
 }
 
-/** Blanks out comments and trailing commas outside strings; fails only on an unclosed block comment. */
-export const strip = (input: string): Either.Either<string, SyntaxError> => {
+/** Parses JSONC text; the first error names its line and column. A byte-order mark is ignored. */
+export const parse = (input: string): Either.Either<unknown, SyntaxError> => {
   const text = input.charCodeAt(0) === 0xfeff ? ` ${input.slice(1)}` : input
-  const out: Array<string> = []
-  let i = 0
-  while (i < text.length) {
-    const c = text[i]!
-    if (c === '"') {
-      out.push(c)
-      i++
-      while (i < text.length && text[i] !== '"' && text[i] !== "\n") {
-        // An escaped quote or backslash must not end the string, so copy the pair as one.
-        if (text[i] === "\\" && i + 1 < text.length) out.push(text[i++]!)
-        out.push(text[i++]!)
-      }
-      if (i < text.length) out.push(text[i++]!)
-    } else if (c === "/" && (text[i + 1] === "/" || text[i + 1] === "*")) {
-      const next = nextSignificant(text, i)
-      if (next < 0) {
-        const at = -1 - next
-        return Either.left({ message: "unterminated /* comment", ...lineColumn(text, at) })
-      }
-      // nextSignificant also skips the whitespace after the comment; blank it all alike.
-      for (; i < next; i++) out.push(blank(text[i]!))
-    } else if (c === ",") {
-      const next = nextSignificant(text, i + 1)
-      const closer = next >= 0 && (text[next] === "}" || text[next] === "]")
-      out.push(closer ? " " : c)
-      i++
-    } else {
-      out.push(c)
-      i++
-    }
-  }
-  return Either.right(out.join(""))
+  const errors: Array<jsonc.ParseError> = []
+  const value: unknown = jsonc.parse(text, errors, parseOptions)
+  const first = errors[0]
+  if (first !== undefined) return Either.left({ message: describe(first.error), ...lineColumn(text, first.offset) })
+  if (text.trim() === "") return Either.left({ message: "unexpected end of file", ...lineColumn(text, text.length) })
+  return Either.right(value)
 }
-
-/** Parses JSONC text; the error carries the line and column when the parser reports a position. */
-export const parse = (text: string): Either.Either<unknown, SyntaxError> =>
-  Either.flatMap(strip(text), (json) => {
-    try {
-      return Either.right(JSON.parse(json) as unknown)
-    } catch (e) {
-      const raw = e instanceof Error ? e.message : String(e)
-      const position = /at position (\d+)/.exec(raw)
-      const where = position !== null ? lineColumn(text, Number(position[1])) : lineColumn(text, json.trimEnd().length)
-      const message = raw.replace(/\s*in JSON at position \d+.*$/, "").replace(/^Unexpected end of JSON input$/, "unexpected end of file")
-      return Either.left({ message, ...where })
-    }
-  })

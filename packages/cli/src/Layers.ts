@@ -13,6 +13,7 @@ import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
 import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as StateDir from "@mcpx-fx/gateway/StateDir"
+import * as ToolCatalog from "@mcpx-fx/gateway/ToolCatalog"
 import * as EraCache from "@mcpx-fx/upstream/EraCache"
 import * as Negotiator from "@mcpx-fx/upstream/Negotiator"
 import * as Pool from "@mcpx-fx/upstream/Pool"
@@ -113,9 +114,10 @@ export const upstreamAuth = (
 
 /**
  * The gateway for one in-process invocation, with everything under it: the pool, the prober, the
- * era cache in the state directory (unless `upstream.eraCache` is off), the transports on the
- * platform's process and HTTP clients, OAuth for HTTP upstreams with the state directory's tokens.
- * `oneShot`: the command ends after one answer and reports upstream failures itself (Pool.OneShot).
+ * era cache in the state directory (unless `upstream.eraCache` is off), the tool catalog with its
+ * schema cache there, the transports on the platform's process and HTTP clients, OAuth for HTTP
+ * upstreams with the state directory's tokens. `oneShot`: the command ends after one answer and
+ * reports upstream failures itself (Pool.OneShot).
  */
 export const gateway = (
   globals: Globals,
@@ -145,6 +147,7 @@ export const gateway = (
   return Gateway.Gateway.layer.pipe(
     Layer.provideMerge(upstream),
     Layer.provideMerge(PendingCalls.PendingCalls.layer),
+    Layer.provide(ToolCatalog.ToolCatalog.layer),
     Layer.provideMerge(noticed)
   )
 }

@@ -27,6 +27,7 @@ const fakePool = (current: { value: ReadonlyArray<PoolStatus> }) =>
       reports: Effect.succeed([]),
       restart: () => Effect.dieMessage("unused"),
       stop: () => Effect.succeed(0),
+      retire: () => Effect.void,
       events: Stream.empty,
       subscribe: Effect.dieMessage("unused"),
       notifications: Effect.dieMessage("unused")

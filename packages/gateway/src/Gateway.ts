@@ -6,6 +6,13 @@
  * results, never allowed to hide them. Results of calls are passed through unchanged; shaping
  * them for a host's revision is the host-facing server's job.
  *
+ * What hosts see of the tools goes through each server's `tools`/`excludeTools` filter, and a tool
+ * is checked against its server's listing (the ToolCatalog's, listed once and kept until the
+ * server's tools change) before it is called, so an unknown or hidden name is refused the same way
+ * whatever the upstream's era. Nothing about one server waits on another.
+ *
+ * The servers themselves are a table a config reload replaces (ServerTable.ts, `reconfigure`).
+ *
  * Changes: what every live upstream instance sends outside its calls is gathered into one stream
  * of list changes and resource updates (URIs re-homed as hosts see them). Resource subscriptions
  * are forwarded to the owning upstream and counted, so one upstream subscription serves every
@@ -25,15 +32,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Predicate from "effect/Predicate"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { Config, type ConfiguredServer } from "./Config.js"
+import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
 import { withCallTimeout } from "./internal/CallTimeout.js"
 import * as Names from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
+import * as ServerTable from "./ServerTable.js"
 import { Settings } from "./Settings.js"
+import { type CatalogServer, ToolCatalog } from "./ToolCatalog.js"
 
 /** mcpx-fx's identity towards upstreams. */
 export const ClientInfo = { name: "mcpx-fx", version: "0.1.0" } as const
@@ -54,6 +64,8 @@ export interface GatewayServer extends Names.Named {
   readonly preference: Preference
   readonly callTimeout: Duration.Duration
   readonly scope: "global" | "session" | "call"
+  /** How the ToolCatalog knows it. */
+  readonly catalog: CatalogServer
 }
 
 /** Who is asking, and how to reach them with questions. */
@@ -99,6 +111,20 @@ export interface Listing {
   readonly failures: ReadonlyArray<ListingFailure>
 }
 
+/** A visible tool (its host-visible name) and the server it comes from. */
+export interface KnownTool {
+  readonly server: GatewayServer
+  readonly tool: JsonObject
+}
+
+/** The tools known without starting a server, and the servers nothing is known of yet. */
+export interface KnownTools {
+  readonly items: ReadonlyArray<KnownTool>
+  /** Servers never listed (not started in this process and not in the schema cache). */
+  readonly unlisted: ReadonlyArray<string>
+  readonly failures: ReadonlyArray<ListingFailure>
+}
+
 /** What `mcpx-fx protocol` and `GET /v1/protocol` report for one upstream. */
 export interface ServerProtocol {
   readonly server: string
@@ -122,8 +148,26 @@ export type GatewayChange =
 
 /** The gateway's upstream side. */
 export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
+  /** The servers in effect now; a config reload (`reconfigure`) replaces them. */
   readonly servers: ReadonlyArray<GatewayServer>
-  readonly listTools: (caller: Caller) => Effect.Effect<Listing>
+  /** Every server's visible tools (or only those of the servers `only` accepts), listed now. */
+  readonly listTools: (caller: Caller, only?: Predicate.Predicate<GatewayServer>) => Effect.Effect<Listing>
+  /**
+   * The visible tools known without starting a server: a server's listing since its last change, a
+   * started server listed now, or the schema cache's; `refresh` lists every server (starting them).
+   */
+  readonly knownTools: (caller: Caller, options: { readonly refresh: boolean }) => Effect.Effect<KnownTools>
+  /** One visible tool's whole definition (schemas, annotations) under its host-visible name. */
+  readonly describeTool: (
+    caller: Caller,
+    name: string,
+    options?: { readonly suggest?: boolean }
+  ) => Effect.Effect<JsonObject, GatewayCallError>
+  /**
+   * Runs a reloaded configuration: unchanged servers keep their processes, removed ones stop and
+   * redefined ones restart once their calls finish, and hosts are told the lists changed.
+   */
+  readonly reconfigure: (config: LoadedConfig) => Effect.Effect<ServerTable.Diff, GatewayConfigError>
   readonly listPrompts: (caller: Caller) => Effect.Effect<Listing>
   readonly listResources: (caller: Caller) => Effect.Effect<Listing>
   readonly listResourceTemplates: (caller: Caller) => Effect.Effect<Listing>
@@ -180,14 +224,23 @@ const make = Effect.gen(function*() {
   const prober = yield* Prober
   const cache = yield* EraCache
   const pending = yield* PendingCalls
+  // The ToolCatalog in context (the CLI's keeps its schema cache in the state dir), else one in memory.
+  const catalog = yield* Effect.flatMap(Effect.serviceOption(ToolCatalog), Option.match({
+    onSome: Effect.succeed,
+    onNone: () => Effect.map(Layer.build(ToolCatalog.layerMemory), Context.get(ToolCatalog))
+  }))
 
   const prefix = yield* settings.get("names.prefix")
-  if (!prefix && config.servers.length > 1) {
-    return yield* new GatewayConfigError({
-      detail: `names.prefix=false needs exactly one server, but ${config.servers.length} are configured ` +
-        `(${config.servers.map((s) => s.name).join(", ")}); their names could collide`
-    })
-  }
+  const checkPrefix = (loaded: LoadedConfig) =>
+    !prefix && loaded.servers.length > 1
+      ? Effect.fail(
+        new GatewayConfigError({
+          detail: `names.prefix=false needs exactly one server, but ${loaded.servers.length} are configured ` +
+            `(${loaded.servers.map((s) => s.name).join(", ")}); their names could collide`
+        })
+      )
+      : Effect.void
+  yield* checkPrefix(config)
   // Hot settings are read per call (`current`), so a runtime change (PUT /v1/settings) reaches the
   // next call; the Pool gives a server whose preference or pool settings changed a fresh pool and
   // lets the old instances finish. pool.max and pool.scope are cold: read here once.
@@ -217,6 +270,7 @@ const make = Effect.gen(function*() {
       preference,
       callTimeout: Duration.decode(p.callTimeout ?? hot.callTimeout),
       scope: p.scope ?? cold.scope,
+      catalog: { name: configured.name, definition: configured.definition },
       pool: {
         definition: configured.definition,
         probe: { preference, probeTimeout: hot.probeTimeout, session: sessionOptions },
@@ -230,7 +284,7 @@ const make = Effect.gen(function*() {
   }
 
   const atStart = yield* hotSettings
-  const servers: ReadonlyArray<GatewayServer> = config.servers.map((configured) => build(configured, atStart))
+  const table = ServerTable.make(config.servers.map((configured) => build(configured, atStart)))
 
   /** The server as the settings stand now. */
   const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>
@@ -273,17 +327,34 @@ const make = Effect.gen(function*() {
       return items
     })
 
+  /** Whether hosts may see a tool (its upstream name against the server's filter). */
+  const visible = (server: GatewayServer, tool: JsonObject): boolean => {
+    const filter = server.configured.filter
+    return filter === undefined || filter.all || (typeof tool.name === "string" && filter.allows(tool.name))
+  }
+  const visibleName = (server: GatewayServer, name: string): boolean => {
+    const filter = server.configured.filter
+    return filter === undefined || filter.all || filter.allows(name)
+  }
+
+  // Every listing of a server's tools keeps the catalog current.
+  const listServerTools = (server: GatewayServer, caller: Caller) =>
+    Effect.tap(listAll(server, caller, "tools/list", "tools"), (tools) => catalog.remember(server.catalog, tools))
+
   const aggregate = (
     method: string,
     key: string,
     rename: (server: GatewayServer, item: JsonObject) => JsonObject
   ) =>
-  (caller: Caller): Effect.Effect<Listing> =>
+  (caller: Caller, only?: Predicate.Predicate<GatewayServer>): Effect.Effect<Listing> =>
     Effect.forEach(
-      servers,
+      only === undefined ? table.servers : table.servers.filter(only),
       (server) =>
-        listAll(server, caller, method, key).pipe(
-          Effect.map((items) => ({ items: items.map((item) => rename(server, item)), failure: undefined })),
+        (method === "tools/list" ? listServerTools(server, caller) : listAll(server, caller, method, key)).pipe(
+          Effect.map((items) => ({
+            items: (method === "tools/list" ? items.filter((t) => visible(server, t)) : items).map((item) => rename(server, item)),
+            failure: undefined
+          })),
           Effect.catchAll((e) =>
             Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure })
           )
@@ -307,6 +378,58 @@ const make = Effect.gen(function*() {
   const listResources = aggregate("resources/list", "resources", renamed("uri"))
   const listResourceTemplates = aggregate("resources/templates/list", "resourceTemplates", renamed("uriTemplate"))
 
+  /** The visible tools of a server as the catalog knows them, without listing it. */
+  const catalogued = (server: GatewayServer) =>
+    Effect.flatMap(catalog.live(server.name), (live) => Option.isSome(live) ? Effect.succeed(live) : catalog.stored(server.catalog)).pipe(
+      Effect.map(Option.map((known) => known.tools.filter((t) => visible(server, t)).map((t) => renamed("name")(server, t))))
+    )
+
+  /**
+   * An unknown tool, with suggestions from what the catalog knows. A server the catalog knows
+   * nothing of is listed only when the name points at it: a namespace that is itself a typo has
+   * its two closest servers listed (so `legay.echo` still suggests `legacy__echo`), a bare name
+   * every such server. Without `suggest` nothing is listed at all.
+   */
+  const unknownTool = (name: string, caller: Caller, suggest = true) =>
+    Effect.gen(function*() {
+      if (!suggest) return yield* new UnknownName({ kind: "tool", name, suggestions: [] })
+      const at = name.indexOf(Names.Separator)
+      const namespace = at > 0 ? name.slice(0, at) : undefined
+      const namespaces = table.servers.map((s) => s.namespace)
+      const near = namespace === undefined
+        ? namespaces
+        : namespaces.includes(namespace)
+        ? []
+        : Names.closest(namespace, namespaces, 2)
+      const names = yield* Effect.forEach(table.servers, (server) =>
+        Effect.flatMap(catalogued(server), (known) => {
+          if (Option.isSome(known)) return Effect.succeed(known.value)
+          if (!near.includes(server.namespace)) return Effect.succeed([])
+          return listServerTools(server, caller).pipe(
+            Effect.map((tools) => tools.filter((t) => visible(server, t)).map((t) => renamed("name")(server, t))),
+            Effect.orElseSucceed(() => [])
+          )
+        }), { concurrency: "unbounded" })
+      const known = names.flat().flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
+      return yield* new UnknownName({ kind: "tool", name, suggestions: [...Names.closest(name, known)] })
+    })
+
+  /**
+   * The tool behind a host-visible name, checked against its server's listing (listed now only
+   * when the catalog has nothing current for it). A listing the server cannot give at all (it has
+   * no tools/list) lets the call go ahead; a server that cannot be reached fails here.
+   */
+  const resolveTool = (caller: Caller, name: string, suggest = true) =>
+    Effect.gen(function*() {
+      const found = Names.resolve(table.servers, name)
+      if (found === undefined || !visibleName(found.server, found.name)) return yield* unknownTool(name, caller, suggest)
+      const tool = yield* catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
+        Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name })))
+      )
+      if (Option.isNone(tool)) return yield* unknownTool(name, caller, suggest)
+      return { ...found, tool: tool.value }
+    })
+
   const unknown = (kind: UnknownName["kind"], name: string, listing: (c: Caller) => Effect.Effect<Listing>, caller: Caller) =>
     Effect.flatMap(listing(caller), (l) => {
       // A resource is named by its URI, whatever its display name.
@@ -319,10 +442,14 @@ const make = Effect.gen(function*() {
     meta === undefined ? params : { ...params, _meta: meta }
 
   const serverByNamespace = (namespace: string) =>
-    Option.fromNullable(servers.find((s) => s.namespace === namespace || s.name === namespace))
+    Option.fromNullable(table.servers.find((s) => s.namespace === namespace || s.name === namespace))
 
   const noSuchServer = (namespace: string) =>
-    new UnknownName({ kind: "server", name: namespace, suggestions: [...Names.closest(namespace, servers.map((s) => s.namespace))] })
+    new UnknownName({
+      kind: "server",
+      name: namespace,
+      suggestions: [...Names.closest(namespace, table.servers.map((s) => s.namespace))]
+    })
 
   const changes = yield* PubSub.sliding<GatewayChange>(1024)
   const changeOf = (server: GatewayServer, method: string, params: JsonObject | undefined): GatewayChange | undefined => {
@@ -344,9 +471,11 @@ const make = Effect.gen(function*() {
   const untied = yield* pool.notifications
   yield* Queue.take(untied).pipe(
     Effect.flatMap(({ notification, server: name }) => {
-      const server = servers.find((s) => s.name === name)
+      const server = table.servers.find((s) => s.name === name)
       const change = server === undefined ? undefined : changeOf(server, notification.method, notification.params)
-      return change === undefined ? Effect.void : PubSub.publish(changes, change)
+      if (change === undefined) return Effect.void
+      const forget = change._tag === "ToolsListChanged" ? catalog.forget(change.server) : Effect.void
+      return Effect.zipRight(forget, PubSub.publish(changes, change))
     }),
     Effect.forever,
     Effect.forkScoped
@@ -357,7 +486,7 @@ const make = Effect.gen(function*() {
   // Modern upstreams' URI watches: the scope of the subscriptions/listen that serves each.
   const listens = new Map<string, Scope.CloseableScope>()
   const watchResource = (caller: Caller, uri: string): Effect.Effect<void, GatewayCallError, Scope.Scope> => {
-    const found = Names.resolveUri(servers, uri)
+    const found = Names.resolveUri(table.servers, uri)
     if (found === undefined) return unknown("resource", uri, listResources, caller)
     const key = `${found.server.name}\u0000${found.uri}`
     const params = { uri: found.uri }
@@ -411,33 +540,81 @@ const make = Effect.gen(function*() {
     return Effect.suspend(() => (watching.get(key) ?? 0) > 0 ? hold : Effect.zipRight(subscribe, hold))
   }
 
+  const knownTools = (caller: Caller, options: { readonly refresh: boolean }): Effect.Effect<KnownTools> =>
+    Effect.gen(function*() {
+      const snapshot = yield* pool.snapshot
+      const started = new Set(snapshot.filter((p) => p.instances.some((i) => i.state === "ready")).map((p) => p.server))
+      const parts = yield* Effect.forEach(table.servers, (server) =>
+        Effect.gen(function*() {
+          const live = yield* catalog.live(server.name)
+          // A started server is listed (it answers at once); one not started is never started here.
+          const tools = Option.isSome(live)
+            ? live.value.tools
+            : options.refresh || started.has(server.name)
+            ? yield* Effect.either(listServerTools(server, caller)).pipe(
+              Effect.map((r) => (r._tag === "Right" ? r.right : { failure: r.left.message }))
+            )
+            : Option.getOrUndefined(Option.map(yield* catalog.stored(server.catalog), (k) => k.tools))
+          if (tools === undefined) return { server, items: [], unlisted: true, failure: undefined }
+          if ("failure" in tools) return { server, items: [], unlisted: false, failure: tools.failure }
+          const items = tools.filter((t) => visible(server, t)).map((t) => ({ server, tool: renamed("name")(server, t) }))
+          return { server, items, unlisted: false, failure: undefined }
+        }), { concurrency: "unbounded" })
+      return {
+        items: parts.flatMap((p) => p.items),
+        unlisted: parts.filter((p) => p.unlisted).map((p) => p.server.name),
+        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [{ server: p.server.name, message: p.failure }]))
+      }
+    })
+
+  const reconfigure = (next: LoadedConfig): Effect.Effect<ServerTable.Diff, GatewayConfigError> =>
+    Effect.gen(function*() {
+      yield* checkPrefix(next)
+      const hot = yield* hotSettings
+      const d = ServerTable.diff(table.servers.map((s) => s.configured), next.servers)
+      const before = table.servers
+      table.replace(next.servers.map((configured) => build(configured, hot)))
+      for (const name of [...d.removed, ...d.restarted]) {
+        yield* pool.retire(name)
+        yield* catalog.forget(name)
+      }
+      const touched = [...d.added, ...d.removed, ...d.restarted]
+      for (const server of touched) {
+        yield* PubSub.publish(changes, { _tag: "ToolsListChanged", server })
+        yield* PubSub.publish(changes, { _tag: "PromptsListChanged", server })
+        yield* PubSub.publish(changes, { _tag: "ResourcesListChanged", server })
+      }
+      for (const server of d.refiltered) yield* PubSub.publish(changes, { _tag: "ToolsListChanged", server })
+      if (ServerTable.changesAnything(d)) {
+        yield* Effect.logInfo(
+          `servers reconfigured: added ${d.added.join(", ") || "none"}; removed ${d.removed.join(", ") || "none"}; ` +
+            `restarted ${d.restarted.join(", ") || "none"}; refiltered ${d.refiltered.join(", ") || "none"} ` +
+            `(${before.length} → ${table.servers.length} servers)`
+        )
+      }
+      return d
+    })
+
   return Gateway.of({
-    servers,
+    get servers() {
+      return table.servers
+    },
     listTools,
     listPrompts,
     listResources,
     listResourceTemplates,
-    callTool: (caller, name, args, meta) => {
-      const found = Names.resolve(servers, name)
-      if (found === undefined) return unknown("tool", name, listTools, caller)
-      // The fast path sends the call as is; only when the upstream refuses it is the listing
-      // consulted, to tell a mistyped name (with suggestions) from a real upstream error.
-      return request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args }, meta)).pipe(
-        Effect.map((result) => Names.qualifyResult(found.server, "tools/call", result)),
-        Effect.catchTag("UpstreamRpcError", (e) =>
-          e.code !== ErrorCode.InvalidParams && e.code !== ErrorCode.MethodNotFound
-            ? Effect.fail(e)
-            : Effect.flatMap(
-              listAll(found.server, caller, "tools/list", "tools").pipe(Effect.orElseSucceed(() => undefined)),
-              (tools): Effect.Effect<never, UnknownName | typeof e> =>
-                tools === undefined || tools.some((t) => t.name === found.name)
-                  ? Effect.fail(e)
-                  : unknown("tool", name, listTools, caller)
-            ))
-      )
-    },
+    knownTools,
+    describeTool: (caller, name, options) =>
+      Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => renamed("name")(found.server, found.tool)),
+    reconfigure,
+    callTool: (caller, name, args, meta) =>
+      Effect.flatMap(resolveTool(caller, name), (found) =>
+        Effect.map(
+          request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args }, meta)),
+          (result) => Names.qualifyResult(found.server, "tools/call", result)
+        )),
     getPrompt: (caller, name, args, meta) => {
-      const found = Names.resolve(servers, name)
+      const found = Names.resolve(table.servers, name)
       return found === undefined
         ? unknown("prompt", name, listPrompts, caller)
         : Effect.map(
@@ -446,7 +623,7 @@ const make = Effect.gen(function*() {
         )
     },
     readResource: (caller, uri, meta) => {
-      const found = Names.resolveUri(servers, uri)
+      const found = Names.resolveUri(table.servers, uri)
       return found === undefined
         ? unknown("resource", uri, listResources, caller)
         : Effect.map(
@@ -459,7 +636,7 @@ const make = Effect.gen(function*() {
         onNone: () => Effect.fail(noSuchServer(namespace)),
         onSome: (server) => Effect.map(request(server, caller, method, params), (result) => Names.qualifyResult(server, method, result))
       }),
-    protocol: Effect.forEach(servers, (configured) =>
+    protocol: Effect.suspend(() => Effect.forEach(table.servers, (configured) =>
       Effect.gen(function*() {
         const server = yield* current(configured)
         const report = yield* pool.report(server.name)
@@ -473,7 +650,7 @@ const make = Effect.gen(function*() {
           eraSource: Option.match(report, { onNone: () => null, onSome: (r) => r.eraSource }),
           cached: Option.getOrNull(cached)
         } satisfies ServerProtocol
-      })),
+      }))),
     probe: (namespace) =>
       Option.match(serverByNamespace(namespace), {
         onNone: () => Effect.fail(noSuchServer(namespace)),

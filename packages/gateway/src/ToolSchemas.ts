@@ -1,40 +1,25 @@
 /**
- * The input schemas of the tools hosts see, for checking a modern `tools/call`'s `Mcp-Param-*`
- * headers against its tool's `x-mcp-header` annotations. Listing every upstream for every call
- * would start servers the call never touches, so the listing is kept until a server says its tool
- * list changed, and a name it does not hold is looked up afresh once.
+ * The input schema of the tool a modern `tools/call` names, for checking its `Mcp-Param-*` headers
+ * against the tool's `x-mcp-header` annotations. Only the called tool's server is asked, through
+ * the ToolCatalog (its listing is kept until that server's tools change, and a name it lacks is
+ * remembered as missing), so a call to one server never waits on another being started or listed.
  */
-import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
-import * as Queue from "effect/Queue"
-import * as Ref from "effect/Ref"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { Gateway } from "./Gateway.js"
 
 /** Looks up a tool's `inputSchema` by the name hosts call it by; undefined when no server offers it. */
 export type SchemaLookup = (tool: string) => Effect.Effect<unknown>
 
-const schemasOf = (items: ReadonlyArray<JsonObject>): ReadonlyMap<string, unknown> =>
-  new Map(items.flatMap((t) => (typeof t.name === "string" ? [[t.name, t.inputSchema] as const] : [])))
-
-/** A lookup over `gateway`, forgotten on every tools list_changed for as long as the scope lasts. */
+/**
+ * A lookup over `gateway`. A tool that cannot be described (unknown, hidden, its server down) has
+ * no schema to check against: the call itself then says what is wrong.
+ */
 export const make = (gateway: Gateway["Type"]): Effect.Effect<SchemaLookup, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const known = yield* Ref.make<ReadonlyMap<string, unknown> | undefined>(undefined)
-    const changes = yield* gateway.changes
-    yield* Queue.take(changes).pipe(
-      Effect.flatMap((change) => (change._tag === "ToolsListChanged" ? Ref.set(known, undefined) : Effect.void)),
-      Effect.forever,
-      Effect.forkScoped
+  Effect.succeed((tool) =>
+    gateway.describeTool({}, tool, { suggest: false }).pipe(
+      Effect.option,
+      Effect.map((described) => Option.getOrUndefined(Option.map(described, (t) => t.inputSchema)))
     )
-    const refresh = Effect.flatMap(gateway.listTools({}), (listing) => {
-      const schemas = schemasOf(listing.items)
-      return Effect.as(Ref.set(known, schemas), schemas)
-    })
-    return (tool) =>
-      Effect.gen(function*() {
-        const cached = yield* Ref.get(known)
-        if (cached !== undefined && cached.has(tool)) return cached.get(tool)
-        return (yield* refresh).get(tool)
-      })
-  })
+  )

@@ -92,7 +92,8 @@ describe("/v1 system", () => {
       const pool = (body.servers as ReadonlyArray<Record<string, unknown>>)[0]!.pool as Record<string, unknown>
       const instances = pool.instances as ReadonlyArray<Record<string, unknown>>
       assert.strictEqual(instances.length, 1)
-      assert.deepInclude(instances[0], { state: "ready", era: "modern", calls: 1 })
+      // Two requests on one instance: the tools/list that checks the name before the first call, and the call.
+      assert.deepInclude(instances[0], { state: "ready", era: "modern", calls: 2 })
       const settings = body.settings as { sources: Record<string, number>; overridden: ReadonlyArray<Record<string, unknown>> }
       assert.strictEqual(settings.sources.file, 1)
       assert.strictEqual(settings.sources.env, 1)

@@ -40,7 +40,7 @@ describe("era-server over stdio, legacy modes", () => {
       assert.isUndefined(list["resultType"], "legacy results carry no resultType")
       assert.isUndefined(list["ttlMs"])
       const names = (list["tools"] as ReadonlyArray<{ name: string }>).map((t) => t.name)
-      assert.deepStrictEqual(names, ["hello", "echo", "slow", "boom", "ask_name", "structured"])
+      assert.deepStrictEqual(names, ["hello", "echo", "slow", "boom", "ask_name", "structured", "notify_changes"])
       const hello = resultOf(yield* peer.request("tools/call", Rq.call("hello")))
       assert.strictEqual(textOf(hello), "hello from legacy-32601 over legacy 2025-11-25")
       // After initialize a modern method is just an unknown one.

@@ -376,6 +376,11 @@ export class Pool extends Context.Tag("@mcpx-fx/upstream/Pool")<Pool, {
   readonly restart: (server: PoolServer, options?: { readonly lazy?: boolean }) => Effect.Effect<RestartResult>
   /** Stops every instance of the server and forgets its pool; answers how many were stopped. */
   readonly stop: (server: string) => Effect.Effect<number>
+  /**
+   * Forgets the server's pool and stops its instances as their calls finish (idle ones at once),
+   * for a server removed from the configuration or redefined: calls in flight are not cut short.
+   */
+  readonly retire: (server: string) => Effect.Effect<void>
   /** Lifecycle events from now on. */
   readonly events: Stream.Stream<PoolEvent>
   /** A subscription to lifecycle events that is in place once this returns. */
@@ -1304,6 +1309,13 @@ const make = Effect.gen(function*() {
     return result
   })
 
+  const retire = Effect.fn("Pool.retire")(function*(server: string) {
+    const pool = pools.get(server)
+    if (pool === undefined) return
+    pools.delete(server)
+    yield* retirePool(pool)
+  })
+
   return Pool.of({
     withSession,
     snapshot,
@@ -1311,6 +1323,7 @@ const make = Effect.gen(function*() {
     reports,
     restart,
     stop,
+    retire,
     events: Stream.fromPubSub(events),
     subscribe: PubSub.subscribe(events),
     notifications: PubSub.subscribe(notes)

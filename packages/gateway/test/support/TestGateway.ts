@@ -18,6 +18,7 @@ import { Config, layerSettings } from "../../src/Config.js"
 import { Gateway } from "../../src/Gateway.js"
 import { PendingCalls } from "../../src/PendingCalls.js"
 import type * as Settings from "../../src/Settings.js"
+import { ToolCatalog } from "../../src/ToolCatalog.js"
 
 /** An era-server fixture in one mode, as a config entry (`extra` adds protocol, pool, env...). */
 export const era = (mode: string, extra: Record<string, unknown> = {}) => {
@@ -33,7 +34,7 @@ export interface Options {
 }
 
 /** What a test may ask for: the gateway and the services under it that tests inspect directly. */
-export type Services = Gateway | Settings.Settings | Config | Pool | Prober | EraCache | PendingCalls
+export type Services = Gateway | Settings.Settings | Config | Pool | Prober | EraCache | PendingCalls | ToolCatalog
 
 /** The upstream side; a short kill grace keeps a test's scope close quick. */
 const upstream = Pool.layer.pipe(
@@ -62,6 +63,7 @@ export const layer = (mcpServers: Record<string, unknown>, options: Options = {}
       Layer.provideMerge(PendingCalls.layer),
       Layer.provideMerge(layerSettings({ env: options.env ?? {}, flags: {} })),
       Layer.provideMerge(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
-      Layer.provideMerge(upstream)
+      Layer.provideMerge(upstream),
+      Layer.provideMerge(ToolCatalog.layerMemory)
     )
   })).pipe(Layer.provide(NodeContext.layer), Layer.orDie)

@@ -63,7 +63,7 @@ const initialize = (ctx: Context, session: LegacySession, req: Request): Respons
 }
 
 /**
- * A tool left out of `tools/list` (the listing is fixed for the fixture's other tests): it sends
+ * A tool (listed with the others in Tools.ts, answered here): it sends
  * what a server whose lists changed sends, `notifications/tools/list_changed`, and
  * `notifications/resources/updated` for every resource this session subscribed to.
  */

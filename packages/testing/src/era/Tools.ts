@@ -50,6 +50,13 @@ export const tools: ReadonlyArray<JsonObject> = [
       { mode: { type: "string" }, era: { type: "string" }, version: { type: "string" }, items: { type: "array" } },
       ["mode", "era", "version", "items"]
     )
+  },
+  {
+    // Served by each era's own code (Legacy.ts, Modern.ts); listed so a gateway that checks a name
+    // against the listing before calling lets it through.
+    name: "notify_changes",
+    description: "Sends tools list_changed, and resources/updated for each subscribed resource.",
+    inputSchema: object({})
   }
 ]
 

@@ -1,0 +1,212 @@
+/**
+ * What the gateway knows of each upstream's tools without asking it again: the listing it last
+ * gave in this process (kept until the server says its tools changed), the listing it gave in an
+ * earlier process (the schema cache in the state dir), and which names it was found not to have.
+ *
+ * Three things read it: the check that a called tool exists before the call is sent (so a
+ * mistyped name is refused with the closest names, whatever the upstream's era would have said),
+ * the `Mcp-Param-*` check of a modern call (which needs only the called server's schema), and tool
+ * search (which must not start a server nobody has started). Each asks about one server, so a slow
+ * or hung server only ever delays what is asked of it.
+ *
+ * The filter of what hosts may see (`tools` / `excludeTools`) is compiled with the config
+ * (internal/ToolPattern.ts); the ranking of search results is `rank` below.
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { cacheKey } from "@mcpx-fx/upstream/EraCache"
+import type { ServerDefinition } from "@mcpx-fx/upstream/ServerDefinition"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as SchemaStore from "./internal/SchemaStore.js"
+import { StateDir } from "./StateDir.js"
+
+/** A server as the catalog keys it: its name in memory, its process identity on disk. */
+export interface CatalogServer {
+  readonly name: string
+  readonly definition: ServerDefinition
+}
+
+/** A server's tools (upstream names, unfiltered) and where the listing came from. */
+export interface Known {
+  readonly tools: ReadonlyArray<JsonObject>
+  /** `live`: listed by this process since the last change; `stored`: from the state dir. */
+  readonly source: "live" | "stored"
+  /** When it was listed, epoch milliseconds. */
+  readonly at: number
+}
+
+interface Entry extends Known {
+  readonly byName: ReadonlyMap<string, JsonObject>
+  /** Names looked up and not found since this listing; cleared with it. */
+  readonly misses: Set<string>
+}
+
+const entryOf = (tools: ReadonlyArray<JsonObject>, source: Known["source"], at: number): Entry => ({
+  tools,
+  source,
+  at,
+  byName: new Map(tools.flatMap((t) => (typeof t.name === "string" ? [[t.name, t] as const] : []))),
+  misses: new Set()
+})
+
+/** The catalog of upstream tools. */
+export class ToolCatalog extends Context.Tag("@mcpx-fx/gateway/ToolCatalog")<ToolCatalog, {
+  /** The listing this process saw since the server's last change, if any. Never lists. */
+  readonly live: (server: string) => Effect.Effect<Option.Option<Known>>
+  /** The listing kept in the state dir from an earlier listing (this process's or another's). */
+  readonly stored: (server: CatalogServer) => Effect.Effect<Option.Option<Known>>
+  /** Remembers a listing just had from the server (and stores it when it changed). */
+  readonly remember: (server: CatalogServer, tools: ReadonlyArray<JsonObject>) => Effect.Effect<void>
+  /** Forgets the live listing (the server's tools changed, or it was reconfigured); the stored one stays. */
+  readonly forget: (server: string) => Effect.Effect<void>
+  /**
+   * A tool by its upstream name. Answered from the live listing when it has the name or has already
+   * been found without it; otherwise the server is listed with `list` (once: a name still missing is
+   * remembered as missing until the next change), so an unknown name never re-lists anything else.
+   */
+  readonly lookup: <E>(
+    server: CatalogServer,
+    name: string,
+    list: Effect.Effect<ReadonlyArray<JsonObject>, E>
+  ) => Effect.Effect<Option.Option<JsonObject>, E>
+}>() {
+  /** The catalog with its schema cache in the state directory. */
+  static readonly layer: Layer.Layer<ToolCatalog, never, StateDir | FileSystem.FileSystem | Path.Path> = Layer.effect(
+    ToolCatalog,
+    Effect.flatMap(StateDir, (dir) => Effect.flatMap(SchemaStore.file(dir.path), make))
+  )
+
+  /** The catalog without a schema cache on disk (tests, embedded gateways). */
+  static readonly layerMemory: Layer.Layer<ToolCatalog> = Layer.effect(ToolCatalog, Effect.flatMap(SchemaStore.memory, make))
+}
+
+function make(store: SchemaStore.SchemaStore) {
+  return Effect.gen(function*() {
+    const live = new Map<string, Entry>()
+    // The stored listings, read once on first use and kept in step with every write after.
+    let stored: SchemaStore.Entries | undefined
+    // What was last stored per key, as text, so an unchanged listing is not written again.
+    const storedText = new Map<string, string>()
+
+    const readStored = Effect.suspend(() =>
+      stored !== undefined ? Effect.succeed(stored) : Effect.map(store.read, (entries) => {
+        stored = entries
+        for (const [k, v] of entries) storedText.set(k, JSON.stringify(v.tools))
+        return entries
+      })
+    )
+
+    const remember = (server: CatalogServer, tools: ReadonlyArray<JsonObject>) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        live.set(server.name, entryOf(tools, "live", at))
+        yield* readStored
+        const key = cacheKey(server.definition)
+        const text = JSON.stringify(tools)
+        if (storedText.get(key) === text) return
+        storedText.set(key, text)
+        stored = yield* store.update((entries) => void entries.set(key, { at, tools }))
+      })
+
+    const list = <E>(server: CatalogServer, lister: Effect.Effect<ReadonlyArray<JsonObject>, E>) =>
+      Effect.flatMap(lister, (tools) => Effect.zipRight(remember(server, tools), Effect.sync(() => live.get(server.name)!)))
+
+    return ToolCatalog.of({
+      live: (server) => Effect.sync(() => Option.fromNullable(live.get(server))),
+      stored: (server) =>
+        Effect.map(readStored, (entries) =>
+          Option.map(Option.fromNullable(entries.get(cacheKey(server.definition))), (s): Known => ({
+            tools: s.tools,
+            source: "stored",
+            at: s.at
+          }))),
+      remember,
+      forget: (server) => Effect.sync(() => void live.delete(server)),
+      lookup: (server, name, lister) =>
+        Effect.suspend(() => {
+          const entry = live.get(server.name)
+          if (entry !== undefined) {
+            const tool = entry.byName.get(name)
+            if (tool !== undefined) return Effect.succeed(Option.some(tool))
+            if (entry.misses.has(name)) return Effect.succeed(Option.none())
+          }
+          return Effect.map(list(server, lister), (fresh) => {
+            const tool = fresh.byName.get(name)
+            if (tool === undefined) fresh.misses.add(name)
+            return Option.fromNullable(tool)
+          })
+        })
+    })
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search ranking
+// ---------------------------------------------------------------------------------------------
+
+/** A tool as search sees it: the name hosts call, the upstream's own name, where it lives, what it does. */
+export interface Searchable {
+  readonly name: string
+  readonly tool: string
+  readonly namespace: string
+  readonly description: string
+}
+
+/** How well one term matched, best first. */
+export const MatchKinds = ["exact", "prefix", "substring", "namespace", "description"] as const
+export type MatchKind = (typeof MatchKinds)[number]
+
+/** A search hit: how many terms matched, and the best match of each. */
+export interface Ranked<A extends Searchable> {
+  readonly item: A
+  readonly matched: number
+  readonly score: number
+  readonly best: MatchKind
+}
+
+const matchOf = (term: string, item: Searchable): MatchKind | undefined => {
+  const name = item.name.toLowerCase()
+  const tool = item.tool.toLowerCase()
+  if (name === term || tool === term) return "exact"
+  if (name.startsWith(term) || tool.startsWith(term)) return "prefix"
+  if (tool.includes(term)) return "substring"
+  if (item.namespace.toLowerCase().includes(term)) return "namespace"
+  if (item.description.toLowerCase().includes(term)) return "description"
+  return undefined
+}
+
+/**
+ * Ranks tools for a query of whitespace-separated terms: more terms matched first, then better
+ * matches (an exact name, a name prefix, a name substring, the namespace, the description), then
+ * by name. A tool no term matches is left out; an empty query lists every tool by name.
+ */
+export const rank = <A extends Searchable>(query: string, items: ReadonlyArray<A>, limit: number): ReadonlyArray<Ranked<A>> => {
+  const terms = query.toLowerCase().split(/\s+/).filter((t) => t.length > 0)
+  const hits: Array<Ranked<A>> = []
+  for (const item of items) {
+    if (terms.length === 0) {
+      hits.push({ item, matched: 0, score: 0, best: "exact" })
+      continue
+    }
+    let matched = 0
+    let score = 0
+    let best: number = MatchKinds.length
+    for (const term of terms) {
+      const kind = matchOf(term, item)
+      if (kind === undefined) continue
+      const tier = MatchKinds.indexOf(kind)
+      matched += 1
+      score += tier
+      best = Math.min(best, tier)
+    }
+    if (matched > 0) hits.push({ item, matched, score, best: MatchKinds[best] ?? "description" })
+  }
+  return hits
+    .sort((a, b) => b.matched - a.matched || a.score - b.score || a.item.name.localeCompare(b.item.name))
+    .slice(0, Math.max(0, limit))
+}

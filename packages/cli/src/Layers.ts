@@ -9,6 +9,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as Config from "@mcpx-fx/gateway/Config"
+import * as ConfigWatcher from "@mcpx-fx/gateway/ConfigWatcher"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
 import * as Settings from "@mcpx-fx/gateway/Settings"
@@ -159,3 +160,13 @@ export const gateway = (
 export const requestState: Layer.Layer<RequestState.RequestState, never, Settings.Settings> = Layer.unwrapEffect(
   Effect.map(Settings.get("questions.ttl"), (ttl) => RequestState.RequestState.layerWithKey(randomBytes(32), { ttl }))
 )
+
+/**
+ * The gateway plus the ConfigWatcher that reloads its configuration: watching the files for a
+ * long-running process (the daemon, `serve`), or reloading only when asked.
+ */
+export const watched = (globals: Globals, watch: boolean) =>
+  Layer.unwrapEffect(
+    Effect.map(ProcessEnvironment, (environment) =>
+      ConfigWatcher.ConfigWatcher.layer(configInput(environment, globals), { watch }))
+  ).pipe(Layer.provideMerge(gateway(globals)))

@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
 import { AskGroup } from "./AskApi.js"
+import { ConfigEvent, ConfigState } from "./ConfigWatcher.js"
 import { UnknownName } from "./Gateway.js"
 import { InvalidSettingValue, SetResult, SettingRow, Source, UnknownSetting, UnsetResult } from "./Settings.js"
 
@@ -224,6 +225,8 @@ export const Status = Schema.Struct({
     socket: Schema.optionalWith(Schema.String, { exact: true }),
     configFiles: Schema.Array(Schema.String)
   }),
+  /** The running configuration: its files, reloads, and the last refused reload (a daemon that watches). */
+  config: Schema.optionalWith(ConfigState, { exact: true }),
   servers: Schema.Array(ServerRow),
   settings: SettingsSummary
 })
@@ -236,9 +239,10 @@ export const EventsQuery = Schema.Struct({
 
 /**
  * One lifecycle event on `/v1/events`: `{type, server, at, …}`, sent as an SSE frame whose `event:`
- * is the type (`server.start`, `server.stop`, `server.era.stale`, `server.crash`, `server.start.failed`).
+ * is the type (`server.start`, `server.stop`, `server.era.stale`, `server.crash`, `server.start.failed`),
+ * or a configuration event without a server (`config.reload`, `config.error`).
  */
-export const LifecycleEvent = PoolEvent
+export const LifecycleEvent = Schema.Union(PoolEvent, ConfigEvent)
 
 /** The SSE body of `/v1/events`, as OpenAPI describes it. */
 const EventStream = Schema.String.pipe(

@@ -31,6 +31,7 @@ import * as Stream from "effect/Stream"
 import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Api.js"
 import { upstreamFailed } from "./ApiErrors.js"
 import { AskLive } from "./Ask.js"
+import { ConfigWatcher } from "./ConfigWatcher.js"
 import type * as ApiSchema from "./Api.js"
 import * as Events from "./Events.js"
 import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
@@ -262,6 +263,8 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
       Effect.gen(function*() {
         const daemon = yield* DaemonInfo
         const settings = yield* Settings
+        const watcher = yield* Effect.serviceOption(ConfigWatcher)
+        const config = Option.isSome(watcher) ? { config: yield* watcher.value.state } : {}
         return {
           daemon: {
             version: daemon.version,
@@ -273,6 +276,7 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
             ...(daemon.socket !== undefined ? { socket: daemon.socket } : {}),
             configFiles: daemon.configFiles ?? []
           },
+          ...config,
           servers: yield* serverRows(yield* Gateway, settings, yield* Pool),
           settings: yield* settingsSummary(settings)
         }
@@ -326,7 +330,9 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
       const raw = yield* FiberRef.get(Redact.RawForOwner)
       const redactor = redactorOf(yield* Gateway)
       const shape = (event: Events.Event): Events.Event => (raw ? event : redactor.json(event) as Events.Event)
-      const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape).pipe(
+      const watcher = yield* Effect.serviceOption(ConfigWatcher)
+      const config = Option.getOrUndefined(Option.map(watcher, (w) => w.subscribe))
+      const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape, config).pipe(
         Stream.provideService(Pool, pool),
         Stream.provideService(PendingCalls, pending),
         Stream.encodeText

@@ -1,13 +1,17 @@
 /**
  * The lifecycle events `/v1/events` streams: the Pool's `server.start`, `server.stop`,
  * `server.era.stale`, `server.crash` and `server.start.failed`, and PendingCalls'
- * `question.unattributed` and `question.expired`, all shaped `{type, server, at, …}`,
+ * `question.unattributed` and `question.expired`, all shaped `{type, server, at, …}`, and the
+ * ConfigWatcher's `config.reload` and `config.error` (which name no server),
  * framed as Server-Sent Events with the type as the `event:` name, and `:` comments to keep idle
  * connections (and the proxies between) from timing out.
  */
 import { type PoolEvent, Pool } from "@mcpx-fx/upstream/Pool"
 import { PendingCalls, type QuestionEvent } from "./PendingCalls.js"
 import * as Duration from "effect/Duration"
+import type * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type { ConfigEvent } from "./ConfigWatcher.js"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -27,11 +31,12 @@ export const filterOf = (query: { readonly types?: string; readonly server?: str
 }
 
 /** Anything `/v1/events` sends. */
-export type Event = PoolEvent | QuestionEvent
+export type Event = PoolEvent | QuestionEvent | ConfigEvent
 
+// An event that names no server passes a server filter only when there is none.
 const matches = (filter: EventFilter) => (event: Event): boolean =>
   (filter.types === undefined || filter.types.includes(event.type)) &&
-  (filter.servers === undefined || filter.servers.includes(event.server))
+  (filter.servers === undefined || ("server" in event && filter.servers.includes(event.server)))
 
 /** One event as an SSE frame. */
 export const frame = (event: Event): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
@@ -53,15 +58,18 @@ export const keepAliveFrame = ": keep-alive\n\n"
 export const sse = (
   filter: EventFilter,
   keepAlive: Duration.DurationInput,
-  shape: (event: Event) => Event = (event) => event
+  shape: (event: Event) => Event = (event) => event,
+  config?: Effect.Effect<Queue.Dequeue<ConfigEvent>, never, Scope.Scope>
 ): Stream.Stream<string, never, Pool | PendingCalls> =>
   Stream.unwrapScoped(
-    Effect.map(Effect.all([Effect.flatMap(Pool, (pool) => pool.subscribe), Effect.flatMap(PendingCalls, (p) => p.events)]), ([lifecycle, questions]) => {
-      const events = Stream.merge(Stream.fromQueue(lifecycle), Stream.fromQueue(questions)).pipe(
-        Stream.filter(matches(filter)),
-        Stream.map((e) => frame(shape(e)))
-      )
-      const pings = Stream.fromSchedule(Schedule.spaced(Duration.decode(keepAlive))).pipe(Stream.as(keepAliveFrame))
-      return Stream.concat(Stream.make(readyFrame), Stream.merge(events, pings))
-    })
+    Effect.map(
+      Effect.all([Effect.flatMap(Pool, (pool) => pool.subscribe), Effect.flatMap(PendingCalls, (p) => p.events), config ?? Effect.succeed(undefined)]),
+      ([lifecycle, questions, configQueue]) => {
+        const sources: Stream.Stream<Event> = Stream.merge(Stream.fromQueue(lifecycle), Stream.fromQueue(questions))
+        const all = configQueue === undefined ? sources : Stream.merge(sources, Stream.fromQueue(configQueue))
+        const events = all.pipe(Stream.filter(matches(filter)), Stream.map((e) => frame(shape(e))))
+        const pings = Stream.fromSchedule(Schedule.spaced(Duration.decode(keepAlive))).pipe(Stream.as(keepAliveFrame))
+        return Stream.concat(Stream.make(readyFrame), Stream.merge(events, pings))
+      }
+    )
   )

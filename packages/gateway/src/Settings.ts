@@ -565,6 +565,19 @@ export interface SettingsService {
   readonly set: (path: string, value: unknown) => Effect.Effect<SetResult, UnknownSetting | InvalidSettingValue>
   /** Drops a runtime override, so the file, env or flag value (or the default) is in effect again. */
   readonly unset: (path: string) => Effect.Effect<UnsetResult, UnknownSetting>
+  /**
+   * Takes the `settings` objects of reloaded config files. Hot settings take their new file values
+   * at once; a cold one that changed keeps its running value and is named in `restartRequired`.
+   */
+  readonly replaceFiles: (files: ReadonlyArray<SettingsFile>) => Effect.Effect<FilesReplaced, SettingsError>
+}
+
+/** What a config reload did to the settings. */
+export interface FilesReplaced {
+  /** Hot settings whose value changed and now apply. */
+  readonly applied: ReadonlyArray<SettingPath>
+  /** Cold settings whose file value changed; the running value stays until a restart. */
+  readonly restartRequired: ReadonlyArray<SettingPath>
 }
 
 /** The refusal of a path no registry entry has, naming the closest paths. */
@@ -573,7 +586,8 @@ export const unknownSettingError = (path: string): UnknownSetting =>
 
 /** Builds the service from explicit inputs; fails with the first refused value. */
 export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
-  const base = yield* resolveAll(input)
+  // Replaced whole by a config reload (replaceFiles); read on every get.
+  let base = yield* resolveAll(input)
   const overridden = [...base].filter(([, e]) => e.source !== "default").map(([p, e]) => `${p}=${e.source}`)
   yield* Effect.logDebug("settings resolved").pipe(Effect.annotateLogs("overrides", overridden.join(" ")))
   // Runtime overrides sit apart from the resolved layers, so dropping one brings back exactly the
@@ -635,6 +649,24 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
           text: shownText(setting, now.value),
           source: now.source
         } satisfies UnsetResult
+      }),
+    replaceFiles: (files) =>
+      Effect.gen(function*() {
+        const next = new Map(yield* resolveAll({ ...input, files }))
+        const applied: Array<SettingPath> = []
+        const restartRequired: Array<SettingPath> = []
+        for (const s of registry.map(erase)) {
+          const was = baseEntry(s.path)
+          const now = next.get(s.path)
+          if (now === undefined || s.format(now.value) === s.format(was.value)) continue
+          if (s.hot) applied.push(s.path)
+          else {
+            restartRequired.push(s.path)
+            next.set(s.path, was)
+          }
+        }
+        base = next
+        return { applied, restartRequired } satisfies FilesReplaced
       })
   }
   return service

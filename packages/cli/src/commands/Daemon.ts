@@ -16,6 +16,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Api from "@mcpx-fx/gateway/Api"
 import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as Config from "@mcpx-fx/gateway/Config"
+import * as ConfigWatcher from "@mcpx-fx/gateway/ConfigWatcher"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
@@ -30,6 +31,7 @@ import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
@@ -84,6 +86,14 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const maxSessions = yield* Settings.get("transport.maxSessions")
       const gateway = yield* Gateway.Gateway
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
+      // SIGHUP reloads the configuration, as a change to one of its files does.
+      const watcher = yield* ConfigWatcher.ConfigWatcher
+      const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+      const onHup = () => void runFork(watcher.reload)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => process.on("SIGHUP", onHup)),
+        () => Effect.sync(() => process.off("SIGHUP", onHup))
+      )
       const serverLayer = Server.Server.layer.pipe(
         Layer.provideMerge(GatewayBackend.layer),
         Layer.provide(Layers.requestState)
@@ -164,7 +174,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.gateway(options), NodeHttpServer.layerContext))
+      Effect.provide(Layer.merge(Layers.watched(options, true), NodeHttpServer.layerContext))
     )
   })).pipe(
     Command.withDescription(

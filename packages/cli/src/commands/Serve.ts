@@ -81,7 +81,8 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
       const maxBatch = yield* Settings.get("transport.maxBatch")
       yield* stdio.serve(stdinLines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}` })
     }).pipe(
-      Effect.provide(host.pipe(Layer.provideMerge(Layers.gateway(options)))),
+      // A change to the config files reaches the host as list_changed, as it does through the daemon.
+      Effect.provide(host.pipe(Layer.provideMerge(Layers.watched(options, true)))),
       Effect.scoped
     )
   })).pipe(

@@ -41,6 +41,20 @@ const instanceText = (i: Instance): string =>
 const instancesText = (instances: ReadonlyArray<Instance>) =>
   instances.length === 0 ? "-" : instances.map(instanceText).join(", ")
 
+/** The config files, and a refused reload while it stands (the daemon runs the configuration before it). */
+const configLines = (config: typeof Api.Status.Type["config"], atStart: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const files = config?.files ?? atStart
+  const lines = [`config    ${files.length === 0 ? "(none)" : files.join(", ")}`]
+  if (config !== undefined && config.reloads > 0) {
+    lines.push(`          reloaded ${config.reloads} time(s), last at ${new Date(config.loadedAt).toISOString()}`)
+  }
+  if (config?.error !== undefined) {
+    lines.push(`          reload refused at ${new Date(config.error.at).toISOString()}; still running the previous config:`)
+    lines.push(`          ${config.error.message}`)
+  }
+  return lines
+}
+
 /** `mcpx-fx status`. */
 export const command = Command.make("status", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
@@ -65,7 +79,7 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
       `mcp       ${daemon.mcp}`,
       `api       ${daemon.url}/v1`,
       `socket    ${daemon.socket}`,
-      `config    ${daemon.configFiles.length === 0 ? "(none)" : daemon.configFiles.join(", ")}`,
+      ...configLines(status.config, daemon.configFiles),
       ...(servers.length === 0 ? [] : [
         "",
         Output.table(

@@ -10,6 +10,7 @@ import * as ConfigCommand from "./commands/Config.js"
 import * as DaemonCommand from "./commands/Daemon.js"
 import * as ElicitCommand from "./commands/Elicit.js"
 import * as ProtocolCommand from "./commands/Protocol.js"
+import * as SearchCommand from "./commands/Search.js"
 import { root } from "./commands/Root.js"
 import * as ServeCommand from "./commands/Serve.js"
 import * as SettingsCommand from "./commands/Settings.js"
@@ -23,6 +24,7 @@ import { version } from "./version.js"
 /** The commands under `mcpx-fx`, in the order help lists them. */
 const subcommands = [
   ToolsCommand.command,
+  SearchCommand.command,
   CallCommand.command,
   ElicitCommand.command,
   ProtocolCommand.protocol,

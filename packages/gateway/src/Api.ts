@@ -69,6 +69,27 @@ export const ToolsListing = Schema.Struct({
   failures: Schema.Array(ListingFailure)
 })
 
+/** `GET /v1/search?q=&limit=&refresh=`: words to look for, how many results, and whether to list servers not started. */
+export const SearchQuery = Schema.Struct({
+  q: Schema.optionalWith(Schema.String, { exact: true }),
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { exact: true }),
+  refresh: Schema.optionalWith(Schema.BooleanFromString, { exact: true })
+})
+
+/** `GET /v1/search` and `mcpx-fx search --json`: ranked hits, and what could not be searched. */
+export const SearchListing = Schema.Struct({
+  tools: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    server: Schema.String,
+    description: Schema.String,
+    /** How the best term matched: exact, prefix, substring, namespace or description. */
+    match: Schema.Literal("exact", "prefix", "substring", "namespace", "description")
+  })),
+  /** Servers never listed (not started, not in the schema cache); `refresh=true` lists them. */
+  unlisted: Schema.Array(Schema.String),
+  failures: Schema.Array(ListingFailure)
+})
+
 /** `POST /v1/call`: the tool as hosts name it (`ns__tool`, or `ns.tool`) and its arguments. */
 export const CallRequest = Schema.Struct({
   tool: Schema.String,
@@ -270,6 +291,7 @@ export class ToolsGroup extends HttpApiGroup.make("tools")
       .addSuccess(ToolsListing)
       .addError(UnknownName, { status: 404 })
   )
+  .add(HttpApiEndpoint.get("search", "/search").setUrlParams(SearchQuery).addSuccess(SearchListing))
   .add(
     HttpApiEndpoint.post("call", "/call")
       .setPayload(CallRequest)

@@ -39,6 +39,7 @@ import * as Names from "./Names.js"
 import { qualifiedToolName } from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
 import * as Redact from "./Redact.js"
+import * as ToolSearch from "./ToolSearch.js"
 import { Settings, unknownSettingError } from "./Settings.js"
 
 /** `ns.tool` and `ns__tool` both name a tool (kept here for the callers that import it from the API). */
@@ -70,6 +71,17 @@ export const toolsListing = (
       ? listing.items
       : listing.items.filter((t) => servers.some((s) => !s.prefixed || String(t.name).startsWith(`${s.namespace}__`)))
     return { tools, failures: listing.failures.filter((f) => names.has(f.server)) }
+  })
+
+/** `GET /v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
+export const searchTools = (
+  gateway: GatewayService,
+  query: typeof ApiSchema.SearchQuery.Type
+): Effect.Effect<typeof ApiSchema.SearchListing.Type> =>
+  ToolSearch.search(gateway, {}, {
+    query: query.q ?? "",
+    ...(query.limit !== undefined ? { limit: query.limit } : {}),
+    ...(query.refresh === true ? { refresh: true } : {})
   })
 
 /**
@@ -297,6 +309,10 @@ export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
       Effect.flatMap(Gateway, (gateway) =>
         Effect.flatMap(toolsListing(gateway, urlParams.ns), (listing) =>
           forCaller(gateway, listing, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
+    .handle("search", ({ urlParams }) =>
+      Effect.flatMap(Gateway, (gateway) =>
+        Effect.flatMap(searchTools(gateway, urlParams), (found) =>
+          forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
     .handle("call", ({ payload }) =>
       Effect.flatMap(Gateway, (gateway) =>
         callTool(gateway, payload).pipe(

@@ -15,6 +15,8 @@ import * as Names from "./Names.js"
 import * as PendingCalls from "./PendingCalls.js"
 import * as QuestionFit from "./QuestionFit.js"
 import * as Redact from "./Redact.js"
+import { Settings } from "./Settings.js"
+import * as ToolSearch from "./ToolSearch.js"
 
 /**
  * The server's caller as the gateway needs it: identity for pooling (its revision also picks the
@@ -141,10 +143,14 @@ export const toBackendError = (e: GatewayCallError, redact: Redact.Redactor = Re
   }
 }
 
-/** The Backend over the Gateway. */
-export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.PendingCalls> = Layer.effect(
+/** A meta-tool's arguments that do not fit its schema: -32602, as for any tool. */
+const metaRefusal = (tool: string, detail: string) =>
+  new Backend.UpstreamError({ server: "mcpx-fx", method: "tools/call", code: ErrorCode.InvalidParams, rpcMessage: `${tool}: ${detail}` })
+
+/** The Backend over the Gateway; `tools.expose` decides whether hosts see the tools or the meta-tools. */
+export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.PendingCalls | Settings> = Layer.effect(
   Backend.Backend,
-  Effect.map(Effect.all([Gateway, PendingCalls.PendingCalls]), ([gateway, pending]) => {
+  Effect.map(Effect.all([Gateway, PendingCalls.PendingCalls, Settings]), ([gateway, pending, settings]) => {
     // Built when something failed, from the servers configured then: failures are rare, and the
     // configuration may have changed since the last one.
     const redactor = () => Redact.forDefinitions(gateway.servers.map((s) => s.configured.definition))
@@ -213,16 +219,56 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         : to(found.server.namespace, { ...target, name: found.name })
     }
 
+    const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined) => {
+      const found = Names.resolve(gateway.servers, name)
+      const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
+      return routed(caller, "tools/call", name, upstream, meta, (gc) => gateway.callTool(gc, name, args, meta))
+    }
+
+    // The meta-tools exist while some server's tools are behind them.
+    const behindSearch = Effect.map(settings.get("tools.expose"), (mode) => {
+      const behind = ToolSearch.searched(mode)
+      return gateway.servers.some(behind) ? behind : undefined
+    })
+
+    const metaCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined) =>
+      Effect.flatMap(behindSearch, (behind): Effect.Effect<JsonObject, Backend.BackendError> => {
+        if (behind === undefined) return toolCall(caller, name, args, meta)
+        if (name === ToolSearch.SearchName) {
+          const request = ToolSearch.read.search(args)
+          return typeof request === "string"
+            ? Effect.fail(metaRefusal(name, request))
+            : Effect.map(ToolSearch.search(gateway, toGatewayCaller(caller), request), ToolSearch.searchResult)
+        }
+        if (name === ToolSearch.DescribeName) {
+          const tool = ToolSearch.read.name(args)
+          return typeof tool !== "string"
+            ? Effect.fail(metaRefusal(name, tool.error))
+            : Effect.map(call(gateway.describeTool(toGatewayCaller(caller), tool)), ToolSearch.describeResult)
+        }
+        const request = ToolSearch.read.call(args)
+        // A retry of an input_required call comes back through mcpx_call too, and is routed as the first round was.
+        return typeof request === "string"
+          ? Effect.fail(metaRefusal(name, request))
+          : toolCall(caller, request.name, request.arguments, meta)
+      })
+
     return Backend.Backend.of({
-      listTools: (caller) => listed(gateway.listTools(toGatewayCaller(caller))),
+      listTools: (caller) =>
+        listed(Effect.flatMap(behindSearch, (behind) =>
+          behind === undefined
+            ? gateway.listTools(toGatewayCaller(caller))
+            : Effect.map(gateway.listTools(toGatewayCaller(caller), (s) => !behind(s)), (listing) => ({
+              items: [...listing.items, ...ToolSearch.definitions],
+              failures: listing.failures
+            })))),
       listPrompts: (caller) => listed(gateway.listPrompts(toGatewayCaller(caller))),
       listResources: (caller) => listed(gateway.listResources(toGatewayCaller(caller))),
       listResourceTemplates: (caller) => listed(gateway.listResourceTemplates(toGatewayCaller(caller))),
-      callTool: (caller, name, args, meta) => {
-        const found = Names.resolve(gateway.servers, name)
-        const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
-        return routed(caller, "tools/call", name, upstream, meta, (gc) => gateway.callTool(gc, name, args, meta))
-      },
+      callTool: (caller, name, args, meta) =>
+        name === ToolSearch.SearchName || name === ToolSearch.DescribeName || name === ToolSearch.CallName
+          ? metaCall(caller, name, args, meta)
+          : toolCall(caller, name, args, meta),
       getPrompt: (caller, name, args, meta) => {
         const found = Names.resolve(gateway.servers, name)
         const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }

@@ -13,6 +13,7 @@ import * as ProtocolCommand from "./commands/Protocol.js"
 import * as SearchCommand from "./commands/Search.js"
 import { root } from "./commands/Root.js"
 import * as ServeCommand from "./commands/Serve.js"
+import * as ServersCommand from "./commands/Servers.js"
 import * as SettingsCommand from "./commands/Settings.js"
 import * as StatusCommand from "./commands/Status.js"
 import * as StopCommand from "./commands/Stop.js"
@@ -29,6 +30,7 @@ const subcommands = [
   ElicitCommand.command,
   ProtocolCommand.protocol,
   ProtocolCommand.probe,
+  ServersCommand.command,
   SettingsCommand.command,
   ConfigCommand.command,
   ServeCommand.command,

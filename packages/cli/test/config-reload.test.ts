@@ -93,4 +93,46 @@ describe("config reload", () => {
       assert.strictEqual(cleared.status.config.reloads, 3)
       assert.strictEqual(alphaInstance((yield* json(`${daemon.info.url}/v1/servers`)).servers as ReadonlyArray<Message>), before)
     }), { timeout: 60_000 })
+
+  it.scopedLive("cli/servers/add, disable, enable and remove edit the file in place, and a running daemon picks each up", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const text = `{\n  // the team's servers\n  "mcpServers": {\n    "alpha": ${JSON.stringify(era("dual"))} // keep me\n  }\n}\n`
+      const file = yield* sb.write(".mcp.json", text)
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      const env = { MCPX_STATE_DIR: daemon.stateDir }
+      const events = yield* configEvents(daemon.info.url)
+      const fixture = era("legacy-32601")
+
+      const added = yield* sb.run(["servers", "add", "beta", fixture.command, "--", ...fixture.args], { env })
+      assert.strictEqual(added.code, 0, added.stderr)
+      assert.include(added.stdout, `added beta in ${file}`)
+      const edited = yield* Effect.promise(() => import("node:fs/promises").then((fs) => fs.readFile(file, "utf8")))
+      assert.include(edited, "// the team's servers")
+      assert.include(edited, "// keep me")
+      yield* until(events, isEvent("config.reload"), "the reload after add")
+      const tools = yield* sb.run(["tools"], { env })
+      assert.include(tools.stdout, "beta__echo")
+
+      const listed = JSON.parse((yield* sb.run(["servers", "list", "--json"])).stdout) as { servers: ReadonlyArray<Message> }
+      assert.deepStrictEqual(listed.servers.map((s) => [s.name, s.enabled]), [["alpha", true], ["beta", true]])
+
+      assert.strictEqual((yield* sb.run(["servers", "disable", "beta"])).code, 0)
+      yield* until(events, isEvent("config.reload"), "the reload after disable")
+      assert.notInclude((yield* sb.run(["tools"], { env })).stdout, "beta__echo")
+      const off = (yield* sb.run(["servers", "list"])).stdout
+      assert.match(off, /beta\s+disabled/)
+
+      assert.strictEqual((yield* sb.run(["servers", "enable", "beta"])).code, 0)
+      yield* until(events, isEvent("config.reload"), "the reload after enable")
+      assert.include((yield* sb.run(["tools"], { env })).stdout, "beta__echo")
+
+      assert.strictEqual((yield* sb.run(["servers", "remove", "beta"])).code, 0)
+      yield* until(events, isEvent("config.reload"), "the reload after remove")
+      const back = yield* Effect.promise(() => import("node:fs/promises").then((fs) => fs.readFile(file, "utf8")))
+      assert.strictEqual(back, text)
+      const unknown = yield* sb.run(["servers", "remove", "alpah"])
+      assert.strictEqual(unknown.code, 2)
+      assert.include(unknown.stderr, "did you mean alpha")
+    }), { timeout: 60_000 })
 })

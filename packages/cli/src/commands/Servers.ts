@@ -1,0 +1,190 @@
+/**
+ * `mcpx-fx servers list|add|remove|enable|disable`: the configured servers, and edits of the
+ * config file that keep its comments and layout (ConfigEdit.ts). An edit goes to the file `--config`
+ * or `MCPX_CONFIG` names, else to the nearest config file found (`add` creates `.mcp.json` in the
+ * working directory when there is none; `remove` and `enable` go to the nearest file that names
+ * the server). A running daemon watches its files, so it picks the change up by itself.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Config from "@mcpx-fx/gateway/Config"
+import * as ConfigEdit from "@mcpx-fx/gateway/ConfigEdit"
+import * as Names from "@mcpx-fx/gateway/Names"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
+import * as GlobalOptions from "../GlobalOptions.js"
+import { describe } from "../Help.js"
+import * as Layers from "../Layers.js"
+import * as Output from "../Output.js"
+import { UsageError } from "../UsageError.js"
+import { globalsFrom } from "./Root.js"
+
+const group = Command.make("servers", { globals: GlobalOptions.options })
+
+const optionsOf = (globals: GlobalOptions.Globals) => Effect.flatMap(group, (g) => globalsFrom(globals, g.globals))
+
+/** The files that exist on the search path, nearest first, and where a new one would go. */
+const files = (globals: GlobalOptions.Globals) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const environment = yield* Layers.ProcessEnvironment
+    const search = yield* Config.searchPath(Layers.configInput(environment, globals))
+    const existing: Array<string> = []
+    for (const file of search.candidates) if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) existing.push(file)
+    const fallback = search.explicit ? search.candidates[0]! : path.join(environment.cwd, ".mcp.json")
+    return { existing: search.explicit ? [search.candidates[0]!] : existing, nearest: existing[0] ?? fallback, explicit: search.explicit }
+  })
+
+/** Every server any file names (enabled or not), for "did you mean". */
+const knownNames = (existing: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(existing, (file) => Effect.orElseSucceed(ConfigEdit.read(file), () => undefined)),
+    (docs) => [...new Set(docs.flatMap((d) => (d === undefined ? [] : [...d.entries.keys()])))]
+  )
+
+const unknownServer = (name: string, known: ReadonlyArray<string>) => {
+  const near = Names.closest(name, known)
+  const hint = near.length > 0 ? `did you mean ${near.join(", ")}?` : `configured: ${known.join(", ") || "(none)"}`
+  return new UsageError({ message: `unknown server ${JSON.stringify(name)}; ${hint}` })
+}
+
+/** The nearest file that names the server, read. */
+const nearestNaming = (globals: GlobalOptions.Globals, name: string) =>
+  Effect.gen(function*() {
+    const { existing } = yield* files(globals)
+    for (const file of existing) {
+      const doc = yield* ConfigEdit.read(file)
+      if (doc.entries.has(name)) return doc
+    }
+    return yield* unknownServer(name, yield* knownNames(existing))
+  })
+
+const save = (doc: ConfigEdit.Document, text: string, said: string) =>
+  Effect.zipRight(ConfigEdit.write(doc.file, text), Console.log(`${said} in ${doc.file}`))
+
+const nameArg = Args.text({ name: "name" }).pipe(Args.withDescription("The server's name (its namespace is made from it)."))
+
+const list = Command.make("list", { globals: GlobalOptions.options }, ({ globals }) =>
+  Effect.gen(function*() {
+    const options = yield* optionsOf(globals)
+    const config = yield* Effect.provide(Config.Config, Layers.configured(options))
+    const rows = [
+      ...config.servers.map((s) => {
+        const d = s.definition
+        const target = d.transport === "stdio" ? [d.command, ...d.args].join(" ") : d.url
+        return { name: s.name, namespace: s.namespace, enabled: true, transport: d.transport, target, file: s.file }
+      }),
+      ...config.disabled.map((s) => ({ name: s.name, namespace: Config.namespaceOf(s.name), enabled: false, transport: "", target: "", file: s.file }))
+    ]
+    if (options.json) return yield* Output.json({ servers: rows })
+    if (rows.length === 0) return yield* Output.text("(no servers)")
+    yield* Output.text(
+      Output.table(
+        ["SERVER", "STATE", "TRANSPORT", "COMMAND OR URL", "FILE"],
+        rows.map((r) => [r.name, r.enabled ? "enabled" : "disabled", r.transport || "-", r.target || "-", r.file])
+      )
+    )
+  })).pipe(
+    Command.withDescription(describe("List the configured servers, enabled and disabled, with the file each comes from.", "mcpx-fx servers list --json"))
+  )
+
+const add = Command.make(
+  "add",
+  {
+    globals: GlobalOptions.options,
+    name: nameArg,
+    target: Args.text({ name: "command-or-url" }).pipe(Args.withDescription("The command to run (a stdio server) or an http(s):// URL.")),
+    args: Args.text({ name: "args" }).pipe(Args.withDescription("The command's arguments (put -- before ones that start with -)."), Args.repeated),
+    env: Options.keyValueMap("env").pipe(Options.withDescription("An environment variable for the server, KEY=VALUE (repeatable)."), Options.optional),
+    header: Options.keyValueMap("header").pipe(Options.withDescription("An HTTP header for a URL server, NAME=VALUE (repeatable)."), Options.optional)
+  },
+  ({ args, env, globals, header, name, target }) =>
+    Effect.gen(function*() {
+      const options = yield* optionsOf(globals)
+      const where = yield* files(options)
+      const taken = yield* knownNames(where.existing)
+      const clash = taken.find((t) => t === name || Config.namespaceOf(t) === Config.namespaceOf(name))
+      if (clash !== undefined) {
+        return yield* new UsageError({
+          message: `a server ${JSON.stringify(clash)} is already configured${clash === name ? "" : ` with the same namespace ${Config.namespaceOf(name)}`}; ` +
+            "remove it first, or choose another name"
+        })
+      }
+      const isUrl = /^https?:\/\//.test(target)
+      const record = (m: Option.Option<HashMap.HashMap<string, string>>) =>
+        Option.match(m, { onNone: () => undefined, onSome: (h) => Object.fromEntries(HashMap.toEntries(h)) })
+      const envs = record(env)
+      const headers = record(header)
+      if (isUrl && (args.length > 0 || envs !== undefined)) {
+        return yield* new UsageError({ message: "a URL server takes no arguments or --env (give --header instead)" })
+      }
+      if (!isUrl && headers !== undefined) return yield* new UsageError({ message: "--header is for a URL server" })
+      const entry = isUrl
+        ? { url: target, ...(headers !== undefined ? { headers } : {}) }
+        : { command: target, ...(args.length > 0 ? { args: [...args] } : {}), ...(envs !== undefined ? { env: envs } : {}) }
+      const doc = yield* ConfigEdit.read(where.nearest)
+      yield* save(doc, yield* ConfigEdit.addServer(doc, name, entry), `added ${name}`)
+    })
+).pipe(
+  Command.withDescription(
+    describe(
+      "Add a server to the nearest config file (or --config; .mcp.json in this directory when there is none), keeping " +
+        "its comments and layout. A running daemon picks it up by itself.",
+      "mcpx-fx servers add github -- npx -y @modelcontextprotocol/server-github"
+    )
+  )
+)
+
+const remove = Command.make("remove", { globals: GlobalOptions.options, name: nameArg }, ({ globals, name }) =>
+  Effect.gen(function*() {
+    const doc = yield* nearestNaming(yield* optionsOf(globals), name)
+    yield* save(doc, yield* ConfigEdit.removeServer(doc, name), `removed ${name}`)
+  })).pipe(
+    Command.withDescription(
+      describe("Remove a server from the nearest config file that names it, keeping the rest of the file as it is.", "mcpx-fx servers remove github")
+    )
+  )
+
+const disable = Command.make("disable", { globals: GlobalOptions.options, name: nameArg }, ({ globals, name }) =>
+  Effect.gen(function*() {
+    const options = yield* optionsOf(globals)
+    const where = yield* files(options)
+    const known = yield* knownNames(where.existing)
+    if (!known.includes(name)) return yield* unknownServer(name, known)
+    const doc = yield* ConfigEdit.read(where.nearest)
+    if (ConfigEdit.disablesHere(doc, name)) return yield* Console.log(`${name} is already disabled in ${doc.file}`)
+    yield* save(doc, yield* ConfigEdit.disableServer(doc, name), `disabled ${name}`)
+  })).pipe(
+    Command.withDescription(
+      describe(
+        "Disable a server in the nearest config file: \"disabled\": true on its entry, or an entry saying only that when " +
+          "a farther file defines it.",
+        "mcpx-fx servers disable github"
+      )
+    )
+  )
+
+const enable = Command.make("enable", { globals: GlobalOptions.options, name: nameArg }, ({ globals, name }) =>
+  Effect.gen(function*() {
+    const doc = yield* nearestNaming(yield* optionsOf(globals), name)
+    if (!ConfigEdit.disablesHere(doc, name)) return yield* Console.log(`${name} is not disabled in ${doc.file}`)
+    yield* save(doc, yield* ConfigEdit.enableServer(doc, name), `enabled ${name}`)
+  })).pipe(
+    Command.withDescription(
+      describe("Enable a server the nearest config file that names it disables.", "mcpx-fx servers enable github")
+    )
+  )
+
+/** `mcpx-fx servers`. */
+export const command = group.pipe(
+  Command.withDescription(
+    describe("List the configured servers, or add, remove, enable or disable one in a config file.", "mcpx-fx servers list")
+  ),
+  Command.withSubcommands([list, add, remove, enable, disable])
+)

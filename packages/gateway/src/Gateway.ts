@@ -39,6 +39,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
 import { withCallTimeout } from "./internal/CallTimeout.js"
+import * as GatewayTools from "./GatewayTools.js"
 import * as Names from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
 import * as ServerTable from "./ServerTable.js"
@@ -327,19 +328,15 @@ const make = Effect.gen(function*() {
       return items
     })
 
-  /** Whether hosts may see a tool (its upstream name against the server's filter). */
-  const visible = (server: GatewayServer, tool: JsonObject): boolean => {
-    const filter = server.configured.filter
-    return filter === undefined || filter.all || (typeof tool.name === "string" && filter.allows(tool.name))
-  }
-  const visibleName = (server: GatewayServer, name: string): boolean => {
-    const filter = server.configured.filter
-    return filter === undefined || filter.all || filter.allows(name)
-  }
-
-  // Every listing of a server's tools keeps the catalog current.
-  const listServerTools = (server: GatewayServer, caller: Caller) =>
-    Effect.tap(listAll(server, caller, "tools/list", "tools"), (tools) => catalog.remember(server.catalog, tools))
+  // What hosts may see of the tools, and what the catalog knows of them (GatewayTools.ts).
+  const tools = GatewayTools.make({
+    servers: () => table.servers,
+    catalog,
+    pool,
+    listAll: (server, caller) => listAll(server, caller, "tools/list", "tools"),
+    unknownTool: (name, suggestions) => new UnknownName({ kind: "tool", name, suggestions: [...suggestions] })
+  })
+  const { listServerTools, resolveTool, visible } = tools
 
   const aggregate = (
     method: string,
@@ -377,58 +374,6 @@ const make = Effect.gen(function*() {
   const listPrompts = aggregate("prompts/list", "prompts", renamed("name"))
   const listResources = aggregate("resources/list", "resources", renamed("uri"))
   const listResourceTemplates = aggregate("resources/templates/list", "resourceTemplates", renamed("uriTemplate"))
-
-  /** The visible tools of a server as the catalog knows them, without listing it. */
-  const catalogued = (server: GatewayServer) =>
-    Effect.flatMap(catalog.live(server.name), (live) => Option.isSome(live) ? Effect.succeed(live) : catalog.stored(server.catalog)).pipe(
-      Effect.map(Option.map((known) => known.tools.filter((t) => visible(server, t)).map((t) => renamed("name")(server, t))))
-    )
-
-  /**
-   * An unknown tool, with suggestions from what the catalog knows. A server the catalog knows
-   * nothing of is listed only when the name points at it: a namespace that is itself a typo has
-   * its two closest servers listed (so `legay.echo` still suggests `legacy__echo`), a bare name
-   * every such server. Without `suggest` nothing is listed at all.
-   */
-  const unknownTool = (name: string, caller: Caller, suggest = true) =>
-    Effect.gen(function*() {
-      if (!suggest) return yield* new UnknownName({ kind: "tool", name, suggestions: [] })
-      const at = name.indexOf(Names.Separator)
-      const namespace = at > 0 ? name.slice(0, at) : undefined
-      const namespaces = table.servers.map((s) => s.namespace)
-      const near = namespace === undefined
-        ? namespaces
-        : namespaces.includes(namespace)
-        ? []
-        : Names.closest(namespace, namespaces, 2)
-      const names = yield* Effect.forEach(table.servers, (server) =>
-        Effect.flatMap(catalogued(server), (known) => {
-          if (Option.isSome(known)) return Effect.succeed(known.value)
-          if (!near.includes(server.namespace)) return Effect.succeed([])
-          return listServerTools(server, caller).pipe(
-            Effect.map((tools) => tools.filter((t) => visible(server, t)).map((t) => renamed("name")(server, t))),
-            Effect.orElseSucceed(() => [])
-          )
-        }), { concurrency: "unbounded" })
-      const known = names.flat().flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
-      return yield* new UnknownName({ kind: "tool", name, suggestions: [...Names.closest(name, known)] })
-    })
-
-  /**
-   * The tool behind a host-visible name, checked against its server's listing (listed now only
-   * when the catalog has nothing current for it). A listing the server cannot give at all (it has
-   * no tools/list) lets the call go ahead; a server that cannot be reached fails here.
-   */
-  const resolveTool = (caller: Caller, name: string, suggest = true) =>
-    Effect.gen(function*() {
-      const found = Names.resolve(table.servers, name)
-      if (found === undefined || !visibleName(found.server, found.name)) return yield* unknownTool(name, caller, suggest)
-      const tool = yield* catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
-        Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name })))
-      )
-      if (Option.isNone(tool)) return yield* unknownTool(name, caller, suggest)
-      return { ...found, tool: tool.value }
-    })
 
   const unknown = (kind: UnknownName["kind"], name: string, listing: (c: Caller) => Effect.Effect<Listing>, caller: Caller) =>
     Effect.flatMap(listing(caller), (l) => {
@@ -540,33 +485,6 @@ const make = Effect.gen(function*() {
     return Effect.suspend(() => (watching.get(key) ?? 0) > 0 ? hold : Effect.zipRight(subscribe, hold))
   }
 
-  const knownTools = (caller: Caller, options: { readonly refresh: boolean }): Effect.Effect<KnownTools> =>
-    Effect.gen(function*() {
-      const snapshot = yield* pool.snapshot
-      const started = new Set(snapshot.filter((p) => p.instances.some((i) => i.state === "ready")).map((p) => p.server))
-      const parts = yield* Effect.forEach(table.servers, (server) =>
-        Effect.gen(function*() {
-          const live = yield* catalog.live(server.name)
-          // A started server is listed (it answers at once); one not started is never started here.
-          const tools = Option.isSome(live)
-            ? live.value.tools
-            : options.refresh || started.has(server.name)
-            ? yield* Effect.either(listServerTools(server, caller)).pipe(
-              Effect.map((r) => (r._tag === "Right" ? r.right : { failure: r.left.message }))
-            )
-            : Option.getOrUndefined(Option.map(yield* catalog.stored(server.catalog), (k) => k.tools))
-          if (tools === undefined) return { server, items: [], unlisted: true, failure: undefined }
-          if ("failure" in tools) return { server, items: [], unlisted: false, failure: tools.failure }
-          const items = tools.filter((t) => visible(server, t)).map((t) => ({ server, tool: renamed("name")(server, t) }))
-          return { server, items, unlisted: false, failure: undefined }
-        }), { concurrency: "unbounded" })
-      return {
-        items: parts.flatMap((p) => p.items),
-        unlisted: parts.filter((p) => p.unlisted).map((p) => p.server.name),
-        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [{ server: p.server.name, message: p.failure }]))
-      }
-    })
-
   const reconfigure = (next: LoadedConfig): Effect.Effect<ServerTable.Diff, GatewayConfigError> =>
     Effect.gen(function*() {
       yield* checkPrefix(next)
@@ -603,9 +521,9 @@ const make = Effect.gen(function*() {
     listPrompts,
     listResources,
     listResourceTemplates,
-    knownTools,
+    knownTools: tools.knownTools,
     describeTool: (caller, name, options) =>
-      Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => renamed("name")(found.server, found.tool)),
+      Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => Names.qualifyTool(found.server, found.tool)),
     reconfigure,
     callTool: (caller, name, args, meta) =>
       Effect.flatMap(resolveTool(caller, name), (found) =>

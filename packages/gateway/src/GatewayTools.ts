@@ -1,0 +1,130 @@
+/**
+ * The tools hosts may see, as the Gateway serves them: each server's `tools`/`excludeTools` filter,
+ * the ToolCatalog's listings (a server is listed when its listing is not current, and every
+ * listing keeps the catalog current), the check of a called name against its server's listing,
+ * and what is known of every server without starting any (for search).
+ *
+ * Everything here asks one server at a time, about that server: a call, a schema lookup or an
+ * unknown name never waits on a server it does not name, except to suggest names for a namespace
+ * that is itself unknown.
+ */
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import type { Pool } from "@mcpx-fx/upstream/Pool"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Caller, GatewayCallError, GatewayServer, KnownTools, UnknownName } from "./Gateway.js"
+import * as Names from "./Names.js"
+import type { ToolCatalog } from "./ToolCatalog.js"
+
+/** What the tool view needs of the Gateway. */
+export interface Deps {
+  /** The servers in effect now. */
+  readonly servers: () => ReadonlyArray<GatewayServer>
+  readonly catalog: ToolCatalog["Type"]
+  readonly pool: Pool["Type"]
+  /** Every page of a server's `tools/list`. */
+  readonly listAll: (server: GatewayServer, caller: Caller) => Effect.Effect<ReadonlyArray<JsonObject>, GatewayCallError>
+  readonly unknownTool: (name: string, suggestions: ReadonlyArray<string>) => UnknownName
+}
+
+/** Whether hosts may see a tool (its upstream name against the server's filter). */
+export const visible = (server: GatewayServer, tool: JsonObject): boolean => {
+  const filter = server.configured.filter
+  return filter === undefined || filter.all || (typeof tool.name === "string" && filter.allows(tool.name))
+}
+
+const visibleName = (server: GatewayServer, name: string): boolean => {
+  const filter = server.configured.filter
+  return filter === undefined || filter.all || filter.allows(name)
+}
+
+/** A server's visible tools under their host-visible names. */
+const shown = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): ReadonlyArray<JsonObject> =>
+  tools.filter((t) => visible(server, t)).map((t) => Names.qualifyTool(server, t))
+
+/** The tool view over the Gateway's servers. */
+export const make = (deps: Deps) => {
+  const { catalog } = deps
+
+  // Every listing of a server's tools keeps the catalog current.
+  const listServerTools = (server: GatewayServer, caller: Caller) =>
+    Effect.tap(deps.listAll(server, caller), (tools) => catalog.remember(server.catalog, tools))
+
+  /** The visible tools of a server as the catalog knows them, without listing it. */
+  const catalogued = (server: GatewayServer) =>
+    Effect.flatMap(catalog.live(server.name), (live) => (Option.isSome(live) ? Effect.succeed(live) : catalog.stored(server.catalog))).pipe(
+      Effect.map(Option.map((known) => shown(server, known.tools)))
+    )
+
+  /**
+   * An unknown tool, with suggestions from what the catalog knows. A server the catalog knows
+   * nothing of is listed only when the name points at it: a namespace that is itself a typo has
+   * its two closest servers listed (so `legay.echo` still suggests `legacy__echo`), a bare name
+   * every such server. Without `suggest` nothing is listed at all.
+   */
+  const unknownTool = (name: string, caller: Caller, suggest: boolean): Effect.Effect<never, UnknownName> =>
+    Effect.gen(function*() {
+      if (!suggest) return yield* deps.unknownTool(name, [])
+      const servers = deps.servers()
+      const at = name.indexOf(Names.Separator)
+      const namespace = at > 0 ? name.slice(0, at) : undefined
+      const namespaces = servers.map((s) => s.namespace)
+      const near = namespace === undefined ? namespaces : namespaces.includes(namespace) ? [] : Names.closest(namespace, namespaces, 2)
+      const names = yield* Effect.forEach(servers, (server) =>
+        Effect.flatMap(catalogued(server), (known) => {
+          if (Option.isSome(known)) return Effect.succeed(known.value)
+          if (!near.includes(server.namespace)) return Effect.succeed([])
+          return listServerTools(server, caller).pipe(Effect.map((tools) => shown(server, tools)), Effect.orElseSucceed(() => []))
+        }), { concurrency: "unbounded" })
+      const known = names.flat().flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
+      return yield* deps.unknownTool(name, Names.closest(name, known))
+    })
+
+  /**
+   * The tool behind a host-visible name, checked against its server's listing (listed now only
+   * when the catalog has nothing current for it). A listing the server cannot give at all (it has
+   * no tools/list) lets the call go ahead; a server that cannot be reached fails here.
+   */
+  const resolveTool = (caller: Caller, name: string, suggest = true) =>
+    Effect.gen(function*() {
+      const found = Names.resolve(deps.servers(), name)
+      if (found === undefined || !visibleName(found.server, found.name)) return yield* unknownTool(name, caller, suggest)
+      const tool = yield* catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
+        Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name })))
+      )
+      if (Option.isNone(tool)) return yield* unknownTool(name, caller, suggest)
+      return { ...found, tool: tool.value }
+    })
+
+  /**
+   * The visible tools known without starting a server: a listing since the server's last change,
+   * a started server listed now, the schema cache's; `refresh` lists every server.
+   */
+  const knownTools = (caller: Caller, options: { readonly refresh: boolean }): Effect.Effect<KnownTools> =>
+    Effect.gen(function*() {
+      const snapshot = yield* deps.pool.snapshot
+      const started = new Set(snapshot.filter((p) => p.instances.some((i) => i.state === "ready")).map((p) => p.server))
+      const parts = yield* Effect.forEach(deps.servers(), (server) =>
+        Effect.gen(function*() {
+          const live = yield* catalog.live(server.name)
+          // A started server is listed (it answers at once); one not started is never started here.
+          const tools = Option.isSome(live)
+            ? live.value.tools
+            : options.refresh || started.has(server.name)
+            ? yield* Effect.either(listServerTools(server, caller)).pipe(
+              Effect.map((r) => (r._tag === "Right" ? r.right : { failure: r.left.message }))
+            )
+            : Option.getOrUndefined(Option.map(yield* catalog.stored(server.catalog), (k) => k.tools))
+          if (tools === undefined) return { server, items: [], unlisted: true, failure: undefined }
+          if ("failure" in tools) return { server, items: [], unlisted: false, failure: tools.failure }
+          return { server, items: shown(server, tools).map((tool) => ({ server, tool })), unlisted: false, failure: undefined }
+        }), { concurrency: "unbounded" })
+      return {
+        items: parts.flatMap((p) => p.items),
+        unlisted: parts.filter((p) => p.unlisted).map((p) => p.server.name),
+        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [{ server: p.server.name, message: p.failure }]))
+      }
+    })
+
+  return { visible, listServerTools, resolveTool, knownTools }
+}

@@ -12,10 +12,12 @@ import type * as CommandTree from "./CommandTree.js"
  */
 const summaries: Readonly<Record<string, string>> = {
   tools: "List the tools hosts see, as <namespace>__<tool>",
+  search: "Search the tools by name, namespace and description, best first",
   call: "Call a tool and print what it returned",
   elicit: "Answer the questions servers asked that wait in the daemon (list, answer, decline, cancel)",
   protocol: "Show each server's protocol preference, era and negotiated version",
   probe: "Probe one server's era now, step by step",
+  servers: "List the configured servers, or add, remove, enable or disable one in a config file",
   settings: "Show and change settings (list, get, set, unset)",
   config: "Print the effective configuration and where it came from",
   serve: "Serve MCP over stdio for a host",
@@ -41,7 +43,7 @@ export const render = (tree: CommandTree.Node, version: string, readme: string |
     "Commands:",
     ...lines,
     "",
-    "Every command takes --config FILE (else .mcpx.json/.mcp.json from here up), --json, --log-level LEVEL,",
+    "Every command takes --config FILE (else .mcpx.json/.mcp.json/.vscode/mcp.json from here up), --json, --log-level LEVEL,",
     `and a flag per setting (${Settings.registry.length} of them, e.g. --pool-call-timeout 2m; mcpx-fx settings list shows all).`,
     "",
     "More: mcpx-fx <command> --help shows a command's options and examples,",

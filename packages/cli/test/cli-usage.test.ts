@@ -13,7 +13,7 @@ const Esc = "\x1b["
 // A terminal, as far as mcpx-fx can tell: isTTY set before the bundle loads.
 const fakeTty = (stream: "stdout" | "stderr") => ({ NODE_OPTIONS: `--import=data:text/javascript,process.${stream}.isTTY=true` })
 
-const commands = ["tools", "call", "elicit", "protocol", "probe", "settings", "config", "serve", "daemon", "status", "stop", "auth"]
+const commands = ["tools", "search", "call", "elicit", "protocol", "probe", "servers", "settings", "config", "serve", "daemon", "status", "stop", "auth"]
 
 describe("mcpx-fx: a mistyped command", () => {
   it.scopedLive("gets the closest command and exit 2", () =>
@@ -138,7 +138,7 @@ describe("mcpx-fx --completions", () => {
       const script = r.stdout
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx settings s"), ["set"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx settings "), ["get", "list", "set", "unset"])
-      assert.deepStrictEqual(yield* complete(script, "mcpx-fx s"), ["serve", "settings", "status", "stop"])
+      assert.deepStrictEqual(yield* complete(script, "mcpx-fx s"), ["search", "serve", "servers", "settings", "status", "stop"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx "), [...commands].sort())
       // An option's value is not a command word.
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx --config settings st"), ["status", "stop"])

@@ -4,8 +4,10 @@
  * unix socket in the state directory.
  *
  * Start-up order matters to whoever waits for it: the state directory's lock first (a second
- * daemon refuses before it binds anything), then the listeners, then `daemon.json` and the printed
- * address — so anything that reads either finds a daemon that answers. Shutdown (SIGINT/SIGTERM,
+ * daemon refuses before it binds anything); holding it, the upstream process groups a daemon that
+ * died left running are stopped; then the
+ * listeners, then `daemon.json` and the printed address — so anything that reads either finds a
+ * daemon that answers. Shutdown (SIGINT/SIGTERM,
  * `mcpx-fx stop`) runs the same steps backwards: the info file goes, the listeners stop accepting,
  * notification streams end, requests in flight get the grace period and whatever still runs after
  * it is cancelled and answered with an error, legacy sessions end, the socket goes, and only then
@@ -28,6 +30,7 @@ import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
 import * as HttpEdge from "@mcpx-fx/server/HttpEdge"
 import * as HttpHost from "@mcpx-fx/server/HttpHost"
+import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Server from "@mcpx-fx/server/Server"
 import type * as Shutdown from "@mcpx-fx/server/Shutdown"
 import * as Console from "effect/Console"
@@ -92,6 +95,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
     const options = yield* globalsFrom(globals)
     return yield* Effect.gen(function*() {
       const files = yield* DaemonFiles.acquireLock
+      yield* Effect.flatMap(ProcessGroups.ProcessGroups, (groups) => groups.reapLeftovers)
       const address = yield* Settings.get("daemon.address")
       const port = yield* Settings.get("daemon.port")
       const grace = yield* Settings.get("daemon.shutdownGrace")
@@ -192,7 +196,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.gateway(options), NodeHttpServer.layerContext))
+      Effect.provide(Layer.merge(Layers.gateway(options, { recordProcessGroups: true }), NodeHttpServer.layerContext))
     )
   })).pipe(
     Command.withDescription(

@@ -86,6 +86,48 @@ const notReady: Http.RequestListener = (_request, response) => {
   response.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "mcpx-fx is starting" } }))
 }
 
+/** What sits at the socket path when it is not something a daemon left there. */
+const kindOf = (stat: Fs.Stats): string =>
+  stat.isDirectory()
+    ? "a directory"
+    : stat.isSymbolicLink()
+    ? "a symbolic link"
+    : stat.isFIFO()
+    ? "a FIFO"
+    : stat.isCharacterDevice() || stat.isBlockDevice()
+    ? "a device"
+    : "not a socket"
+
+/** The socket path holds something mcpx-fx will not remove on its own. */
+export class SocketPathError extends Data.TaggedError("SocketPathError")<{ readonly path: string; readonly found: string }> {
+  override get message(): string {
+    const remove = this.found === "a directory" ? `rm -r ${this.path}` : `rm ${this.path}`
+    return `cannot use ${this.path} for the daemon's CLI socket: it is ${this.found}. ` +
+      `Remove it (\`${remove}\`) or use another state directory (MCPX_STATE_DIR)`
+  }
+}
+
+/**
+ * Clears the socket path for a new listener. A socket (or a plain file) there was left by a daemon
+ * that died — the caller holds the state directory's lock, so nothing live owns it — and is
+ * removed; anything else is someone's, and is reported rather than touched.
+ */
+const clearSocketPath = (path: string): Effect.Effect<void, SocketPathError> =>
+  Effect.suspend(() => {
+    let stat: Fs.Stats
+    try {
+      stat = Fs.lstatSync(path)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      return code === "ENOENT" ? Effect.void : Effect.fail(new SocketPathError({ path, found: `unreadable (${String(e)})` }))
+    }
+    if (!stat.isSocket() && !stat.isFile()) return Effect.fail(new SocketPathError({ path, found: kindOf(stat) }))
+    return Effect.try({
+      try: () => Fs.rmSync(path, { force: true }),
+      catch: (e) => new SocketPathError({ path, found: `impossible to remove (${String(e)})` })
+    })
+  })
+
 /** How long the answers given at `stopping` have to be written before connections are cut. */
 const AnswerWindow = Duration.seconds(1)
 
@@ -99,7 +141,7 @@ export const serve = <E, R, BE, BR>(
   options: { readonly host: string; readonly port: number; readonly socket: string; readonly grace: Duration.DurationInput }
 ): Effect.Effect<
   Listening,
-  ListenError | BE,
+  ListenError | SocketPathError | BE,
   Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>
 > =>
   Effect.gen(function*() {
@@ -140,11 +182,7 @@ export const serve = <E, R, BE, BR>(
       })
     )
     yield* listen(tcp, { host: options.host, port: options.port, backlog: Backlog }, `${options.host}:${options.port}`)
-    yield* Effect.sync(() => {
-      // A socket file left by a daemon that died would make listen fail with EADDRINUSE; the
-      // caller holds the state directory's lock, so nothing live owns it.
-      Fs.rmSync(options.socket, { force: true })
-    })
+    yield* clearSocketPath(options.socket)
     yield* listen(unix, { path: options.socket, backlog: Backlog }, options.socket)
     yield* Effect.sync(() => Fs.chmodSync(options.socket, 0o600))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(options.socket, { force: true })))

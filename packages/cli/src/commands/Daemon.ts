@@ -4,8 +4,8 @@
  * unix socket in the state directory.
  *
  * Start-up order matters to whoever waits for it: the state directory's lock first (a second
- * daemon refuses before it binds anything); holding it, the upstream process groups a daemon that
- * died left running are stopped; then the
+ * daemon refuses before it binds anything); holding it, what a daemon that died left behind is
+ * cleared (temp files of cut-short writes, upstream process groups still running); then the
  * listeners, then `daemon.json` and the printed address — so anything that reads either finds a
  * daemon that answers. Shutdown (SIGINT/SIGTERM,
  * `mcpx-fx stop`) runs the same steps backwards: the info file goes, the listeners stop accepting,
@@ -95,6 +95,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
     const options = yield* globalsFrom(globals)
     return yield* Effect.gen(function*() {
       const files = yield* DaemonFiles.acquireLock
+      yield* DaemonFiles.removeStaleTemps
       yield* Effect.flatMap(ProcessGroups.ProcessGroups, (groups) => groups.reapLeftovers)
       const address = yield* Settings.get("daemon.address")
       const port = yield* Settings.get("daemon.port")

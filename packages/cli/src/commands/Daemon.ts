@@ -7,11 +7,10 @@
  * daemon refuses before it binds anything); holding it, what a daemon that died left behind is
  * cleared (temp files of cut-short writes, upstream process groups still running); then the
  * listeners, then `daemon.json` and the printed address — so anything that reads either finds a
- * daemon that answers. Shutdown (SIGINT/SIGTERM,
- * `mcpx-fx stop`) runs the same steps backwards: the info file goes, the listeners stop accepting,
- * notification streams end, requests in flight get the grace period and whatever still runs after
- * it is cancelled and answered with an error, legacy sessions end, the socket goes, and only then
- * are the upstream servers stopped.
+ * daemon that answers. Shutdown (SIGINT/SIGTERM, `mcpx-fx stop`) runs the same steps backwards:
+ * the info file goes, the listeners stop accepting, notification streams end, requests in flight
+ * get the grace period and whatever still runs after it is cancelled and answered with an error,
+ * legacy sessions end, the socket goes, and only then are the upstream servers stopped.
  */
 import * as Command from "@effect/cli/Command"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"

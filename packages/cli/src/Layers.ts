@@ -18,6 +18,7 @@ import * as ToolCatalog from "@mcpx-fx/gateway/ToolCatalog"
 import * as EraCache from "@mcpx-fx/upstream/EraCache"
 import * as Negotiator from "@mcpx-fx/upstream/Negotiator"
 import * as Pool from "@mcpx-fx/upstream/Pool"
+import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Prober from "@mcpx-fx/upstream/Prober"
 import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as TokenStore from "@mcpx-fx/upstream/TokenStore"
@@ -118,13 +119,16 @@ export const upstreamAuth = (
  * era cache in the state directory (unless `upstream.eraCache` is off), the tool catalog with its
  * schema cache there, the transports on the platform's process and HTTP clients, OAuth for HTTP
  * upstreams with the state directory's tokens. `oneShot`: the command ends after one answer and
- * reports upstream failures itself (Pool.OneShot).
+ * reports upstream failures itself (Pool.OneShot). `recordProcessGroups` (the daemon, which owns
+ * its state directory): the stdio upstreams' process groups are recorded there, so the next daemon
+ * can stop what a crashed one left behind (`ProcessGroups.reapLeftovers`); otherwise nothing is
+ * recorded.
  */
 export const gateway = (
   globals: Globals,
-  options: { readonly oneShot?: boolean } = {}
+  options: { readonly oneShot?: boolean; readonly recordProcessGroups?: boolean } = {}
 ): Layer.Layer<
-  Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured,
+  Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured | ProcessGroups.ProcessGroups,
   ConfiguredError | Gateway.GatewayConfigError,
   ProcessEnvironment | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
 > => {
@@ -135,6 +139,9 @@ export const gateway = (
       return EraCache.EraCache.layer.pipe(Layer.provide(EraCache.EraCacheConfig.layer({ stateDir: stateDir.path, enabled })))
     })
   )
+  const groups = options.recordProcessGroups === true
+    ? Layer.unwrapEffect(Effect.map(StateDir.StateDir, (stateDir) => ProcessGroups.ProcessGroups.layerFile(stateDir.path)))
+    : ProcessGroups.ProcessGroups.layerNone
   const upstream = Pool.Pool.layer.pipe(
     Layer.provideMerge(Prober.Prober.layer),
     Layer.provideMerge(eraCache),
@@ -142,7 +149,9 @@ export const gateway = (
     Layer.provide(TransportLayer.layer()),
     Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),
-    Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty)
+    Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty),
+    // The transport records process groups in the ProcessGroups it finds in its context.
+    Layer.provideMerge(groups)
   )
   const noticed = Layer.tap(configured(globals), (context) => noticeNoConfig(Context.get(context, Config.Config)))
   return Gateway.Gateway.layer.pipe(
@@ -165,8 +174,8 @@ export const requestState: Layer.Layer<RequestState.RequestState, never, Setting
  * The gateway plus the ConfigWatcher that reloads its configuration: watching the files for a
  * long-running process (the daemon, `serve`), or reloading only when asked.
  */
-export const watched = (globals: Globals, watch: boolean) =>
+export const watched = (globals: Globals, watch: boolean, options: { readonly recordProcessGroups?: boolean } = {}) =>
   Layer.unwrapEffect(
     Effect.map(ProcessEnvironment, (environment) =>
       ConfigWatcher.ConfigWatcher.layer(configInput(environment, globals), { watch }))
-  ).pipe(Layer.provideMerge(gateway(globals)))
+  ).pipe(Layer.provideMerge(gateway(globals, options)))

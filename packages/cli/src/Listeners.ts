@@ -1,25 +1,34 @@
 /**
  * The daemon's two listeners — loopback TCP for hosts and the owner-only unix socket for the CLI —
  * each serving its own HttpApp (the TCP one behind the Host/Origin/token policy, the socket's
- * not), with a shutdown that lets requests in flight finish.
+ * not), with a shutdown that lets requests in flight finish and answers the rest.
  *
  * Both listen with a deep backlog (`Backlog`), so a burst of connections while the event loop is
  * busy waits in the kernel's queue instead of being dropped or reset; accepting stays cheap (no
  * work per connection before its first request).
  *
  * Node's `server.close()` waits for every open connection, and an SSE stream (a legacy GET, a long
- * call) may never end on its own; so shutdown is staged: stop accepting, give requests in flight
- * the grace period, then close whatever is still open (which interrupts those request fibers, so
- * their upstream calls are cancelled too).
+ * call) may never end on its own; so shutdown is staged:
+ * 1. stop accepting connections, and tell the apps they are `draining` (they end the streams that
+ *    never end by themselves);
+ * 2. give the requests in flight the grace period to finish (an exchange is in flight from its
+ *    request to the end of its response, streamed bodies included);
+ * 3. tell the apps they are `stopping`: whatever still runs is cancelled and answered with an
+ *    error; give those answers a moment to be written;
+ * 4. close whatever is still open (which interrupts those request fibers too).
+ * Finalizers run uninterruptibly, and a timeout cannot give up on an uninterruptible wait; nor can
+ * the finalizer's own fiber simply turn interruptible, since SIGTERM arrives as its interruption and
+ * would cut the stages short at once. So the stages run in a fiber of their own, awaited.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type { ShutdownSignals } from "@mcpx-fx/server/Shutdown"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Stream from "effect/Stream"
+import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import * as Fs from "node:fs"
@@ -77,58 +86,124 @@ const notReady: Http.RequestListener = (_request, response) => {
   response.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "mcpx-fx is starting" } }))
 }
 
+/** What sits at the socket path when it is not something a daemon left there. */
+const kindOf = (stat: Fs.Stats): string =>
+  stat.isDirectory()
+    ? "a directory"
+    : stat.isSymbolicLink()
+    ? "a symbolic link"
+    : stat.isFIFO()
+    ? "a FIFO"
+    : stat.isCharacterDevice() || stat.isBlockDevice()
+    ? "a device"
+    : "not a socket"
+
+/** The socket path holds something mcpx-fx will not remove on its own. */
+export class SocketPathError extends Data.TaggedError("SocketPathError")<{ readonly path: string; readonly found: string }> {
+  override get message(): string {
+    const remove = this.found === "a directory" ? `rm -r ${this.path}` : `rm ${this.path}`
+    return `cannot use ${this.path} for the daemon's CLI socket: it is ${this.found}. ` +
+      `Remove it (\`${remove}\`) or use another state directory (MCPX_STATE_DIR)`
+  }
+}
+
+/**
+ * Clears the socket path for a new listener. A socket (or a plain file) there was left by a daemon
+ * that died — the caller holds the state directory's lock, so nothing live owns it — and is
+ * removed; anything else is someone's, and is reported rather than touched.
+ */
+const clearSocketPath = (path: string): Effect.Effect<void, SocketPathError> =>
+  Effect.suspend(() => {
+    let stat: Fs.Stats
+    try {
+      stat = Fs.lstatSync(path)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      return code === "ENOENT" ? Effect.void : Effect.fail(new SocketPathError({ path, found: `unreadable (${String(e)})` }))
+    }
+    if (!stat.isSocket() && !stat.isFile()) return Effect.fail(new SocketPathError({ path, found: kindOf(stat) }))
+    return Effect.try({
+      try: () => Fs.rmSync(path, { force: true }),
+      catch: (e) => new SocketPathError({ path, found: `impossible to remove (${String(e)})` })
+    })
+  })
+
+/** How long the answers given at `stopping` have to be written before connections are cut. */
+const AnswerWindow = Duration.seconds(1)
+
 /**
  * Listens on `host:port` and on the unix socket `socket`, then serves the apps `build` makes from
- * where they ended up, until the scope closes; at close, requests in flight get `grace` before
- * their connections are cut.
+ * where they ended up and the shutdown signals they should heed, until the scope closes; at close,
+ * requests in flight get `grace` to finish, then are answered (see the module comment).
  */
 export const serve = <E, R, BE, BR>(
-  build: (listening: Listening) => Effect.Effect<Apps<E, R>, BE, BR>,
+  build: (listening: Listening, shutdown: ShutdownSignals) => Effect.Effect<Apps<E, R>, BE, BR>,
   options: { readonly host: string; readonly port: number; readonly socket: string; readonly grace: Duration.DurationInput }
 ): Effect.Effect<
   Listening,
-  ListenError | BE,
+  ListenError | SocketPathError | BE,
   Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>
 > =>
   Effect.gen(function*() {
-    const inFlight = yield* SubscriptionRef.make(0)
+    const draining = yield* Deferred.make<void>()
+    const stopping = yield* Deferred.make<void>()
+    // Exchanges in flight, counted by Node: from the request to the end of its response, so a
+    // streamed body (an SSE reply) counts until its last byte, as it must.
+    let inFlight = 0
+    const onIdle = new Set<() => void>()
+    const idle = Effect.async<void>((resume) => {
+      if (inFlight === 0) return resume(Effect.void)
+      const done = () => resume(Effect.void)
+      onIdle.add(done)
+      return Effect.sync(() => onIdle.delete(done))
+    })
+    const counted = (handler: () => Http.RequestListener): Http.RequestListener => (request, response) => {
+      inFlight++
+      response.once("close", () => {
+        inFlight--
+        if (inFlight > 0) return
+        const waiting = [...onIdle]
+        onIdle.clear()
+        for (const done of waiting) done()
+      })
+      handler()(request, response)
+    }
     let tcpHandler: Http.RequestListener = notReady
     let socketHandler: Http.RequestListener = notReady
-    const tcp = Http.createServer((request, response) => tcpHandler(request, response))
-    const unix = Http.createServer((request, response) => socketHandler(request, response))
-    // Registered before listening so it runs after every later finalizer of the scope is done
-    // with the servers (finalizers run in reverse order).
+    const tcp = Http.createServer(counted(() => tcpHandler))
+    const unix = Http.createServer(counted(() => socketHandler))
+    // Registered first, so it runs last: whatever a failed start left open is closed.
     yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        const closing = Effect.all([close(tcp), close(unix)], { concurrency: 2 })
-        const closer = yield* Effect.fork(closing)
-        const idle = inFlight.changes.pipe(Stream.filter((n) => n === 0), Stream.take(1), Stream.runDrain)
-        yield* Effect.timeout(idle, Duration.decode(options.grace)).pipe(Effect.ignore)
+      Effect.sync(() => {
         tcp.closeAllConnections()
         unix.closeAllConnections()
-        yield* closer.await
+        if (tcp.listening) tcp.close()
+        if (unix.listening) unix.close()
       })
     )
     yield* listen(tcp, { host: options.host, port: options.port, backlog: Backlog }, `${options.host}:${options.port}`)
-    yield* Effect.sync(() => {
-      // A socket file left by a daemon that died would make listen fail with EADDRINUSE; the
-      // caller holds the state directory's lock, so nothing live owns it.
-      Fs.rmSync(options.socket, { force: true })
-    })
+    yield* clearSocketPath(options.socket)
     yield* listen(unix, { path: options.socket, backlog: Backlog }, options.socket)
     yield* Effect.sync(() => Fs.chmodSync(options.socket, 0o600))
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(options.socket, { force: true })))
     const address = tcp.address()
     const port = typeof address === "object" && address !== null ? address.port : options.port
     const listening: Listening = { host: options.host, port, socket: options.socket }
-    const apps = yield* build(listening)
-    const counted = (app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-      Effect.acquireUseRelease(
-        SubscriptionRef.update(inFlight, (n) => n + 1),
-        () => app,
-        () => SubscriptionRef.update(inFlight, (n) => n - 1)
-      )
-    tcpHandler = yield* NodeHttpServer.makeHandler<R, E>(counted(apps.tcp))
-    socketHandler = yield* NodeHttpServer.makeHandler<R, E>(counted(apps.socket))
+    const apps = yield* build(listening, { draining: Deferred.await(draining), stopping: Deferred.await(stopping) })
+    tcpHandler = yield* NodeHttpServer.makeHandler<R, E>(apps.tcp)
+    socketHandler = yield* NodeHttpServer.makeHandler<R, E>(apps.socket)
+    // Registered after the apps were built, so it runs before their own finalizers (legacy
+    // sessions, the gateway below them): they are still up while calls finish.
+    const stages = Effect.gen(function*() {
+      const closed = yield* Effect.fork(Effect.all([close(tcp), close(unix)], { concurrency: 2 }))
+      yield* Deferred.succeed(draining, undefined)
+      yield* Effect.timeoutOption(idle, options.grace)
+      yield* Deferred.succeed(stopping, undefined)
+      yield* Effect.timeoutOption(idle, AnswerWindow)
+      tcp.closeAllConnections()
+      unix.closeAllConnections()
+      yield* Fiber.join(closed)
+    })
+    yield* Effect.addFinalizer(() => Effect.flatMap(Effect.forkDaemon(Effect.interruptible(stages)), Fiber.join))
     return listening
   })

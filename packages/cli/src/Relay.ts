@@ -16,7 +16,9 @@
  *
  * Requests run concurrently; `notifications/cancelled` for a modern request closes its POST (the
  * daemon interrupts the call), and for a legacy one it is forwarded like any notification. At end
- * of input, requests in flight get the drain period, then the session is deleted.
+ * of input, requests in flight get the drain period, then the session is deleted. Told to stop
+ * (SIGTERM) the host is still listening: reading ends, requests get the same drain, and what
+ * still runs after it is answered with the shutdown error rather than dropped.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -25,6 +27,7 @@ import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
+import { shutdownError } from "@mcpx-fx/server/Shutdown"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -69,6 +72,8 @@ const idlessError = (body: string): Frame | undefined => {
 /** How the relay behaves. */
 export interface RelayOptions {
   readonly drain: Duration.DurationInput
+  /** Completes when the process is told to stop (see the module comment). */
+  readonly stop?: Effect.Effect<void>
 }
 
 /**
@@ -90,6 +95,10 @@ export const relay = <E>(
     let batches = 0
     const lock = yield* Effect.makeSemaphore(1)
     const out = (line: string) => lock.withPermits(1)(write(line))
+    // A stop ends reading; `deadline` is the end of the drain that follows it.
+    const stopped = yield* Deferred.make<void>()
+    const deadline = yield* Deferred.make<void>()
+    if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
 
     const failureFor = (id: unknown, message: string) =>
       out(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message } }))
@@ -265,7 +274,8 @@ export const relay = <E>(
           if (metaVersion(f) !== undefined) modernIds.add(key)
           // initialize settles the session every later request needs, so it is awaited in line.
           if (f.method === "initialize") return yield* request(f, line)
-          yield* FiberMap.run(requests, key, Effect.ensuring(request(f, line), Effect.sync(() => modernIds.delete(key))))
+          const answered = Effect.raceFirst(request(f, line), Effect.zipRight(Deferred.await(deadline), out(JSON.stringify(shutdownError(f.id as JsonRpc.RequestId)))))
+          yield* FiberMap.run(requests, key, Effect.ensuring(answered, Effect.sync(() => modernIds.delete(key))))
           return
         }
         if (typeof f.method === "string") return yield* notification(f, line)
@@ -274,8 +284,12 @@ export const relay = <E>(
         yield* Effect.ignore(Effect.scoped(Effect.flatMap(post(line, caller), emitUnlessWellFormed(f))))
       })
 
-    yield* Stream.runForEach(input, handleLine)
+    yield* Effect.raceFirst(Stream.runForEach(input, handleLine), Deferred.await(stopped))
     yield* Effect.timeout(FiberMap.awaitEmpty(requests), Duration.decode(options.drain)).pipe(Effect.ignore)
+    if (yield* Deferred.isDone(stopped)) {
+      yield* Deferred.succeed(deadline, undefined)
+      yield* Effect.timeout(FiberMap.awaitEmpty(requests), Duration.seconds(1)).pipe(Effect.ignore)
+    }
     yield* FiberMap.clear(requests)
     yield* FiberSet.clear(background)
     const sid = yield* Ref.get(session)

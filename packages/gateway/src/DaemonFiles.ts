@@ -2,13 +2,18 @@
  * The files a running daemon leaves in the state directory, and the rule that there is at most one
  * daemon per state directory.
  *
- * - `daemon.lock` is created exclusively and holds the owner's pid: the one thing two daemons
- *   starting at the same moment cannot both win. A lock whose pid is gone is stale and is taken over.
+ * - `daemon.lock` is created exclusively and holds the owner's pid and, where `/proc` tells it, the
+ *   owner's start time: the one thing two daemons starting at the same moment cannot both win. A
+ *   lock whose holder is gone, or is a process that is not the daemon that wrote it (the pid was
+ *   reused: another start time, or for an old lock without one, a command line that is not an
+ *   mcpx-fx daemon's), is stale and is taken over.
  * - `daemon.json` says where the daemon listens (URL, `/mcp`, unix socket), for `status`, the CLI's
  *   relay and people; it is written after the listeners are up, so a reader never sees an address
  *   that does not answer yet.
  * - `daemon.sock` is the CLI's unix socket, owner-only.
- * All three are removed when the daemon stops.
+ * All three are removed when the daemon stops. Each is read as a state file (`StateFile`): a FIFO,
+ * a device or an oversized file at its path is refused with a warning, never waited on or read
+ * without bound.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -16,6 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as ProcessTable from "@mcpx-fx/upstream/ProcessTable"
+import * as StateFile from "@mcpx-fx/upstream/StateFile"
 import { StateDir } from "./StateDir.js"
 
 /** What `daemon.json` says about a running daemon. */
@@ -90,24 +97,66 @@ export const processAlive = (pid: number): boolean => {
 
 const decodeInfo = Schema.decodeUnknownEither(Schema.parseJson(DaemonInfo))
 
-/** The info file of a live daemon, if there is one; a file left by a dead daemon reads as none. */
-export const readInfo: Effect.Effect<Option.Option<DaemonInfo>, never, StateDir | Path.Path | FileSystem.FileSystem> =
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const files = yield* paths
-    const text = yield* Effect.option(fs.readFileString(files.info))
-    if (Option.isNone(text)) return Option.none()
-    const info = decodeInfo(text.value)
-    if (Either.isLeft(info) || !processAlive(info.right.pid)) return Option.none()
-    return Option.some(info.right)
+/** daemon.json is a few hundred bytes; daemon.lock a line or two. */
+const MaxInfoBytes = 64 * 1024
+const MaxLockBytes = 4 * 1024
+
+/** The text of a state file, none when missing; a file that is refused is logged and reads as none. */
+const readText = (file: string): Effect.Effect<Option.Option<string>> =>
+  Effect.flatMap(StateFile.read(file, MaxInfoBytes), (result) => {
+    switch (result._tag) {
+      case "Missing":
+        return Effect.succeed(Option.none())
+      case "Refused":
+        return Effect.as(Effect.logWarning(`${file} ignored: ${result.reason}`), Option.none())
+      case "Text":
+        return Effect.succeed(Option.some(result.text))
+    }
   })
 
-const ownerOf = (fs: FileSystem.FileSystem, lock: string) =>
-  Effect.map(Effect.option(fs.readFileString(lock)), (text) =>
-    Option.flatMap(text, (t) => {
-      const pid = Number.parseInt(t.trim(), 10)
-      return Number.isInteger(pid) && pid > 0 ? Option.some(pid) : Option.none()
-    }))
+/** The info file of a live daemon, if there is one; a file left by a dead daemon reads as none. */
+export const readInfo: Effect.Effect<Option.Option<DaemonInfo>, never, StateDir | Path.Path> = Effect.gen(function*() {
+  const files = yield* paths
+  const text = yield* readText(files.info)
+  if (Option.isNone(text)) return Option.none()
+  const info = decodeInfo(text.value)
+  if (Either.isLeft(info) || !processAlive(info.right.pid)) return Option.none()
+  return Option.some(info.right)
+})
+
+/** Who a lock names: a pid and, when it was known, that process's start time. */
+interface LockOwner {
+  readonly pid: number
+  readonly start: string | undefined
+}
+
+/** The lock's text for this process: its pid, then its start time where `/proc` has it. */
+const lockText = (): string => {
+  const start = ProcessTable.startTime(process.pid)
+  return start === undefined ? `${process.pid}\n` : `${process.pid}\n${start}\n`
+}
+
+const parseLock = (text: string): LockOwner | undefined => {
+  const [first, second] = text.split("\n").map((l) => l.trim())
+  const pid = Number.parseInt(first ?? "", 10)
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
+  return { pid, start: second !== undefined && /^\d+$/.test(second) ? second : undefined }
+}
+
+/**
+ * Whether the lock's holder is still the daemon that took it. Without `/proc` a live pid is all
+ * there is to go on, and it is believed; with it, the start time must match (a reused pid has
+ * another), or for a lock that has none, the command line must be an mcpx-fx daemon's.
+ */
+const holderIsDaemon = (owner: LockOwner): boolean => {
+  if (owner.pid === process.pid || !processAlive(owner.pid)) return false
+  if (!ProcessTable.available()) return true
+  const start = ProcessTable.startTime(owner.pid)
+  if (start === undefined) return false
+  if (owner.start !== undefined) return start === owner.start
+  const command = ProcessTable.commandLine(owner.pid) ?? ""
+  return /mcpx-fx/.test(command) && /(^|\s)daemon(\s|$)/.test(command)
+}
 
 /**
  * Takes the state directory's daemon lock for this process, for the life of the scope. Refuses
@@ -119,7 +168,7 @@ export const acquireLock = Effect.gen(function*() {
   const files = yield* paths
   yield* Effect.mapError(state.ensure, (e) => new DaemonFileError({ path: e.path, detail: e.detail }))
   const failed = (e: { readonly message: string }) => new DaemonFileError({ path: files.lock, detail: e.message })
-  const tryCreate = fs.writeFileString(files.lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 })
+  const tryCreate = fs.writeFileString(files.lock, lockText(), { flag: "wx", mode: 0o600 })
   // Two rounds: the second one follows the removal of a stale lock.
   for (let round = 0; round < 2; round++) {
     const created = yield* Effect.either(tryCreate)
@@ -130,37 +179,59 @@ export const acquireLock = Effect.gen(function*() {
     if (created.left._tag !== "SystemError" || created.left.reason !== "AlreadyExists") {
       return yield* failed(created.left)
     }
-    const owner = yield* ownerOf(fs, files.lock)
-    if (Option.isSome(owner) && processAlive(owner.value)) {
+    const read = yield* StateFile.read(files.lock, MaxLockBytes)
+    if (read._tag === "Refused") {
+      // Not a file a daemon wrote: someone else's, and not removed on a guess.
+      const remove = read.kind === "directory" ? `rm -r ${files.lock}` : `rm ${files.lock}`
+      return yield* new DaemonFileError({
+        path: files.lock,
+        detail: `${read.reason}, so it is not a daemon's lock; remove it (\`${remove}\`) or use another MCPX_STATE_DIR`
+      })
+    }
+    const text = read._tag === "Text" ? read.text : ""
+    const owner = parseLock(text)
+    if (owner !== undefined && holderIsDaemon(owner)) {
       const info = yield* readInfo
       return yield* new DaemonRunning({
-        pid: owner.value,
+        pid: owner.pid,
         stateDir: files.stateDir,
         ...(Option.isSome(info) ? { url: info.value.url } : {})
       })
     }
-    yield* Effect.logWarning("removing a stale daemon lock").pipe(Effect.annotateLogs("path", files.lock))
-    yield* Effect.ignore(fs.remove(files.lock))
+    yield* Effect.logWarning(
+      owner !== undefined && processAlive(owner.pid)
+        ? `daemon.lock names pid ${owner.pid}, which is not the mcpx-fx daemon that wrote it (${
+          ProcessTable.commandLine(owner.pid) ?? "a process started later"
+        }); taking the lock over`
+        : "removing a stale daemon lock"
+    ).pipe(Effect.annotateLogs("path", files.lock))
+    // Removed only if it still says what was judged stale: another daemon may have just taken it.
+    const again = yield* StateFile.read(files.lock, MaxLockBytes)
+    if (again._tag !== "Text" || again.text === text) yield* Effect.ignore(fs.remove(files.lock))
   }
   return yield* new DaemonFileError({ path: files.lock, detail: "could not take the lock after removing a stale one" })
 })
 
-/** Writes `daemon.json` (0600, atomically) for the life of the scope. */
+/** Writes `daemon.json` (0600, atomically; no temp file is left if that fails) for the life of the scope. */
 export const publishInfo = (info: DaemonInfo) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const files = yield* paths
-    const temp = `${files.info}.${process.pid}.tmp`
-    const failed = (e: { readonly message: string }) => new DaemonFileError({ path: files.info, detail: e.message })
-    yield* Effect.mapError(
-      Effect.zipRight(
-        fs.writeFileString(temp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 }),
-        fs.rename(temp, files.info)
-      ),
-      failed
+    yield* StateFile.writeAtomic(files.info, `${JSON.stringify(info, null, 2)}\n`).pipe(
+      Effect.mapError((e) => new DaemonFileError({ path: files.info, detail: e.detail }))
     )
     yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(files.info)))
   })
+
+/** The state files whose temp files (from writes a crash cut short) a starting daemon removes. */
+export const StateFileNames: ReadonlyArray<string> = ["daemon.json", "upstream-eras.json", "upstream-groups.json"]
+
+/** Removes temp files that processes which are gone left behind; the caller holds the lock. */
+export const removeStaleTemps = Effect.gen(function*() {
+  const files = yield* paths
+  const removed = yield* StateFile.removeStaleTemps(files.stateDir, StateFileNames)
+  if (removed.length > 0) yield* Effect.logDebug(`removed temp files left by writes that never finished: ${removed.join(", ")}`)
+})
 
 /** Removes a socket file left by a daemon that died (the lock says it is gone). */
 export const clearSocket = Effect.gen(function*() {

@@ -29,6 +29,7 @@ import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as ProtocolSubscriptions from "@mcpx-fx/protocol/Subscriptions"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -54,6 +55,7 @@ import { makeSessions, mintId, type Session, type Target } from "./internal/Http
 import { Backend } from "./Backend.js"
 import { BatchConcurrency, DefaultMaxBatch, DefaultMaxSessions } from "./Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+import * as Shutdown from "./Shutdown.js"
 import * as Subscriptions from "./Subscriptions.js"
 
 /**
@@ -97,6 +99,11 @@ export interface HttpHostOptions {
    * against its `x-mcp-header` annotations. Without it only the standard headers are checked.
    */
   readonly inputSchemaOf?: (tool: string) => Effect.Effect<unknown>
+  /**
+   * When the process stops: at `draining` GET streams and listens end (calls carry on); at
+   * `stopping` every request still running is interrupted and answered with the shutdown error.
+   */
+  readonly shutdown?: Shutdown.ShutdownSignals
 }
 
 /** The defaults: 4 MiB bodies, a keep-alive every 15 seconds, sessions without idle expiry. */
@@ -144,6 +151,39 @@ const make = (options: HttpHostOptions) =>
     const keepAliveEvery = Duration.decode(options.sseKeepAlive ?? DefaultSseKeepAlive)
     // Modern requests never read a connection; one shared placeholder satisfies RequestContext.
     const modernConnection = yield* makeConnection("modern")
+    const signals = options.shutdown ?? Shutdown.never
+    // Once the process is stopping, streams that never end on their own are closed and none opens.
+    let draining = false
+    yield* Effect.forkScoped(Effect.zipRight(
+      signals.draining,
+      Effect.suspend(() => {
+        draining = true
+        return sessions.endStreams
+      })
+    ))
+
+    /**
+     * What a running request answers: its own response, or — once the grace period is over — the
+     * shutdown error, the request interrupted (which cancels it upstream) without waiting for it.
+     */
+    const settle = (
+      id: JsonRpc.RequestId,
+      fiber: Fiber.Fiber<JsonRpc.Response | undefined>
+    ): Effect.Effect<JsonRpc.Response | undefined> =>
+      Effect.raceFirst(
+        Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) ? exit.value : undefined)),
+        Effect.zipRight(signals.stopping, Effect.as(Fiber.interruptFork(fiber), Shutdown.shutdownError(id)))
+      )
+
+    /** A listen never ends by itself; when the process starts to stop it is closed as the spec lets a server close one. */
+    const settleListen = (
+      id: JsonRpc.RequestId,
+      fiber: Fiber.Fiber<JsonRpc.Response | undefined>
+    ): Effect.Effect<JsonRpc.Response | undefined> =>
+      Effect.raceFirst(
+        Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) ? exit.value : undefined)),
+        Effect.zipRight(signals.draining, Effect.as(Fiber.interruptFork(fiber), ProtocolSubscriptions.closed(id)))
+      )
 
     const keepAlive = Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(Wire.sseKeepAlive))
 
@@ -224,8 +264,10 @@ const make = (options: HttpHostOptions) =>
             connection: modernConnection,
             ...(accept.eventStream ? { notify: (n) => Effect.asVoid(send(n)), subscriptions: { notify: (n) => Effect.asVoid(send(n)), watches } } : {})
           }
-          const fiber = yield* Effect.forkIn(
-            server.handle(message, context).pipe(
+          const fiber = yield* Effect.forkIn(server.handle(message, context), exchange)
+          const answer = message.method === Method.SubscriptionsListen ? settleListen(message.id, fiber) : settle(message.id, fiber)
+          const final = yield* Effect.forkIn(
+            answer.pipe(
               // The response itself goes on the stream only once one is open; it is not a reason to open one.
               Effect.tap((response) => (response === undefined || !open ? Effect.void : outbound.offer(response))),
               Effect.ensuring(outbound.end)
@@ -233,12 +275,12 @@ const make = (options: HttpHostOptions) =>
             exchange
           )
           const first = yield* Effect.raceFirst(
-            Effect.map(Fiber.await(fiber), (exit) => ({ done: true as const, exit })),
-            Effect.as(Deferred.await(spoke), { done: false as const, exit: undefined })
+            Effect.map(Fiber.join(final), (response) => ({ done: true as const, response })),
+            Effect.as(Deferred.await(spoke), { done: false as const, response: undefined })
           )
           if (first.done) {
             open = false
-            const response = Exit.isSuccess(first.exit) ? first.exit.value : undefined
+            const response = first.response
             return response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
           }
           handedOver = true
@@ -307,36 +349,39 @@ const make = (options: HttpHostOptions) =>
 
         return yield* Effect.gen(function*() {
           const errors: Array<JsonRpc.Response> = [...answered]
-          const fibers: Array<Fiber.Fiber<JsonRpc.Response | undefined>> = []
+          const running: Array<{ readonly id: JsonRpc.RequestId; readonly fiber: Fiber.Fiber<JsonRpc.Response | undefined> }> = []
           // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
           const slots = batch ? yield* Effect.makeSemaphore(BatchConcurrency) : undefined
           const run = (r: JsonRpc.Request) => (slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
           for (const r of requests) {
             const session = target.session
             if (session === undefined) {
-              fibers.push(yield* Effect.forkIn(run(r), exchange))
+              running.push({ id: r.id, fiber: yield* Effect.forkIn(run(r), exchange) })
             } else if (yield* FiberMap.has(session.requests, r.id)) {
               errors.push(duplicate(r.id))
             } else {
-              fibers.push(yield* FiberMap.run(session.requests, r.id, run(r)))
+              running.push({ id: r.id, fiber: yield* FiberMap.run(session.requests, r.id, run(r)) })
             }
           }
-          const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
-            exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
+          const defined = (responses: ReadonlyArray<JsonRpc.Response | undefined>) =>
+            responses.filter((r): r is JsonRpc.Response => r !== undefined)
           const finished = yield* Effect.raceFirst(
-            Effect.map(Effect.forEach(fibers, Fiber.await), (exits) => ({ done: true as const, exits })),
-            Effect.as(Deferred.await(asked), { done: false as const, exits: [] })
+            Effect.map(
+              Effect.forEach(running, ({ fiber, id }) => settle(id, fiber), { concurrency: "unbounded" }),
+              (responses) => ({ done: true as const, responses })
+            ),
+            Effect.as(Deferred.await(asked), { done: false as const, responses: [] })
           )
           if (finished.done) {
-            const all = [...errors, ...replies(finished.exits)]
+            const all = [...errors, ...defined(finished.responses)]
             const [first] = all
             if (first === undefined) return withheld()
             return reply(200, batch ? all : first, accept)
           }
           // Something must be streamed: the questions so far, later ones, and each reply when ready.
-          const answers = Stream.fromIterable(fibers).pipe(
-            Stream.mapEffect(Fiber.await, { concurrency: "unbounded", unordered: true }),
-            Stream.filterMap((e) => (Exit.isSuccess(e) ? Option.fromNullable(e.value) : Option.none()))
+          const answers = Stream.fromIterable(running).pipe(
+            Stream.mapEffect(({ fiber, id }) => settle(id, fiber), { concurrency: "unbounded", unordered: true }),
+            Stream.filterMap(Option.fromNullable)
           )
           const events = Stream.merge(Mailbox.toStream(outbound), Stream.concat(Stream.fromIterable(errors), answers), {
             haltStrategy: "right"
@@ -529,6 +574,7 @@ const make = (options: HttpHostOptions) =>
         }
         const session = yield* sessions.get(id)
         if (session === undefined) return Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again")
+        if (draining) return Wire.refuse(503, ErrorCode.InternalError, "Service Unavailable: mcpx-fx is shutting down", { headers: { "retry-after": "1" } })
         if (!Wire.accepts(request).eventStream) {
           return Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include text/event-stream")
         }

@@ -14,6 +14,9 @@
  *   time; lines after it are read and served meanwhile.
  * - A frame nested too deeply, or with a numeric id no number holds exactly, is refused (-32600).
  * - At end of input, requests in flight get the drain duration to answer, then are interrupted.
+ *   When the process is told to stop (`stop`, SIGTERM) the host is still listening: reading stops
+ *   as at end of input and requests get the same drain, but what still runs after it is answered
+ *   with the shutdown error (-32603), and an open listen is closed with its completion result.
  * - Output is one JSON-RPC message (or batch) per line, written by one writer at a time, so frames
  *   never interleave; nothing else is ever written to it.
  * - A legacy request's Backend may ask the host questions (elicitation, sampling, roots): they go
@@ -29,6 +32,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as ProtocolSubscriptions from "@mcpx-fx/protocol/Subscriptions"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -45,6 +49,7 @@ import * as Stream from "effect/Stream"
 import { Backend, type Question, type QuestionChannel, QuestionRefused } from "./Backend.js"
 import { BatchConcurrency, DefaultMaxBatch } from "./Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+import { shutdownError } from "./Shutdown.js"
 import * as Subscriptions from "./Subscriptions.js"
 
 /** How a stdio connection behaves. */
@@ -55,7 +60,15 @@ export interface StdioOptions {
   readonly connectionId?: string
   /** `transport.maxBatch`: the most messages one batch may hold (default `DefaultMaxBatch`). */
   readonly maxBatch?: number
+  /**
+   * Completes when the process is told to stop: reading ends, requests get the drain, and the
+   * ones still running are cancelled and answered with the shutdown error rather than dropped.
+   */
+  readonly stop?: Effect.Effect<void>
 }
+
+/** How long the shutdown answers have to be written once the drain after a stop is over. */
+const AnswerWindow = Duration.seconds(1)
 
 /** Serves one stdio connection. */
 export class StdioHost extends Context.Tag("@mcpx-fx/server/StdioHost")<StdioHost, {
@@ -147,6 +160,20 @@ const serve = <E>(
 
     const handle = (message: JsonRpc.Message) => server.handle(message, context)
 
+    // A stop ends reading; `deadline` is the end of the drain that follows it.
+    const stopped = yield* Deferred.make<void>()
+    const deadline = yield* Deferred.make<void>()
+    if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
+
+    /** A request's reply: its own, or after a stop's drain the shutdown error (the request interrupted). */
+    const answer = (
+      request: JsonRpc.Request,
+      handled: Effect.Effect<JsonRpc.Response | undefined> = handle(request)
+    ): Effect.Effect<JsonRpc.Response | undefined> =>
+      request.method === Method.SubscriptionsListen
+        ? Effect.raceFirst(handled, Effect.as(Deferred.await(stopped), ProtocolSubscriptions.closed(request.id)))
+        : Effect.raceFirst(handled, Effect.as(Deferred.await(deadline), shutdownError(request.id)))
+
     // Ids key the cancellation map, so two live requests must not share one.
     const duplicate = (id: JsonRpc.RequestId) =>
       JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
@@ -164,7 +191,7 @@ const serve = <E>(
         yield* FiberMap.run(
           request.method === Method.SubscriptionsListen ? listens : requests,
           request.id,
-          Effect.flatMap(handle(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
+          Effect.flatMap(answer(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
         )
       })
 
@@ -205,7 +232,7 @@ const serve = <E>(
             busy
               ? Effect.succeed(Effect.succeed([duplicate(message.id)]))
               : Effect.map(
-                FiberMap.run(requests, message.id, slots.withPermits(1)(handle(message))),
+                FiberMap.run(requests, message.id, answer(message, slots.withPermits(1)(handle(message)))),
                 (fiber) =>
                   Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) && exit.value !== undefined ? [exit.value] : []))
               ))
@@ -246,14 +273,22 @@ const serve = <E>(
       })
     }
 
-    const read = yield* Effect.either(Stream.runForEach(input, onLine))
+    // A stop ends reading wherever it is; the lines already read are handled as usual.
+    const read = yield* Effect.either(Effect.raceFirst(Stream.runForEach(input, onLine), Deferred.await(stopped)))
+    const told = yield* Deferred.isDone(stopped)
 
     // End of input: what is in flight may still answer within the drain, then it is cancelled.
-    yield* FiberMap.clear(listens)
-    yield* Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches)], { discard: true }).pipe(
-      Effect.timeoutOption(Duration.decode(options.drain)),
-      Effect.ignore
-    )
-    yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches)], { discard: true })
+    // After a stop the listens have closed themselves; at end of input nobody waits for them.
+    if (!told) yield* FiberMap.clear(listens)
+    const inFlight = Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches), FiberMap.awaitEmpty(listens)], {
+      discard: true
+    })
+    yield* inFlight.pipe(Effect.timeoutOption(Duration.decode(options.drain)), Effect.ignore)
+    if (told) {
+      // The host is still listening: what runs yet is answered, not dropped.
+      yield* Deferred.succeed(deadline, undefined)
+      yield* inFlight.pipe(Effect.timeoutOption(AnswerWindow), Effect.ignore)
+    }
+    yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches), FiberMap.clear(listens)], { discard: true })
     if (Either.isLeft(read)) return yield* Effect.fail(read.left)
   }))

@@ -13,7 +13,9 @@
  * written atomically: a temp file in the same directory (mode 0600, fsynced), then a rename over the
  * old file; the directory is created 0700 when missing. A missing, unreadable, truncated, non-JSON,
  * other-version or wrongly shaped file reads as empty and is replaced by the next write; an entry
- * that does not decode is dropped on its own.
+ * that does not decode is dropped on its own. It is read as a state file (`StateFile`): a FIFO, a
+ * device (a symlink to `/dev/zero`), a directory or a file over `MaxFileBytes` is never waited on
+ * or read without bound, but ignored with a warning.
  *
  * Concurrency: writes in one process are serialised by a semaphore and each re-reads the file,
  * applies its one change and renames a complete new file into place, so writers in one process
@@ -43,12 +45,16 @@ import * as Schema from "effect/Schema"
 import { createHash, randomBytes } from "node:crypto"
 import { canonicalJson } from "./internal/canonicalJson.js"
 import { processIdentity, type ServerDefinition } from "./ServerDefinition.js"
+import * as StateFile from "./StateFile.js"
 
 /** The file's name inside the state directory. */
 export const FileName = "upstream-eras.json"
 
 /** The file format this code reads and writes; any other version reads as empty. */
 export const FileVersion = 1
+
+/** The largest file read (an entry is about 200 bytes: this is some twenty thousand servers). */
+export const MaxFileBytes = 4 * 1024 * 1024
 
 /** Which HTTP transport an HTTP upstream settled on (the HTTP+SSE fallback is remembered too). */
 export const HttpTransport = Schema.Literal("streamable-http", "http+sse")
@@ -228,8 +234,6 @@ const parseFile = (text: string): { readonly entries: Entries; readonly problem?
   return { entries, dropped }
 }
 
-const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
-
 const makeFile = (stateDir: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -237,15 +241,17 @@ const makeFile = (stateDir: string) =>
     const file = path.join(stateDir, FileName)
 
     const reload = (current: Entries): Effect.Effect<Entries> =>
-      fs.readFileString(file).pipe(
-        Effect.matchEffect({
-          onFailure: (error) =>
-            isNotFound(error)
-              ? Effect.as(Effect.logDebug("era cache file missing; starting empty"), new Map())
+      Effect.flatMap(StateFile.read(file, MaxFileBytes), (result): Effect.Effect<Entries> => {
+        switch (result._tag) {
+          case "Missing":
+            return Effect.as(Effect.logDebug("era cache file missing; starting empty"), new Map())
+          case "Refused":
+            return result.kind === "unreadable"
               // Cannot tell what is on disk: keep what we have rather than write over it blindly.
-              : Effect.as(Effect.logWarning("era cache file unreadable; keeping the in-memory entries", error), current),
-          onSuccess: (text) => {
-            const parsed = parseFile(text)
+              ? Effect.as(Effect.logWarning(`era cache file ${result.reason}; keeping the in-memory entries`), current)
+              : Effect.as(Effect.logWarning(`era cache file ignored (${result.reason}); it is replaced on the next change`), new Map())
+          case "Text": {
+            const parsed = parseFile(result.text)
             const warn = parsed.problem !== undefined
               ? Effect.logWarning(`era cache file ignored (${parsed.problem}); it is rewritten on the next change`)
               : parsed.dropped > 0
@@ -253,9 +259,8 @@ const makeFile = (stateDir: string) =>
               : Effect.void
             return Effect.as(warn, parsed.entries)
           }
-        }),
-        Effect.annotateLogs({ file })
-      )
+        }
+      }).pipe(Effect.annotateLogs({ file }))
 
     const write = (entries: Entries): Effect.Effect<void, PlatformError | ParseResult.ParseError> => {
       // Same directory, so the rename is atomic; pid and random bytes keep concurrent writers apart.

@@ -3,8 +3,14 @@
  * stdin/stdout. Lines that are not JSON (banners some servers print) are skipped and logged;
  * stderr is kept as a bounded tail for error messages; a line over the size cap closes the
  * connection rather than growing memory without bound.
+ *
+ * The process runs in a process group of its own (it leads it), and stopping it stops the whole
+ * group: whatever it started goes too, even when it has itself already left (a `sh -c` whose
+ * grandchild ignores SIGTERM). With `ProcessGroups`, each group is recorded while it lives, so a
+ * daemon that is killed outright can have its leftovers stopped by the next one.
  */
 import * as Command from "@effect/platform/Command"
+import type * as Context from "effect/Context"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as PlatformError from "@effect/platform/Error"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -13,12 +19,16 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type { ProcessGroups } from "./ProcessGroups.js"
+import * as ProcessTable from "./ProcessTable.js"
 import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
 import { splitLinesCapped } from "./internal/lines.js"
@@ -32,7 +42,23 @@ export interface StdioOptions {
   readonly stderrTailBytes?: number
   /** How long to wait after closing stdin, and again after SIGTERM, before the next step. */
   readonly killGrace?: Duration.DurationInput
+  /** Where started process groups are recorded, if anywhere. */
+  readonly groups?: Context.Tag.Service<ProcessGroups>
 }
+
+/** Whether any process of group `pgid` is still running (a zombie runs nothing). */
+const groupRunning = (pgid: number): boolean =>
+  ProcessTable.available() ? ProcessTable.membersOf(pgid).length > 0 : ProcessTable.groupAlive(pgid)
+
+/**
+ * Waits up to `limit` for group `pgid` to be gone; true once it is. Other processes' deaths send
+ * this one no event (only the leader's does), so it is polled, briefly and boundedly.
+ */
+const groupGone = (pgid: number, limit: Duration.DurationInput): Effect.Effect<boolean> =>
+  Effect.suspend(() => (groupRunning(pgid) ? Effect.fail("running" as const) : Effect.succeed(true))).pipe(
+    Effect.retry(Schedule.spaced(Duration.millis(25)).pipe(Schedule.upTo(limit))),
+    Effect.orElseSucceed(() => false)
+  )
 
 const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
 
@@ -54,9 +80,10 @@ export const spawnFailure = (def: StdioDefinition, e: PlatformError.PlatformErro
 }
 
 /**
- * Starts the upstream process and returns a connection to it. Closing the scope closes stdin,
- * waits `killGrace` for the process to leave, then SIGTERMs and finally SIGKILLs its process
- * group, so grandchildren (npx → node) go with it.
+ * Starts the upstream process and returns a connection to it. Closing the scope closes stdin and
+ * waits `killGrace` for the process to leave; then, if anything of its process group is still
+ * running (the process itself, or what it started: npx → node), SIGTERMs the group, waits
+ * `killGrace` again, and SIGKILLs whatever of it is left.
  */
 export const openStdio = (
   def: StdioDefinition,
@@ -67,8 +94,9 @@ export const openStdio = (
     const stderrTailBytes = options.stderrTailBytes ?? defaults.stderrTailBytes
     const killGrace = options.killGrace ?? defaults.killGrace
 
+    const groups = options.groups
     let command = Command.make(def.command, ...def.args).pipe(
-      Command.env(def.env),
+      Command.env({ ...def.env, ...groups?.environment }),
       Command.stdin("pipe"),
       Command.stdout("pipe"),
       Command.stderr("pipe")
@@ -79,6 +107,9 @@ export const openStdio = (
     const proc = yield* Command.start(command).pipe(
       Effect.mapError((e) => new TransportClosed({ reason: spawnFailure(def, e) }))
     )
+    // The platform starts it detached: it leads a process group whose id is its pid.
+    const pgid: number = proc.pid
+    if (groups !== undefined) yield* groups.started(pgid, [def.command, ...def.args].join(" "))
 
     const stderrTail = yield* Ref.make("")
     const closedWith = yield* Deferred.make<TransportClosed>()
@@ -163,20 +194,29 @@ export const openStdio = (
       )
     }).pipe(Effect.forkIn(scope))
 
-    // Finalizers run uninterruptibly, and a timeout cannot give up on an uninterruptible wait;
-    // the kill sequence is made interruptible so each grace period really ends.
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.interruptible(Effect.gen(function*() {
-        yield* outbox.end
-        const gone = yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.option)
-        if (Option.isNone(gone)) {
-          const termed = yield* proc.kill("SIGTERM").pipe(Effect.timeout(killGrace), Effect.option)
-          if (Option.isNone(termed)) yield* proc.kill("SIGKILL").pipe(Effect.timeout(killGrace), Effect.ignore)
+    // The group, not the process: once the leader has left (or was told to), what it started may
+    // still run, and nothing else would ever stop it.
+    const signalGroup = (signal: NodeJS.Signals) =>
+      Effect.suspend(() => (ProcessTable.signalGroup(pgid, signal) ? Effect.void : Effect.ignore(Effect.timeout(proc.kill(signal), killGrace))))
+    const stop = Effect.gen(function*() {
+      yield* outbox.end
+      yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
+      if (groupRunning(pgid)) {
+        yield* signalGroup("SIGTERM")
+        if (!(yield* groupGone(pgid, killGrace))) {
+          yield* signalGroup("SIGKILL")
+          yield* groupGone(pgid, killGrace)
         }
-        yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail: yield* Ref.get(stderrTail) }))
-      })).pipe(Effect.ignore)
-    )
+      }
+      yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
+      yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail: yield* Ref.get(stderrTail) }))
+      if (groups !== undefined) yield* groups.stopped(pgid)
+    })
+    // Finalizers run uninterruptibly, and a timeout cannot give up on an uninterruptible wait; nor
+    // may the closing fiber just turn interruptible, since it may be the one being interrupted
+    // (a signal to the process), which would skip the sequence altogether. So it runs in a fiber
+    // of its own, each grace period bounded, and the scope waits for it.
+    yield* Scope.addFinalizer(scope, Effect.flatMap(Effect.forkDaemon(Effect.interruptible(stop)), Fiber.join))
 
     const send = (message: JsonRpc.Message) =>
       Effect.flatMap(Deferred.poll(closedWith), (closed) =>

@@ -3,6 +3,8 @@
  * HTTP for a URL, and the 2024-11-05 HTTP+SSE transport when asked for it (the Prober's fallback).
  * Streamable HTTP gets its OAuth from UpstreamAuth when the context has one (without it, only the
  * definition's own headers are sent); HTTP+SSE predates MCP authorization and gets headers only.
+ * When a `ProcessGroups` service is in the layer's context (the daemon's), stdio process groups
+ * are recorded in it; everything else runs without.
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -11,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { openHttpSse } from "./HttpSseTransport.js"
 import { openHttp } from "./HttpTransport.js"
+import { ProcessGroups } from "./ProcessGroups.js"
 import type { HttpDefinition } from "./ServerDefinition.js"
 import { openStdio, type StdioOptions } from "./StdioTransport.js"
 import { Transport } from "./Transport.js"
@@ -35,10 +38,12 @@ export const layer = (
         const found = Option.isSome(auth) ? auth.value.credentials(def) : undefined
         return found === undefined ? {} : { auth: found }
       }
+      const groups = Option.getOrUndefined(yield* Effect.serviceOption(ProcessGroups))
+      const stdio: StdioOptions = { ...options.stdio, ...(groups !== undefined ? { groups } : {}) }
       return Transport.of({
         open: (def, open = {}) =>
           def.transport === "stdio"
-            ? Effect.provideService(openStdio(def, options.stdio), CommandExecutor.CommandExecutor, executor)
+            ? Effect.provideService(openStdio(def, stdio), CommandExecutor.CommandExecutor, executor)
             : Effect.provideService(
               open.wire === "http+sse" ? openHttpSse(def) : openHttp(def, credentials(def)),
               HttpClient.HttpClient,

@@ -30,3 +30,9 @@ export * as Session from "./Session.js"
 export * as Questions from "./Questions.js"
 /** The mirrored Mcp-* headers of modern HTTP requests. */
 export * as ModernHeaders from "./ModernHeaders.js"
+/** The upstream process groups a daemon started, recorded so the next one can stop what a crash left behind. */
+export * as ProcessGroups from "./ProcessGroups.js"
+/** What Linux's /proc says about a process: start time, process group, environment, command line. */
+export * as ProcessTable from "./ProcessTable.js"
+/** State files read without blocking or without bound, and written atomically. */
+export * as StateFile from "./StateFile.js"

@@ -250,4 +250,25 @@ describe("StdioTransport", () => {
       assert.isFalse(isAlive(pid), "the server process survived")
       yield* gone(child)
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.live("stdio/transport/group: a grandchild that ignores SIGTERM goes with the group, even when the process itself leaves on EOF", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const conn = yield* openStdio(
+        script(
+          "polite-parent",
+          `const child = require('child_process').spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+           child.unref()
+           process.stdin.on('end', () => process.exit(0))
+           process.stdin.resume()
+           process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'pids', params: { pid: process.pid, child: child.pid } }) + '\\n')`
+        ),
+        { killGrace: "200 millis" }
+      ).pipe(Scope.extend(scope))
+      const first = Option.getOrThrow(yield* Stream.runHead(conn.unsolicited))
+      const { child } = (first.message as JsonRpc.Notification).params as { pid: number; child: number }
+      assert.isTrue(isAlive(child))
+      yield* Scope.close(scope, Exit.void)
+      yield* gone(child)
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -4,13 +4,17 @@
  * unix socket in the state directory.
  *
  * Start-up order matters to whoever waits for it: the state directory's lock first (a second
- * daemon refuses before it binds anything), then the listeners, then `daemon.json` and the printed
- * address — so anything that reads either finds a daemon that answers. Shutdown (SIGINT/SIGTERM,
- * `mcpx-fx stop`) runs the same steps backwards: the info file goes, legacy sessions end, requests
- * in flight get the grace period, the socket goes, and only then are the upstream servers stopped.
+ * daemon refuses before it binds anything); holding it, what a daemon that died left behind is
+ * cleared (temp files of cut-short writes, upstream process groups still running); then the
+ * listeners, then `daemon.json` and the printed address — so anything that reads either finds a
+ * daemon that answers. Shutdown (SIGINT/SIGTERM, `mcpx-fx stop`) runs the same steps backwards:
+ * the info file goes, the listeners stop accepting, notification streams end, requests in flight
+ * get the grace period and whatever still runs after it is cancelled and answered with an error,
+ * legacy sessions end, the socket goes, and only then are the upstream servers stopped.
  */
 import * as Command from "@effect/cli/Command"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Api from "@mcpx-fx/gateway/Api"
@@ -26,12 +30,15 @@ import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
 import * as HttpEdge from "@mcpx-fx/server/HttpEdge"
 import * as HttpHost from "@mcpx-fx/server/HttpHost"
+import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Server from "@mcpx-fx/server/Server"
+import type * as Shutdown from "@mcpx-fx/server/Shutdown"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
 import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
@@ -62,12 +69,35 @@ const notFound = HttpServerResponse.unsafeJson(
   { status: 404 }
 )
 
+const shuttingDown = HttpServerResponse.unsafeJson(
+  { error: "mcpx-fx is shutting down: the request was cancelled before it finished" },
+  { status: 503 }
+)
+
+/**
+ * `/v1` at shutdown: its event streams end when the daemon starts to stop, and a request still
+ * running when the grace is over is cancelled and answered 503 (without waiting for its cleanup).
+ */
+const stopsWith = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, shutdown: Shutdown.ShutdownSignals) =>
+  Effect.interruptible(Effect.raceFirst(
+    Effect.disconnect(Effect.map(app, (response) =>
+      response.body._tag === "Stream"
+        ? HttpServerResponse.setBody(
+          response,
+          HttpBody.stream(Stream.interruptWhen(response.body.stream, shutdown.draining), response.body.contentType, response.body.contentLength)
+        )
+        : response)),
+    Effect.as(shutdown.stopping, shuttingDown)
+  ))
+
 /** `mcpx-fx daemon`. */
 export const command = Command.make("daemon", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
     return yield* Effect.gen(function*() {
       const files = yield* DaemonFiles.acquireLock
+      yield* DaemonFiles.removeStaleTemps
+      yield* Effect.flatMap(ProcessGroups.ProcessGroups, (groups) => groups.reapLeftovers)
       const address = yield* Settings.get("daemon.address")
       const port = yield* Settings.get("daemon.port")
       const grace = yield* Settings.get("daemon.shutdownGrace")
@@ -98,7 +128,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
         Layer.provideMerge(GatewayBackend.layer),
         Layer.provide(Layers.requestState)
       )
-      const listening = yield* Listeners.serve((where) =>
+      const listening = yield* Listeners.serve((where, shutdown) =>
         Effect.gen(function*() {
           const own = `http://${urlHost(where.host)}:${where.port}`
           // Built here, once the port is known, so the daemon's own origin is one of the allowed;
@@ -111,10 +141,11 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               maxBatch,
               sessionIdleTimeout,
               maxSessions,
-              inputSchemaOf
+              inputSchemaOf,
+              shutdown
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
-          const v1 = yield* ApiHandlers.httpApp.pipe(
+          const api = yield* ApiHandlers.httpApp.pipe(
             Effect.provide(Api.DaemonInfo.layer({
               version,
               pid: process.pid,
@@ -125,6 +156,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               configFiles: config.files
             }))
           )
+          const v1 = stopsWith(api, shutdown)
           const router = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
             const path = request.url.split("?")[0] ?? ""
             if (path === "/mcp" || path === "/mcp/") return host.app
@@ -174,7 +206,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.watched(options, true), NodeHttpServer.layerContext))
+      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true }), NodeHttpServer.layerContext))
     )
   })).pipe(
     Command.withDescription(

@@ -3,6 +3,11 @@
  *
  * stdout is the JSON-RPC channel: nothing but frames may ever reach it, so this command writes no
  * progress line and no output of its own; logs and failures go to stderr (bin.ts).
+ *
+ * SIGINT/SIGTERM interrupt the command's fiber; the host on the other end is still listening, so
+ * the interruption is turned into a stop: reading ends, requests in flight get
+ * `transport.stdioDrain`, and what still runs after it is answered with an error before the
+ * upstream servers are stopped.
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -12,7 +17,9 @@ import * as Settings from "@mcpx-fx/gateway/Settings"
 import * as Server from "@mcpx-fx/server/Server"
 import * as StdioHost from "@mcpx-fx/server/StdioHost"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -61,11 +68,25 @@ const relayOption = Options.boolean("relay").pipe(
   )
 )
 
+/**
+ * Runs `serving` until it ends. A signal interrupts the calling fiber, and an interrupted fiber's
+ * children go with it at once; so `serving` runs as a fiber of its own, and an interruption only
+ * tells it to stop (it completes `stop`) and waits for it to finish on its own.
+ */
+const untilStopped = <A, E, R>(serving: (stop: Effect.Effect<void>) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const stop = yield* Deferred.make<void>()
+    const fiber = yield* Effect.forkDaemon(serving(Deferred.await(stop)))
+    return yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Effect.zipRight(Deferred.succeed(stop, undefined), Fiber.await(fiber))))
+  })
+
 const relayToDaemon = Effect.gen(function*() {
   const info = yield* DaemonClient.running
   if (Option.isNone(info)) return yield* new NoDaemonToRelay({ detail: "no daemon.json for this state directory" })
   const drain = yield* Settings.get("transport.stdioDrain")
-  yield* Relay.relay(stdinLines, writeLine, { drain }).pipe(Effect.provide(DaemonClient.socketClient(info.value.socket)))
+  yield* untilStopped((stop) => Relay.relay(stdinLines, writeLine, { drain, stop })).pipe(
+    Effect.provide(DaemonClient.socketClient(info.value.socket))
+  )
 })
 
 /** `mcpx-fx serve`. */
@@ -79,7 +100,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
       const drain = yield* Settings.get("transport.stdioDrain")
       const stdio = yield* StdioHost.StdioHost
       const maxBatch = yield* Settings.get("transport.maxBatch")
-      yield* stdio.serve(stdinLines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}` })
+      yield* untilStopped((stop) => stdio.serve(stdinLines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}`, stop }))
     }).pipe(
       // A change to the config files reaches the host as list_changed, as it does through the daemon.
       Effect.provide(host.pipe(Layer.provideMerge(Layers.watched(options, true)))),

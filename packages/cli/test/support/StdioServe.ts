@@ -51,6 +51,8 @@ export interface Serve {
   readonly frames: Effect.Effect<ReadonlyArray<Frame>>
   /** Closes stdin, as a host does when it is done. */
   readonly end: Effect.Effect<void>
+  /** Sends it a signal (SIGTERM: what a host or a process manager does to stop it). */
+  readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
   /** Waits for the process to exit. */
   readonly exited: Effect.Effect<Exited>
 }
@@ -208,6 +210,10 @@ export const start = (input: ServeConfigInput, options: StartOptions = {}): Effe
       end: Effect.sync(() => {
         child.stdin.end()
       }),
+      kill: (signal) =>
+        Effect.sync(() => {
+          child.kill(signal)
+        }),
       exited: Effect.map(
         Effect.promise(() => exit),
         ({ code, signal }) => ({ code, signal, lines: [...lines], frames: [...frames], violations: [...violations], stderr })

@@ -69,6 +69,8 @@ export interface Sessions {
   /** Ends a session: its requests are interrupted, its GET stream closes. False if unknown. */
   readonly end: (id: string) => Effect.Effect<boolean>
   readonly endAll: Effect.Effect<void>
+  /** Closes every open GET stream (the process is stopping); the sessions and their requests go on. */
+  readonly endStreams: Effect.Effect<void>
   /** Opens the session's GET stream, or undefined when one is already open. */
   readonly openStream: (session: Session) => Effect.Effect<Mailbox.ReadonlyMailbox<JsonRpc.Message> | undefined>
   /** Frees the stream slot once that stream is gone. */
@@ -220,6 +222,10 @@ export const makeSessions = (
 
     const endAll = Effect.suspend(() => Effect.forEach([...live.keys()], end, { discard: true }))
 
+    const endStreams = Effect.suspend(() =>
+      Effect.forEach([...live.values()], (e) => (e.stream === undefined ? Effect.void : Effect.asVoid(e.stream.end)), { discard: true })
+    )
+
     return {
       create,
       register,
@@ -227,6 +233,7 @@ export const makeSessions = (
       get,
       end,
       endAll,
+      endStreams,
       openStream,
       closeStream,
       notify,

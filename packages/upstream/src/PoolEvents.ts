@@ -85,7 +85,11 @@ export const ServerStopEvent = Schema.Struct({
   at: Schema.Number
 })
 
-/** A start found the era cache wrong; the cache has been rewritten. */
+/**
+ * The era cache proved wrong and has been rewritten: at a start, or later in the life of a
+ * process that initialize settled, when its discover answered after all (`era` is then modern
+ * while the instance stays legacy).
+ */
 export const ServerEraStaleEvent = Schema.Struct({
   type: Schema.Literal("server.era.stale"),
   server: Schema.String,

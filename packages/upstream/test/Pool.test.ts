@@ -790,6 +790,34 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
+    it.scoped("pool/events: a discover that answers after initialize settled the process tells server.era.stale then", () => {
+      const lateDiscover: Handshake = (req, n) =>
+        req.method === "server/discover"
+          ? Effect.zipRight(Effect.sleep("10 seconds"), dual(req, n))
+          : dual(req, n)
+      const { layer } = setup(serve(lateDiscover))
+      return Effect.gen(function*() {
+        const events = yield* subscribe
+        const server = serverOf("prefer-discover")
+        const fiber = yield* forkSleeping(call(server, modern()))
+        yield* TestClock.adjust("2 seconds")
+        const served = yield* Fiber.join(fiber)
+        assert.deepStrictEqual([served.era, served.eraSource], ["legacy", "probe"])
+        assert.strictEqual((yield* next(events, "server.start")).era, "legacy")
+        assert.deepStrictEqual(yield* drained(events), [])
+        yield* TestClock.adjust("8 seconds")
+        const stale = yield* next(events, "server.era.stale")
+        assert.deepStrictEqual(
+          [stale.cached, stale.cachedVersion, stale.cachedAt, stale.era, stale.negotiated],
+          ["legacy", "2025-11-25", 2_000, "modern", "2026-07-28"]
+        )
+        const cached = yield* Effect.flatMap(EraCache, (c) => c.get(server.definition))
+        assert.strictEqual(Option.getOrThrow(cached).era, "modern")
+        // The instance keeps serving legacy: initialize chose that for its process.
+        assert.strictEqual((yield* call(server, modern())).era, "legacy")
+      }).pipe(Effect.provide(layer))
+    })
+
     it.effect("pool/reports: the last report of each server's own session", () => {
       const { layer } = setup(serve(dual))
       return Effect.gen(function*() {

@@ -264,6 +264,26 @@ export const makeInstances = (env: InstancesEnv) => {
           at: now
         })
       }
+      // A process that initialize settled may still answer its discover; the cache is then
+      // rewritten, and that is told like any other stale era.
+      yield* result.lateEra.pipe(
+        Effect.flatMap(({ cached, found }) =>
+          Effect.flatMap(Clock.currentTimeMillis, (at) =>
+            publish({
+              type: "server.era.stale",
+              server: pool.name,
+              instance: inst.id,
+              cached: cached.era,
+              cachedVersion: cached.version,
+              cachedAt: cached.at,
+              era: found.era,
+              negotiated: found.version,
+              at
+            }))
+        ),
+        Effect.interruptible,
+        Effect.forkIn(scope)
+      )
       // The watcher lives in the instance's scope, so a deliberate close ends it before the
       // connection reports being closed.
       yield* session.closed.pipe(

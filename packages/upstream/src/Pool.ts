@@ -25,6 +25,7 @@
  * Interruption is the cancellation model: interrupting `withSession` interrupts the caller's work
  * (which cancels its upstream request) and releases the instance without closing it.
  */
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -163,7 +164,8 @@ const make = Effect.gen(function*() {
         reapers: yield* FiberMap.make<string>().pipe(Scope.extend(scope)),
         failures: 0,
         cooldown: undefined,
-        lastReport: undefined
+        lastReport: undefined,
+        reprobe: false
       }
       return state
     })
@@ -331,17 +333,33 @@ const make = Effect.gen(function*() {
       Deferred.await(inst.gone)
     )
 
+  // A modern HTTP upstream that stopped answering modern requests has changed era under us: the
+  // instance goes, and the lane's next start distrusts the era cache and probes again.
+  const doubted = (pool: ServerPool, lane: LaneState, inst: Instance, why: string) =>
+    Effect.gen(function*() {
+      const first = yield* Effect.sync(() => {
+        if (!markRetiring(lane, inst, "era-changed")) return false
+        lane.reprobe = true
+        return true
+      })
+      if (!first) return
+      yield* Effect.logInfo(`${inst.id}: ${why}; probing ${pool.name} again`)
+      yield* spawnCloser(pool, lane, inst)
+    })
+
   /**
    * One lane's try: lease the key's instance, wait for its session, and run `use` unless `accept`
    * turns the session down. Not getting a session is a value, not an error, so the caller can fall
-   * back to another lane without mistaking a failure of `use` for it.
+   * back to another lane without mistaking a failure of `use` for it. With `mayDoubt`, a failure
+   * of `use` on a session whose era came into doubt is `Doubted`, so the caller can try once more.
    */
   const tryLane = <A, E, R>(
     pool: ServerPool,
     lane: LaneState,
     key: Key,
     use: (session: Session) => Effect.Effect<A, E, R>,
-    accept?: (session: Session) => boolean
+    accept?: (session: Session) => boolean,
+    mayDoubt = false
   ): Effect.Effect<Attempt<A>, E | PoolError, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
@@ -359,6 +377,13 @@ const make = Effect.gen(function*() {
           })
         ).pipe(Effect.exit)
         yield* release(pool, lane, inst)
+        if (mayDoubt && Exit.isFailure(exit) && inst.started !== undefined) {
+          const doubt = yield* inst.started.session.eraDoubt
+          if (Option.isSome(doubt)) {
+            yield* doubted(pool, lane, inst, doubt.value)
+            return { _tag: "Doubted", cause: exit.cause } as Attempt<A>
+          }
+        }
         return yield* exit
       })
     )
@@ -371,6 +396,8 @@ const make = Effect.gen(function*() {
         return Effect.fail(attempt.error)
       case "Rejected":
         return Effect.dieMessage(`${pool.name}: a session was turned down with nowhere else to go`)
+      case "Doubted":
+        return Effect.failCause(attempt.cause as Cause.Cause<PoolError>)
     }
   }
 
@@ -385,7 +412,13 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const pool = yield* poolFor(server)
       const key = keyFor(caller.key)
-      const onModern = Effect.flatMap(tryLane(pool, pool.modern, key, use), (a) => settle(a, pool))
+      // The server's own session, tried once more on a fresh probe when its era came into doubt.
+      const modernLane = (accept?: (session: Session) => boolean) =>
+        Effect.flatMap(
+          tryLane(pool, pool.modern, key, use, accept, true),
+          (a) => (a._tag === "Doubted" ? tryLane(pool, pool.modern, key, use, accept) : Effect.succeed(a))
+        )
+      const onModern = Effect.flatMap(modernLane(), (a) => settle(a, pool))
       if (requestedLane(server.probe.preference, caller.revision) === "modern") return yield* onModern
 
       const onLegacy = Effect.flatMap(tryLane(pool, pool.legacy, key, use), (a) => {
@@ -411,7 +444,7 @@ const make = Effect.gen(function*() {
         case "discover":
           // The server's own session has to exist anyway; if it settles legacy, it is the one.
           return yield* Effect.flatMap(
-            tryLane(pool, pool.modern, key, use, (s) => s.era === "legacy"),
+            modernLane((s) => s.era === "legacy"),
             (a) => (a._tag === "Used" ? Effect.succeed(a.value) : onLegacy)
           )
       }

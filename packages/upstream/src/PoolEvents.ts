@@ -49,8 +49,17 @@ export class PoolError extends Schema.TaggedError<PoolError>("@mcpx-fx/upstream/
   }
 }
 
-/** Why an instance was closed. */
-export const StopReason = Schema.Literal("idle", "released", "evicted", "restart", "stop", "crash", "reconfigured")
+/** Why an instance was closed (`era-changed`: a modern HTTP upstream stopped answering modern requests). */
+export const StopReason = Schema.Literal(
+  "idle",
+  "released",
+  "evicted",
+  "restart",
+  "stop",
+  "crash",
+  "reconfigured",
+  "era-changed"
+)
 /** Why an instance was closed. */
 export type StopReason = typeof StopReason.Type
 

@@ -1,10 +1,12 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
+import { parseLog } from "@mcpx-fx/testing/era/MethodLog"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,7 +15,6 @@ import { Negotiator } from "../src/Negotiator.js"
 import type { Preference } from "../src/Preference.js"
 import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
-import { parseLog } from "@mcpx-fx/testing/era/MethodLog"
 import { stdioTransport } from "./util/StdioOnly.js"
 import { eraTable } from "./util/EraTable.js"
 
@@ -98,8 +99,17 @@ describe("Prober over real stdio servers", () => {
       try {
         const first = yield* Effect.scoped(
           Effect.gen(function*() {
-            const greeted = yield* startAndGreet(def, "prefer-discover", "300 millis")
-            return { ...greeted, cached: yield* Effect.flatMap(EraCache, (c) => c.get(def)) }
+            const started = yield* start(def, "prefer-discover", "300 millis")
+            const result = yield* started.session.request("tools/call", { name: "hello", arguments: {} })
+            // Whichever of its two answers the server sent first, the server ends up recorded
+            // modern: at once, or when its discover is read just after initialize's answer.
+            const now = yield* Effect.flatMap(EraCache, (c) => c.get(def))
+            if (Option.isSome(now) && now.value.era === "legacy") yield* started.lateEra.pipe(Effect.timeout("10 seconds"))
+            return {
+              report: started.report,
+              hello: JSON.stringify(result.content),
+              cached: yield* Effect.flatMap(EraCache, (c) => c.get(def))
+            }
           })
         ).pipe(Effect.provide(proberWith(fileCache())))
         assert.strictEqual(first.report.era, "legacy")

@@ -369,8 +369,12 @@ export const makeInstances = (env: InstancesEnv) => {
           yield* spawnCloser(pool, lane, inst)
         }))
       }
+      const reprobe = lane.reprobe
+      lane.reprobe = false
       const options: ProbeOptions = lane.lane === "legacy"
         ? { ...pool.server.probe, preference: "force-initialize" }
+        : reprobe
+        ? { ...pool.server.probe, distrustCache: true }
         : pool.server.probe
       const exit = yield* prober.start(pool.server.definition, options).pipe(
         Scope.extend(scope),

@@ -6,6 +6,7 @@
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
+import type * as Cause from "effect/Cause"
 import type * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import type * as Fiber from "effect/Fiber"
@@ -82,6 +83,8 @@ export interface LaneState {
   failures: number
   cooldown: { readonly until: number; readonly reason: string; readonly retryInMs: number } | undefined
   lastReport: ProbeReport | undefined
+  /** An instance was dropped because its era proved wrong: the next start probes afresh. */
+  reprobe: boolean
 }
 
 export interface ServerPool {
@@ -109,6 +112,8 @@ export type Attempt<A> =
   | { readonly _tag: "Used"; readonly value: A }
   | { readonly _tag: "Unavailable"; readonly error: PoolError }
   | { readonly _tag: "Rejected" }
+  /** `use` failed on a session whose era is in doubt; the instance is gone and one more try may be made. */
+  | { readonly _tag: "Doubted"; readonly cause: Cause.Cause<unknown> }
 
 export const toMillis = (d: Duration.DurationInput): number => Duration.toMillis(Duration.decode(d))
 

@@ -218,6 +218,33 @@ describe("mcpx-fx over a running daemon", () => {
       assert.strictEqual(inProcess?.cached?.era, "legacy")
     }), 90_000)
 
+  it.scopedLive("cli/daemon/probe asks the daemon, which probes with its own runtime settings", () =>
+    Effect.gen(function*() {
+      const { run } = yield* withDaemon(() => ({ old: era("legacy-32601") }))
+      const json = yield* both(run, ["probe", "old", "--json"])
+      assert.strictEqual(json.daemon.code, 0, json.daemon.stderr)
+      assert.deepStrictEqual(Object.keys(JSON.parse(json.daemon.stdout)), Object.keys(JSON.parse(json.local.stdout)))
+      assert.deepInclude(JSON.parse(json.daemon.stdout), { server: "old", era: "legacy", eraSource: "probe", preference: "prefer-discover" })
+      // A runtime override only the daemon has: its probe follows it, an in-process one does not.
+      assert.strictEqual((yield* run(["settings", "set", "upstream.protocol", "prefer-initialize"])).code, 0)
+      const after = yield* both(run, ["probe", "old"])
+      assert.strictEqual(after.daemon.code, 0, after.daemon.stderr)
+      assert.include(after.daemon.stdout, "old: legacy 2025-11-25 over stdio (upstream.protocol=prefer-initialize")
+      assert.include(after.local.stdout, "(upstream.protocol=prefer-discover")
+      const typo = yield* both(run, ["probe", "olde"])
+      assert.strictEqual(typo.daemon.code, 2)
+      assertSame(typo, "probe olde")
+    }), 90_000)
+
+  it.scopedLive("cli/daemon/call: the first call on a fresh daemon carries Mcp-Param-* to a strict modern HTTP upstream", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "modern-only", "--header-tools"])
+      const { run } = yield* withDaemon(() => ({ strict: { url } }))
+      const first = yield* run(["call", "strict.weather", JSON.stringify({ region: "north" })])
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.strictEqual(first.stdout, "weather for north over modern 2026-07-28\n")
+    }), 90_000)
+
   it.scopedLive("cli/daemon/settings set, get and unset change the daemon's runtime value", () =>
     Effect.gen(function*() {
       const { run, sb } = yield* withDaemon(() => ({ alpha: era("dual") }), { "pool.max": 2 })

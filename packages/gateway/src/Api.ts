@@ -99,6 +99,16 @@ export const CallRequest = Schema.Struct({
 })
 
 /**
+ * Who is calling, by the revision its host reached mcpx-fx with (seed 000, "Who is legacy"):
+ * `mcpx-fx serve` names it in `X-Mcpx-Caller-Protocol` on `/v1/call` and `/v1/ask`, so that under
+ * `protocol: follow` a legacy host's call is served by the legacy lane. Absent, the caller is
+ * modern (the CLI, `/v1` direct). A value that is not a revision mcpx-fx speaks is a 400.
+ */
+export const CallerHeaders = Schema.Struct({
+  "x-mcpx-caller-protocol": Schema.optionalWith(RevisionSchema.RevisionSchema, { exact: true })
+})
+
+/**
  * `POST /v1/call`: the upstream's result unchanged (`mcpx-fx call --json` prints `result`). A tool
  * that reports `isError` is still a 200: the call worked and the tool said no.
  */
@@ -138,6 +148,23 @@ export const ProtocolReport = Schema.Struct({
     servers: Schema.Array(ProtocolServer)
   })
 })
+
+/** `POST /v1/probe/{server}` and `mcpx-fx probe --json`: one fresh start of the server, the era cache ignored. */
+export const ProbeResult = Schema.Struct({
+  server: Schema.String,
+  preference: Schema.Literal(...Preferences),
+  era: RevisionSchema.EraSchema,
+  negotiated: Schema.String,
+  eraSource: Schema.Literal("probe", "cache", "forced"),
+  wire: Schema.Literal("stdio", "streamable-http", "http+sse"),
+  durationMs: Schema.Number,
+  /** What was sent and what each answer meant, with milliseconds since the start. */
+  steps: Schema.Array(Schema.String),
+  /** What the era cache holds for the server (the probe neither reads nor writes it). */
+  cached: Schema.NullOr(EraRecord)
+})
+
+const ServerPathParam = Schema.Struct({ server: Schema.String })
 
 /** `GET /v1/settings` (`mcpx-fx settings list --json` prints `settings`). */
 export const SettingsListing = Schema.Struct({ settings: Schema.Array(SettingRow) })
@@ -281,6 +308,13 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .add(HttpApiEndpoint.get("status", "/status").addSuccess(Status))
   .add(HttpApiEndpoint.get("servers", "/servers").addSuccess(ServersListing))
   .add(HttpApiEndpoint.get("protocol", "/protocol").addSuccess(ProtocolReport))
+  .add(
+    HttpApiEndpoint.post("probe", "/probe/:server")
+      .setPath(ServerPathParam)
+      .addSuccess(ProbeResult)
+      .addError(UnknownName, { status: 404 })
+      .addError(UpstreamFailed)
+  )
 {}
 
 /** Tools and calls. */
@@ -295,6 +329,7 @@ export class ToolsGroup extends HttpApiGroup.make("tools")
   .add(
     HttpApiEndpoint.post("call", "/call")
       .setPayload(CallRequest)
+      .setHeaders(CallerHeaders)
       .addSuccess(CallResponse)
       .addError(UnknownName, { status: 404 })
       .addError(BadArguments)

@@ -285,20 +285,21 @@ export const makeSession = (
           )
           : stripReservedMeta(params)
         const req = JsonRpc.request(id, method, sent)
-        const response = yield* conn.call(req, (parsed) => {
+        const exchange = conn.call(req, (parsed) => {
           const m = parsed.message
           if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
           if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? publish(m)
           return Effect.void
-        }, yield* hints(method, sent)).pipe(
+        }, yield* hints(method, sent))
+        const response = yield* (!mirrorsParams ? exchange : exchange.pipe(
           Effect.tapError((e) =>
             Effect.sync(() => {
-              if (mirrorsParams && doubt === undefined && refusedAsNotModern(e)) {
+              if (doubt === undefined && refusedAsNotModern(e)) {
                 doubt = `${method} was answered HTTP ${e.status} without a modern error`
               }
             })
           )
-        )
+        ))
         if (response === undefined) {
           return yield* Effect.die(new Error(`${name}: the request stream for ${method} ended without a response`))
         }

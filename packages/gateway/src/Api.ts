@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
+import { CallerHeaders } from "./ApiCaller.js"
 import { AskGroup } from "./AskApi.js"
 import { ConfigEvent, ConfigState } from "./ConfigWatcher.js"
 import { UnknownName } from "./Gateway.js"
@@ -42,6 +43,9 @@ export class DaemonInfo extends Context.Tag("@mcpx-fx/gateway/Api/DaemonInfo")<D
 }>() {
   static readonly layer = (info: DaemonInfo["Type"]): Layer.Layer<DaemonInfo> => Layer.succeed(DaemonInfo, info)
 }
+
+/** The caller's revision header of `/v1/call` and `/v1/ask` (see ApiCaller.ts). */
+export { CallerHeaders }
 
 // Errors with their statuses live in ApiErrors.ts, so AskApi.ts can use them without a cycle.
 export { BadArguments, UpstreamFailed } from "./ApiErrors.js"
@@ -96,16 +100,6 @@ export const CallRequest = Schema.Struct({
   arguments: Schema.optionalWith(Schema.Unknown, { exact: true }),
   /** The caller's session, for servers pooled per session. */
   session: Schema.optionalWith(Schema.String, { exact: true })
-})
-
-/**
- * Who is calling, by the revision its host reached mcpx-fx with (seed 000, "Who is legacy"):
- * `mcpx-fx serve` names it in `X-Mcpx-Caller-Protocol` on `/v1/call` and `/v1/ask`, so that under
- * `protocol: follow` a legacy host's call is served by the legacy lane. Absent, the caller is
- * modern (the CLI, `/v1` direct). A value that is not a revision mcpx-fx speaks is a 400.
- */
-export const CallerHeaders = Schema.Struct({
-  "x-mcpx-caller-protocol": Schema.optionalWith(RevisionSchema.RevisionSchema, { exact: true })
 })
 
 /**

@@ -34,7 +34,8 @@ import { AskLive } from "./Ask.js"
 import { ConfigWatcher } from "./ConfigWatcher.js"
 import type * as ApiSchema from "./Api.js"
 import * as Events from "./Events.js"
-import { type Caller, Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
+import { apiCaller } from "./ApiCaller.js"
+import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
 import * as Names from "./Names.js"
 import { qualifiedToolName } from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
@@ -83,22 +84,6 @@ export const searchTools = (
     ...(query.limit !== undefined ? { limit: query.limit } : {}),
     ...(query.refresh === true ? { refresh: true } : {})
   })
-
-/**
- * The gateway caller of a `/v1` request: its session (for servers pooled per session) and the
- * revision its host speaks (`X-Mcpx-Caller-Protocol`), which picks the lane under `follow`. The
- * routes that take a caller (`/v1/call`, `/v1/ask`) build it here from their payload and headers.
- */
-export const apiCaller = (
-  session: string | undefined,
-  headers: typeof ApiSchema.CallerHeaders.Type = {}
-): Caller => {
-  const revision = headers["x-mcpx-caller-protocol"]
-  return {
-    ...(session !== undefined ? { sessionId: session } : {}),
-    ...(revision !== undefined ? { revision } : {})
-  }
-}
 
 /**
  * Calls one tool: `POST /v1/call`. A tool's `isError` result is a success here (the caller decides,

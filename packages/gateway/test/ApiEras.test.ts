@@ -53,6 +53,18 @@ describe("/v1/call and the caller's revision", () => {
       assert.deepStrictEqual(lanes, [["legacy", "legacy"], ["modern", "modern"]])
     }).pipe(Effect.provide(dependencies({ alpha: era("dual", { protocol: "follow" }) }))))
 
+  it.scopedLive("v1/ask: X-Mcpx-Caller-Protocol picks the follow lane as on /v1/call", () =>
+    Effect.gen(function*() {
+      const legacy = yield* api("POST", "/v1/ask", { tool: "alpha.hello" }, { "x-mcpx-caller-protocol": "2025-11-25" })
+      assert.strictEqual(legacy.status, 200, JSON.stringify(legacy.body))
+      assert.strictEqual(legacy.body.status, "complete")
+      assert.include(textOf(legacy.body), "over legacy 2025-11-25")
+      const modern = yield* api("POST", "/v1/ask", { tool: "alpha.hello" })
+      assert.include(textOf(modern.body), "over modern 2026-07-28")
+      const bad = yield* api("POST", "/v1/ask", { tool: "alpha.hello" }, { "x-mcpx-caller-protocol": "yesterday" })
+      assert.strictEqual(bad.status, 400)
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual", { protocol: "follow" }) }))))
+
   it.scopedLive("v1/call: a caller revision is only a lane under follow; other preferences serve every caller alike", () =>
     Effect.gen(function*() {
       const legacy = yield* api("POST", "/v1/call", { tool: "alpha.hello" }, { "x-mcpx-caller-protocol": "2025-06-18" })

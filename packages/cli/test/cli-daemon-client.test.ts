@@ -239,8 +239,20 @@ describe("mcpx-fx over a running daemon", () => {
   it.scopedLive("cli/daemon/call: the first call on a fresh daemon carries Mcp-Param-* to a strict modern HTTP upstream", () =>
     Effect.gen(function*() {
       const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "modern-only", "--header-tools"])
-      const { run } = yield* withDaemon(() => ({ strict: { url } }))
-      const first = yield* run(["call", "strict.weather", JSON.stringify({ region: "north" })])
+      // The daemon's first call of all, straight to /v1/call: nothing has listed the tools.
+      const fresh = yield* withDaemon(() => ({ strict: { url } }))
+      const answer = yield* Effect.promise(() =>
+        fetch(`${fresh.daemon.url}/v1/call`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ tool: "strict.weather", arguments: { region: "north" } })
+        }).then(async (r) => ({ status: r.status, body: await r.text() }))
+      )
+      assert.strictEqual(answer.status, 200, answer.body)
+      assert.include(answer.body, "weather for north over modern 2026-07-28")
+      // And the first `mcpx-fx call` of another fresh daemon (which goes by /v1/ask).
+      const other = yield* withDaemon(() => ({ strict: { url } }))
+      const first = yield* other.run(["call", "strict.weather", JSON.stringify({ region: "north" })])
       assert.strictEqual(first.code, 0, first.stderr)
       assert.strictEqual(first.stdout, "weather for north over modern 2026-07-28\n")
     }), 90_000)

@@ -218,6 +218,64 @@ describe("mcpx-fx over a running daemon", () => {
       assert.strictEqual(inProcess?.cached?.era, "legacy")
     }), 90_000)
 
+  it.scopedLive("cli/daemon/probe asks the daemon, which probes with its own runtime settings", () =>
+    Effect.gen(function*() {
+      const { run } = yield* withDaemon(() => ({ old: era("legacy-32601") }))
+      const json = yield* both(run, ["probe", "old", "--json"])
+      assert.strictEqual(json.daemon.code, 0, json.daemon.stderr)
+      assert.deepStrictEqual(Object.keys(JSON.parse(json.daemon.stdout)), Object.keys(JSON.parse(json.local.stdout)))
+      assert.deepInclude(JSON.parse(json.daemon.stdout), { server: "old", era: "legacy", eraSource: "probe", preference: "prefer-discover" })
+      // A runtime override only the daemon has: its probe follows it, an in-process one does not.
+      assert.strictEqual((yield* run(["settings", "set", "upstream.protocol", "prefer-initialize"])).code, 0)
+      const after = yield* both(run, ["probe", "old"])
+      assert.strictEqual(after.daemon.code, 0, after.daemon.stderr)
+      assert.include(after.daemon.stdout, "old: legacy 2025-11-25 over stdio (upstream.protocol=prefer-initialize")
+      assert.include(after.local.stdout, "(upstream.protocol=prefer-discover")
+      const typo = yield* both(run, ["probe", "olde"])
+      assert.strictEqual(typo.daemon.code, 2)
+      assertSame(typo, "probe olde")
+    }), 90_000)
+
+  it.scopedLive("cli/daemon/call: the first call on a fresh daemon carries Mcp-Param-* to a strict modern HTTP upstream", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "modern-only", "--header-tools"])
+      // The daemon's first call of all, straight to /v1/call: nothing has listed the tools.
+      const fresh = yield* withDaemon(() => ({ strict: { url } }))
+      const answer = yield* Effect.promise(() =>
+        fetch(`${fresh.daemon.url}/v1/call`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ tool: "strict.weather", arguments: { region: "north" } })
+        }).then(async (r) => ({ status: r.status, body: await r.text() }))
+      )
+      assert.strictEqual(answer.status, 200, answer.body)
+      assert.include(answer.body, "weather for north over modern 2026-07-28")
+      // And the first `mcpx-fx call` of another fresh daemon (which goes by /v1/ask).
+      const other = yield* withDaemon(() => ({ strict: { url } }))
+      const first = yield* other.run(["call", "strict.weather", JSON.stringify({ region: "north" })])
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.strictEqual(first.stdout, "weather for north over modern 2026-07-28\n")
+    }), 90_000)
+
+  it.scopedLive("cli/daemon/call: an HTTP upstream that turns legacy while the daemon runs is probed again, and protocol says so", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "dual"])
+      const { run } = yield* withDaemon(() => ({ remote: { url } }))
+      const before = yield* run(["call", "remote.hello"])
+      assert.strictEqual(before.stdout, "hello from dual over modern 2026-07-28\n", before.stderr)
+      // The server behind the URL is replaced by a legacy one that answers modern requests 404.
+      yield* Effect.promise(() =>
+        fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode: "legacy-exit" }) })
+      )
+      const after = yield* run(["call", "remote.hello"])
+      assert.strictEqual(after.code, 0, after.stderr)
+      assert.strictEqual(after.stdout, "hello from legacy-exit over legacy 2025-11-25\n")
+      type Row = { server: string; era: string | null; cached: { era: string } | null }
+      const rows = JSON.parse((yield* run(["protocol", "--json"])).stdout) as { servers: ReadonlyArray<Row> }
+      assert.deepInclude(rows.servers[0], { server: "remote", era: "legacy" })
+      assert.strictEqual(rows.servers[0]?.cached?.era, "legacy")
+    }), 90_000)
+
   it.scopedLive("cli/daemon/settings set, get and unset change the daemon's runtime value", () =>
     Effect.gen(function*() {
       const { run, sb } = yield* withDaemon(() => ({ alpha: era("dual") }), { "pool.max": 2 })

@@ -137,5 +137,23 @@ describe("mcpx-fx protocol and probe", () => {
       const missing = yield* sb.run(["probe", "olde"])
       assert.strictEqual(missing.code, 2)
       assert.include(missing.stderr, "old")
+
+      const json = yield* sb.run(["probe", "old", "--json"])
+      assert.strictEqual(json.code, 0, json.stderr)
+      const report = JSON.parse(json.stdout) as Record<string, unknown>
+      assert.deepInclude(report, { server: "old", era: "legacy", eraSource: "probe", wire: "stdio" })
+      assert.deepInclude(report.cached as object, { era: "legacy", version: "2025-11-25" })
+    }))
+})
+
+describe("mcpx-fx call against a strict modern HTTP upstream", () => {
+  it.scopedLive("gateway/cli/call-in-process-sends-the-tool's-Mcp-Param-headers-on-its-first-call", () =>
+    Effect.gen(function*() {
+      // The one call of a fresh process: nothing listed the tools before it.
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "modern-only", "--header-tools"])
+      const sb = yield* withServers({ strict: { url } })
+      const r = yield* sb.run(["call", "strict.weather", JSON.stringify({ region: "north" })])
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.strictEqual(r.stdout, "weather for north over modern 2026-07-28\n")
     }))
 })

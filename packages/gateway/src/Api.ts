@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
+import { CallerHeaders } from "./ApiCaller.js"
 import { AskGroup } from "./AskApi.js"
 import { ConfigEvent, ConfigState } from "./ConfigWatcher.js"
 import { UnknownName } from "./Gateway.js"
@@ -42,6 +43,9 @@ export class DaemonInfo extends Context.Tag("@mcpx-fx/gateway/Api/DaemonInfo")<D
 }>() {
   static readonly layer = (info: DaemonInfo["Type"]): Layer.Layer<DaemonInfo> => Layer.succeed(DaemonInfo, info)
 }
+
+/** The caller's revision header of `/v1/call` and `/v1/ask` (see ApiCaller.ts). */
+export { CallerHeaders }
 
 // Errors with their statuses live in ApiErrors.ts, so AskApi.ts can use them without a cycle.
 export { BadArguments, UpstreamFailed } from "./ApiErrors.js"
@@ -138,6 +142,23 @@ export const ProtocolReport = Schema.Struct({
     servers: Schema.Array(ProtocolServer)
   })
 })
+
+/** `POST /v1/probe/{server}` and `mcpx-fx probe --json`: one fresh start of the server, the era cache ignored. */
+export const ProbeResult = Schema.Struct({
+  server: Schema.String,
+  preference: Schema.Literal(...Preferences),
+  era: RevisionSchema.EraSchema,
+  negotiated: Schema.String,
+  eraSource: Schema.Literal("probe", "cache", "forced"),
+  wire: Schema.Literal("stdio", "streamable-http", "http+sse"),
+  durationMs: Schema.Number,
+  /** What was sent and what each answer meant, with milliseconds since the start. */
+  steps: Schema.Array(Schema.String),
+  /** What the era cache holds for the server (the probe neither reads nor writes it). */
+  cached: Schema.NullOr(EraRecord)
+})
+
+const ServerPathParam = Schema.Struct({ server: Schema.String })
 
 /** `GET /v1/settings` (`mcpx-fx settings list --json` prints `settings`). */
 export const SettingsListing = Schema.Struct({ settings: Schema.Array(SettingRow) })
@@ -281,6 +302,13 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .add(HttpApiEndpoint.get("status", "/status").addSuccess(Status))
   .add(HttpApiEndpoint.get("servers", "/servers").addSuccess(ServersListing))
   .add(HttpApiEndpoint.get("protocol", "/protocol").addSuccess(ProtocolReport))
+  .add(
+    HttpApiEndpoint.post("probe", "/probe/:server")
+      .setPath(ServerPathParam)
+      .addSuccess(ProbeResult)
+      .addError(UnknownName, { status: 404 })
+      .addError(UpstreamFailed)
+  )
 {}
 
 /** Tools and calls. */
@@ -295,6 +323,7 @@ export class ToolsGroup extends HttpApiGroup.make("tools")
   .add(
     HttpApiEndpoint.post("call", "/call")
       .setPayload(CallRequest)
+      .setHeaders(CallerHeaders)
       .addSuccess(CallResponse)
       .addError(UnknownName, { status: 404 })
       .addError(BadArguments)

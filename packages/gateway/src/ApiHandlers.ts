@@ -34,6 +34,7 @@ import { AskLive } from "./Ask.js"
 import { ConfigWatcher } from "./ConfigWatcher.js"
 import type * as ApiSchema from "./Api.js"
 import * as Events from "./Events.js"
+import { apiCaller } from "./ApiCaller.js"
 import { Gateway, type GatewayCallError, type GatewayServer, UnknownName } from "./Gateway.js"
 import * as Names from "./Names.js"
 import { qualifiedToolName } from "./Names.js"
@@ -90,7 +91,8 @@ export const searchTools = (
  */
 export const callTool = (
   gateway: GatewayService,
-  request: typeof ApiSchema.CallRequest.Type
+  request: typeof ApiSchema.CallRequest.Type,
+  headers: typeof ApiSchema.CallerHeaders.Type = {}
 ): Effect.Effect<typeof ApiSchema.CallResponse.Type, UnknownName | BadArguments | UpstreamFailed> =>
   Effect.gen(function*() {
     const tool = qualifiedToolName(request.tool)
@@ -99,8 +101,7 @@ export const callTool = (
       return yield* new BadArguments({ tool, detail: `arguments must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}` })
     }
     const began = yield* Clock.currentTimeMillis
-    const caller = request.session === undefined ? {} : { sessionId: request.session }
-    const result = yield* gateway.callTool(caller, tool, args).pipe(
+    const result = yield* gateway.callTool(apiCaller(request.session, headers), tool, args).pipe(
       Effect.catchIf(
         (e): e is Exclude<GatewayCallError, UnknownName> => e._tag !== "UnknownName",
         (e) =>
@@ -114,6 +115,31 @@ export const callTool = (
     const durationMs = (yield* Clock.currentTimeMillis) - began
     return { tool, result, isError: result.isError === true, durationMs }
   })
+
+/** Probes one server now, the era cache ignored: `POST /v1/probe/{server}` and `mcpx-fx probe`. */
+export const probeServer = (
+  gateway: GatewayService,
+  namespace: string
+): Effect.Effect<typeof ApiSchema.ProbeResult.Type, UnknownName | UpstreamFailed> =>
+  gateway.probe(namespace).pipe(
+    // The probe does not consult the cache; what it holds is shown beside what was found.
+    Effect.zip(gateway.protocol),
+    Effect.map(([report, servers]) => ({
+      server: report.server,
+      preference: report.preference,
+      era: report.era,
+      negotiated: report.negotiated,
+      eraSource: report.eraSource,
+      wire: report.wire,
+      durationMs: report.durationMs,
+      steps: report.steps,
+      cached: servers.find((s) => s.server === report.server)?.cached ?? null
+    })),
+    Effect.catchIf(
+      (e): e is Exclude<GatewayCallError, UnknownName> => e._tag !== "UnknownName",
+      (e) => Effect.fail(upstreamFailed(e))
+    )
+  )
 
 /** `GET /v1/protocol`; `mcpx-fx protocol --json` prints `{ servers: asClient.servers }`. */
 export const protocolReport = (
@@ -159,16 +185,17 @@ const redactorOf = (gateway: GatewayService): Redact.Redactor =>
 const forCaller = <A>(gateway: GatewayService, value: A, redact: (r: Redact.Redactor, a: A) => A): Effect.Effect<A> =>
   Effect.map(FiberRef.get(Redact.RawForOwner), (raw) => (raw ? value : redact(redactorOf(gateway), value)))
 
+const redactUpstream = (r: Redact.Redactor, e: UpstreamFailed): UpstreamFailed =>
+  new UpstreamFailed({
+    kind: e.kind,
+    detail: r.text(e.detail),
+    ...(e.server !== undefined ? { server: e.server } : {}),
+    ...(e.code !== undefined ? { code: e.code } : {}),
+    ...(e.data !== undefined ? { data: r.json(e.data) } : {})
+  })
+
 const redactFailure = (r: Redact.Redactor, e: UpstreamFailed | BadArguments): UpstreamFailed | BadArguments =>
-  e._tag === "BadArguments"
-    ? new BadArguments({ tool: e.tool, detail: r.text(e.detail) })
-    : new UpstreamFailed({
-      kind: e.kind,
-      detail: r.text(e.detail),
-      ...(e.server !== undefined ? { server: e.server } : {}),
-      ...(e.code !== undefined ? { code: e.code } : {}),
-      ...(e.data !== undefined ? { data: r.json(e.data) } : {})
-    })
+  e._tag === "BadArguments" ? new BadArguments({ tool: e.tool, detail: r.text(e.detail) }) : redactUpstream(r, e)
 
 const serverRow = (
   server: GatewayServer,
@@ -263,7 +290,7 @@ export const settingsSummary = (settings: SettingsService): Effect.Effect<typeof
 
 const uptime = (daemon: DaemonInfo["Type"]) => Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, now - daemon.startedAt))
 
-/** `/v1/health`, `/v1/status`, `/v1/servers`, `/v1/protocol`. */
+/** `/v1/health`, `/v1/status`, `/v1/servers`, `/v1/protocol`, `/v1/probe/{server}`. */
 export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
   handlers
     .handle("health", () =>
@@ -300,7 +327,14 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
     .handle("protocol", () =>
       Effect.gen(function*() {
         return yield* protocolReport(yield* Gateway, yield* Settings)
-      })))
+      }))
+    // A probe's steps quote what the upstream answered, which may carry what its config holds.
+    .handle("probe", ({ path }) =>
+      Effect.flatMap(Gateway, (gateway) =>
+        probeServer(gateway, path.server).pipe(
+          Effect.flatMap((result) => forCaller(gateway, result, (r, p) => ({ ...p, steps: p.steps.map((step) => r.text(step)) }))),
+          Effect.catchTag("UpstreamFailed", (e) => Effect.flip(forCaller(gateway, e, redactUpstream)))
+        ))))
 
 /** `/v1/tools`, `/v1/call`. */
 export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
@@ -313,9 +347,9 @@ export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
       Effect.flatMap(Gateway, (gateway) =>
         Effect.flatMap(searchTools(gateway, urlParams), (found) =>
           forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
-    .handle("call", ({ payload }) =>
+    .handle("call", ({ headers, payload }) =>
       Effect.flatMap(Gateway, (gateway) =>
-        callTool(gateway, payload).pipe(
+        callTool(gateway, payload, headers).pipe(
           Effect.catchTags({
             UpstreamFailed: (e) => Effect.flip(forCaller(gateway, e, redactFailure)),
             BadArguments: (e) => Effect.flip(forCaller(gateway, e, redactFailure))

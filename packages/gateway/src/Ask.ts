@@ -13,6 +13,7 @@ import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Api } from "./Api.js"
+import { apiCaller, type CallerHeaders } from "./ApiCaller.js"
 import { BadArguments, UpstreamFailed, upstreamFailed } from "./ApiErrors.js"
 import * as AskApi from "./AskApi.js"
 import { type Caller, Gateway, type UnknownName } from "./Gateway.js"
@@ -95,7 +96,8 @@ const waitOf = (waitMs: number | undefined) => Duration.millis(waitMs ?? AskApi.
 export const begin = (
   gateway: GatewayService,
   pending: PendingService,
-  request: typeof AskApi.AskRequest.Type
+  request: typeof AskApi.AskRequest.Type,
+  headers: typeof CallerHeaders.Type = {}
 ): Effect.Effect<Status, AskError> =>
   Effect.gen(function*() {
     const tool = qualifiedToolName(request.tool)
@@ -108,7 +110,8 @@ export const begin = (
     const caller: Caller = {
       clientCapabilities: capabilities,
       inputRequired: "resolve",
-      ...(request.session === undefined ? {} : { sessionId: request.session, callerId: request.session })
+      ...apiCaller(request.session, headers),
+      ...(request.session === undefined ? {} : { callerId: request.session })
     }
     const move = yield* pending.begin(
       tool,
@@ -205,8 +208,8 @@ export const elicit = (
 /** `/v1/ask` and `/v1/elicit`. */
 export const AskLive = HttpApiBuilder.group(Api, "ask", (handlers) =>
   handlers
-    .handle("begin", ({ payload }) =>
-      Effect.flatMap(Effect.all([Gateway, PendingCalls]), ([gateway, pending]) => begin(gateway, pending, payload)))
+    .handle("begin", ({ headers, payload }) =>
+      Effect.flatMap(Effect.all([Gateway, PendingCalls]), ([gateway, pending]) => begin(gateway, pending, payload, headers)))
     .handle("poll", ({ path, urlParams }) => Effect.flatMap(PendingCalls, (pending) => poll(pending, path.id, urlParams.waitMs)))
     .handle("answer", ({ path, payload }) => Effect.flatMap(PendingCalls, (pending) => answer(pending, path.id, payload)))
     .handle("abandon", ({ path }) => Effect.flatMap(PendingCalls, (pending) => abandon(pending, path.id)))

@@ -10,6 +10,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
+import { CallerHeaders } from "./ApiCaller.js"
 import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
 import { UnknownName } from "./Gateway.js"
 
@@ -152,7 +153,7 @@ export class AskUnavailable extends Schema.TaggedError<AskUnavailable>("@mcpx-fx
 /** Calls that may ask, and their questions. Every route that moves a call can fail with that call's own failure. */
 export class AskGroup extends HttpApiGroup.make("ask")
   .add(
-    HttpApiEndpoint.post("begin", "/ask").setPayload(AskRequest).addSuccess(AskStatus)
+    HttpApiEndpoint.post("begin", "/ask").setPayload(AskRequest).setHeaders(CallerHeaders).addSuccess(AskStatus)
       .addError(UnknownName, { status: 404 }).addError(BadArguments).addError(UpstreamFailed)
       .addError(AskNotFound).addError(AskConflict).addError(AskInvalid).addError(AskUnavailable)
   )

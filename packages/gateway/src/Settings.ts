@@ -127,7 +127,7 @@ export const registry = [
     hot: true,
     description:
       "How long a stdio upstream may take to answer server/discover before initialize is sent alongside it " +
-      "(the discover is not abandoned)."
+      "(the discover is not abandoned); ten times as long for one the era cache says is modern."
   }),
   define("names.prefix", {
     codec: Codec.boolean,

@@ -5,9 +5,19 @@
  * stdio: `server/discover` first with the full `_meta`. A DiscoverResult or a modern error
  * (-32020/-32021/-32022) means modern; any other error, or a success that is not a DiscoverResult,
  * means legacy. With no answer within `probeTimeout`, `initialize` is sent alongside the pending
- * discover and whichever settles the era first wins: the commonest slow server is a modern one
- * that npx is still downloading, and abandoning its discover would cache it as legacy. A process
- * that exits during the probe is restarted and spoken to legacy-only.
+ * discover, which is not abandoned: the commonest slow server is a modern one that npx is still
+ * downloading. `initialize` is never cancelled, and once it has been answered the process is
+ * legacy for its lifetime (its calls and its questions), since an `initialize` selects legacy
+ * semantics for the stdio process. The era cache records the server, not the process: a server
+ * that answered discover as well is recorded modern (it is dual); one whose discover has not
+ * answered is recorded legacy, and recorded modern again if that discover answers later in the
+ * process's life. A process that exits during the probe is restarted and spoken to legacy-only.
+ *
+ * With the era cache on, later starts try the cached era first. A cached modern server gets
+ * `server/discover` alone, and `initialize` only if discover is refused the legacy way, the
+ * process exits, or no answer comes within `cachedProbeTimeout` (ten times `probeTimeout` unless
+ * set); a cached legacy server gets `initialize` first and no discover at all, unless it refuses.
+ * A cache that proves wrong is rewritten and the report says `stale`.
  *
  * HTTP: status codes decide and there is no timeout. A 4xx with a modern error is modern, any
  * other 4xx falls back to `initialize`; 5xx and connection failures are errors and nothing is
@@ -20,6 +30,7 @@ import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -36,7 +47,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { EraCache, type EraRecord } from "./EraCache.js"
+import { EraCache, type EraObservation, type EraRecord } from "./EraCache.js"
 import { modernHeaders, type UnsendableRequest } from "./ModernHeaders.js"
 import { type Negotiation, type NegotiationError, Negotiator } from "./Negotiator.js"
 import { type Preference, usesEraCache } from "./Preference.js"
@@ -50,8 +61,21 @@ export interface ProbeOptions {
   readonly preference: Preference
   /** stdio only: how long discover may stay unanswered before `initialize` is sent alongside. */
   readonly probeTimeout: Duration.DurationInput
+  /**
+   * stdio only, for a server the era cache says is modern: how long its discover may stay
+   * unanswered before `initialize` is sent alongside. Default: ten times `probeTimeout`, so a
+   * known-modern server that is slow to start is not initialized, while one that became legacy
+   * and ignores discover costs that wait once.
+   */
+  readonly cachedProbeTimeout?: Duration.DurationInput
   /** Ignore the era cache for this start (`mcpx-fx probe`): neither read it nor trust it. */
   readonly ignoreCache?: boolean
+  /**
+   * The era the cache names has just failed (the Pool saw a modern HTTP upstream refuse modern
+   * requests): forget it and probe in the normal order, then cache what is found. The report
+   * still names the forgotten record, so a changed era is told as stale.
+   */
+  readonly distrustCache?: boolean
   readonly session: SessionOptions
 }
 
@@ -72,11 +96,27 @@ export interface ProbeReport {
   readonly stale: boolean
 }
 
+/**
+ * The era cache was rewritten after the start: the discover that `initialize` beat answered
+ * later, in the process's life. The session stays legacy; the server is recorded modern.
+ */
+export interface LateEra {
+  /** What the start had recorded. */
+  readonly cached: EraRecord
+  /** What the cache says now. */
+  readonly found: EraRecord
+}
+
 /** A started upstream: the session and how its era was decided. */
 export interface Started {
   readonly session: Session
   readonly report: ProbeReport
+  /** Completes if the era cache is rewritten later in this session's life (see LateEra); never otherwise. */
+  readonly lateEra: Effect.Effect<LateEra>
 }
+
+/** How much longer than `probeTimeout` a discover to a server cached modern may take. */
+export const CachedProbeFactor = 10
 
 /** The era could not be settled: the reason says what was tried and what each answer was. */
 export class ProbeFailed extends Schema.TaggedError<ProbeFailed>("@mcpx-fx/upstream/ProbeFailed")("ProbeFailed", {
@@ -305,42 +345,76 @@ const start = (
           }))
       )
 
-    // stdio, discover first: initialize joins a discover that is slow to answer.
-    const discoverRacing = (conn: Connection, negotiation: Negotiation) =>
+    type Opening = { readonly conn: Connection; readonly scope: Scope.CloseableScope }
+
+    // What the race on one stdio process found: the server's era (for the cache), what initialize
+    // did on this process if it was sent and answered, and a discover still unanswered when
+    // initialize settled the process legacy (it keeps running, in the process's scope).
+    interface Raced {
+      readonly outcome: Outcome
+      readonly opened: Opened | undefined
+      readonly pending: Fiber.Fiber<Outcome, ProbeError> | undefined
+    }
+
+    // stdio, discover first: initialize joins a discover that is slow to answer. Neither request
+    // is abandoned: the discover may still tell us the server is modern, and an initialize must
+    // not be cancelled (once answered, it has made this process legacy).
+    const discoverRacing = (at: Opening, negotiation: Negotiation, bound: Duration.DurationInput) =>
       Effect.gen(function*() {
-        const discovering = yield* Effect.fork(discover(conn, negotiation))
-        const early = yield* Fiber.join(discovering).pipe(Effect.timeoutOption(options.probeTimeout))
-        if (Option.isSome(early)) return { outcome: early.value, opened: undefined, raced: false }
-        yield* note(`no answer to discover within ${Duration.format(Duration.decode(options.probeTimeout))}: sending initialize alongside`)
-        const settled = yield* Deferred.make<
-          { readonly outcome: Outcome; readonly opened: Opened | undefined },
-          ProbeError | ClosedDuringProbe
-        >()
-        const initializing = yield* Effect.fork(initialize(conn, negotiation))
-        yield* Fiber.join(discovering).pipe(
-          Effect.flatMap((outcome) =>
-            outcome._tag === "Modern"
-              ? Deferred.succeed(settled, { outcome, opened: undefined })
-              : Effect.flatMap(Fiber.join(initializing), (opened) => Deferred.succeed(settled, { outcome, opened }))
-          ),
-          Effect.catchAll((e) => Deferred.fail(settled, e)),
-          Effect.fork
+        const discovering = yield* Effect.forkIn(discover(at.conn, negotiation), at.scope)
+        const early = yield* Fiber.join(discovering).pipe(Effect.timeoutOption(bound))
+        if (Option.isSome(early)) return { outcome: early.value, opened: undefined, pending: undefined } satisfies Raced
+        yield* note(`no answer to discover within ${Duration.format(Duration.decode(bound))}: sending initialize alongside`)
+        const initializing = yield* Effect.forkIn(initialize(at.conn, negotiation), at.scope)
+        const first = yield* Effect.raceFirst(
+          Effect.map(Fiber.await(discovering), (exit) => ({ _tag: "Discover", exit }) as const),
+          Effect.map(Fiber.await(initializing), (exit) => ({ _tag: "Initialize", exit }) as const)
         )
+        if (first._tag === "Initialize") {
+          const exit = first.exit
+          // A dead process ends the probe for both; any other failure leaves the era to discover.
+          if (Exit.isFailure(exit) && isClosed(exit.cause)) return yield* Effect.failCause(exit.cause)
+          if (Exit.isSuccess(exit) && exit.value._tag === "Legacy") {
+            const opened = exit.value
+            const answered = yield* Fiber.poll(discovering)
+            if (Option.isNone(answered)) {
+              yield* note(`initialize answered first: this process is legacy; its discover is still awaited`)
+              return {
+                outcome: { _tag: "Legacy", why: "initialize answered first" },
+                opened,
+                pending: discovering
+              } satisfies Raced
+            }
+            const outcome = yield* answered.value
+            yield* note(`initialize answered: this process is legacy`)
+            return { outcome, opened, pending: undefined } satisfies Raced
+          }
+          const outcome = yield* Fiber.join(discovering)
+          if (Exit.isSuccess(exit)) return { outcome, opened: exit.value, pending: undefined } satisfies Raced
+          if (outcome._tag === "Legacy") return yield* Effect.failCause(exit.cause)
+          return { outcome, opened: undefined, pending: undefined } satisfies Raced
+        }
+        const outcome = yield* first.exit
+        if (outcome._tag === "Legacy") {
+          return { outcome, opened: yield* Fiber.join(initializing), pending: undefined } satisfies Raced
+        }
+        // Modern, with initialize in flight: its answer decides what this process is.
+        const opened = yield* Fiber.join(initializing).pipe(Effect.timeoutOption(options.probeTimeout))
+        if (Option.isSome(opened)) {
+          if (opened.value._tag === "Legacy") yield* note(`initialize answered too: this process is legacy, the server dual`)
+          return { outcome, opened: opened.value, pending: undefined } satisfies Raced
+        }
+        yield* note(`initialize still unanswered: it is left pending, not cancelled`)
         yield* Fiber.join(initializing).pipe(
-          Effect.flatMap((opened) =>
-            opened._tag === "Legacy"
-              ? Deferred.succeed(settled, { outcome: { _tag: "Legacy", why: "initialize answered first" } as Outcome, opened })
+          Effect.flatMap((late) =>
+            late._tag === "Legacy"
+              ? Effect.logWarning(`${def.name} answered initialize after its session settled modern; it stays modern`)
               : Effect.void
           ),
-          // A refusal leaves the era to discover; a dead process ends the probe for both.
-          Effect.catchAll((e) => (e._tag === "TransportClosed" ? Deferred.fail(settled, e) : Effect.void)),
-          Effect.fork
+          Effect.ignore,
+          Effect.forkIn(at.scope)
         )
-        const won = yield* Deferred.await(settled).pipe(
-          Effect.ensuring(Fiber.interrupt(discovering)),
-          Effect.ensuring(Fiber.interrupt(initializing))
-        )
-        return { ...won, raced: true }
+        return { outcome, opened: undefined, pending: undefined } satisfies Raced
       })
 
     const useCache = usesEraCache(options.preference) && options.ignoreCache !== true
@@ -348,24 +422,53 @@ const start = (
     if (Option.isSome(cached)) {
       yield* note(`era cache says ${cached.value.era} ${cached.value.version} (learned ${new Date(cached.value.at).toISOString()})`)
     }
+    const distrusted = options.distrustCache === true && Option.isSome(cached)
+    if (distrusted) {
+      yield* note(`the cached era failed: forgetting it and probing again`)
+      yield* cache.invalidate(def)
+    }
+    // What chooses the order: the cache, unless it has just failed.
+    const trusted = distrusted ? Option.none<EraRecord>() : cached
 
+    const observe = (conn: Connection, established: Omit<Established, "eraSource">): EraObservation =>
+      ({
+        era: established.era,
+        version: established.negotiated,
+        ...(conn.wire === "stdio" ? {} : { transport: conn.wire })
+      }) as EraObservation
+
+    /**
+     * Makes the session. `record` is what the cache learns (nothing: leave it as it is); it can
+     * differ from the session's own era when a dual server's process was initialized. `pending` is
+     * a discover that may still answer modern, in which case the cache is rewritten then.
+     */
     const finish = (
-      conn: Connection,
+      at: Opening,
       established: Omit<Established, "eraSource">,
       eraSource: EraSource,
-      remember: boolean
+      record: EraObservation | undefined,
+      pending?: Fiber.Fiber<Outcome, ProbeError>
     ) =>
       Effect.gen(function*() {
-        const stale = Option.isSome(cached) && cached.value.era !== established.era
+        const { conn } = at
+        const recordedEra = record?.era ?? established.era
+        const stale = Option.isSome(cached) && cached.value.era !== recordedEra
         if (stale) yield* note(`the cached era was wrong: rewriting the cache`)
-        if (remember && useCache) {
-          yield* cache.set(def, {
-            era: established.era,
-            version: established.negotiated,
-            ...(conn.wire === "stdio" ? {} : { transport: conn.wire })
-          } as Parameters<typeof cache.set>[1])
-        } else if (stale) {
-          yield* cache.invalidate(def)
+        const written = record !== undefined && useCache ? Option.some(yield* cache.set(def, record)) : Option.none()
+        if (Option.isNone(written) && stale) yield* cache.invalidate(def)
+        const lateEra = yield* Deferred.make<LateEra>()
+        if (pending !== undefined && Option.isSome(written)) {
+          yield* Fiber.join(pending).pipe(
+            Effect.flatMap((outcome) =>
+              outcome._tag !== "Modern" ? Effect.void : Effect.gen(function*() {
+                const found = yield* cache.set(def, observe(conn, outcome.established))
+                yield* Effect.logInfo(`${def.name}: its discover answered after initialize; the server is recorded modern`)
+                yield* Deferred.succeed(lateEra, { cached: written.value, found })
+              })
+            ),
+            Effect.ignore,
+            Effect.forkIn(at.scope)
+          )
         }
         // Only a legacy HTTP session can be forgotten by its server; it is opened again the same way.
         const reinitialize = established.era === "legacy" && conn.wire !== "stdio"
@@ -397,34 +500,45 @@ const start = (
           cached,
           stale
         }
-        return { session, report } satisfies Started
+        return { session, report, lateEra: Deferred.await(lateEra) } satisfies Started
       })
 
     const legacyOnly = (eraSource: EraSource, remember: boolean) =>
       Effect.gen(function*() {
-        const first = yield* openIn(cachedWire(cached))
+        const first = yield* openIn(cachedWire(trusted))
         const { opened, at } = yield* initializeAnyWire(first, yield* negotiator.begin)
         if (opened._tag === "Refused") return yield* fail(opened.why)
-        return yield* finish(at.conn, opened.established, eraSource, remember)
+        return yield* finish(at, opened.established, eraSource, remember ? observe(at.conn, opened.established) : undefined)
       })
 
-    const discoverThenInitialize = (eraSourceIfModern: EraSource) =>
+    const discoverThenInitialize = (eraSourceIfModern: EraSource, bound: Duration.DurationInput) =>
       Effect.gen(function*() {
         const first = yield* openIn()
         const negotiation = yield* negotiator.begin
-        const probed = isStdio
-          ? yield* discoverRacing(first.conn, negotiation)
-          : { outcome: yield* discover(first.conn, negotiation), opened: undefined, raced: false }
+        const probed: Raced = isStdio
+          ? yield* discoverRacing(first, negotiation, bound)
+          : { outcome: yield* discover(first.conn, negotiation), opened: undefined, pending: undefined }
+        if (probed.opened?._tag === "Legacy") {
+          // Initialized, this process is legacy whatever discover said; the cache describes the server.
+          const record = probed.outcome._tag === "Modern"
+            ? observe(first.conn, probed.outcome.established)
+            : observe(first.conn, probed.opened.established)
+          return yield* finish(first, probed.opened.established, "probe", record, probed.pending)
+        }
         if (probed.outcome._tag === "Modern") {
-          return yield* finish(first.conn, probed.outcome.established, eraSourceIfModern, true)
+          const established = probed.outcome.established
+          return yield* finish(first, established, eraSourceIfModern, observe(first.conn, established))
         }
         const { opened, at } = probed.opened !== undefined
           ? { opened: probed.opened, at: first }
           : yield* initializeAnyWire(first, negotiation)
         if (opened._tag === "Refused") return yield* fail(`${probed.outcome.why}, and ${opened.why}`)
-        // Settled by the race: the server is at least slow; do not pin it as legacy for next time.
-        return yield* finish(at.conn, opened.established, "probe", !probed.raced)
+        return yield* finish(at, opened.established, "probe", observe(at.conn, opened.established))
       })
+
+    const probeTimeout = Duration.decode(options.probeTimeout)
+    const cachedBound = options.cachedProbeTimeout ?? Duration.times(probeTimeout, CachedProbeFactor)
+    const cachedModern = Option.isSome(trusted) && trusted.value.era === "modern"
 
     const byPreference = Effect.gen(function*() {
       switch (options.preference) {
@@ -434,19 +548,16 @@ const start = (
           const first = yield* openIn()
           const outcome = yield* discover(first.conn, yield* negotiator.begin)
           if (outcome._tag === "Legacy") return yield* fail(`it does not speak 2026-07-28: ${outcome.why}`)
-          return yield* finish(first.conn, outcome.established, "forced", false)
+          return yield* finish(first, outcome.established, "forced", undefined)
         }
         case "prefer-initialize":
-          if (Option.isSome(cached) && cached.value.era === "modern") {
-            return yield* discoverThenInitialize("cache").pipe(
-              Effect.catchTag("ClosedDuringProbe", (e) => Effect.fail(fail(`the process exited: ${e.reason}`)))
-            )
-          }
-          return yield* initializeThenDiscover
         case "prefer-discover":
         case "follow":
-          if (Option.isSome(cached) && cached.value.era === "legacy") return yield* cachedLegacyFirst
-          return yield* closedToProbe(discoverThenInitialize("probe")).pipe(
+          if (Option.isSome(trusted) && trusted.value.era === "legacy") return yield* cachedLegacyFirst
+          if (options.preference === "prefer-initialize" && !cachedModern) return yield* initializeThenDiscover
+          return yield* closedToProbe(
+            cachedModern ? discoverThenInitialize("cache", cachedBound) : discoverThenInitialize("probe", probeTimeout)
+          ).pipe(
             Effect.catchTag("ClosedDuringProbe", (e) =>
               Effect.gen(function*() {
                 yield* note(`the process exited during the probe (${e.reason}): starting a fresh one legacy-only`)
@@ -460,26 +571,29 @@ const start = (
       const first = yield* openIn()
       const negotiation = yield* negotiator.begin
       const { opened, at } = yield* initializeAnyWire(first, negotiation)
-      if (opened._tag === "Legacy") return yield* finish(at.conn, opened.established, "probe", true)
+      if (opened._tag === "Legacy") return yield* finish(at, opened.established, "probe", observe(at.conn, opened.established))
       const outcome = yield* discover(at.conn, negotiation)
       if (outcome._tag === "Legacy") return yield* fail(`${opened.why}, and ${outcome.why}`)
-      return yield* finish(at.conn, outcome.established, "probe", true)
+      return yield* finish(at, outcome.established, "probe", observe(at.conn, outcome.established))
     })
 
     // A cached legacy server gets initialize first and no discover at all, unless it refuses.
     const cachedLegacyFirst = Effect.gen(function*() {
-      const first = yield* openIn(cachedWire(cached))
+      const first = yield* openIn(cachedWire(trusted))
       const negotiation = yield* negotiator.begin
       const { opened, at } = yield* initializeAnyWire(first, negotiation)
-      if (opened._tag === "Legacy") return yield* finish(at.conn, opened.established, "cache", false)
+      if (opened._tag === "Legacy") return yield* finish(at, opened.established, "cache", undefined)
       yield* note(`the cached era did not hold (${opened.why}): probing in the normal order`)
       const outcome = yield* discover(at.conn, negotiation)
       if (outcome._tag === "Legacy") return yield* fail(`${opened.why}, and ${outcome.why}`)
-      return yield* finish(at.conn, outcome.established, "probe", true)
+      return yield* finish(at, outcome.established, "probe", observe(at.conn, outcome.established))
     })
 
     return yield* byPreference
   })
+
+const isClosed = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(Cause.failureOption(cause), (e) => typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "TransportClosed")
 
 const cachedWire = (cached: Option.Option<EraRecord>): "http+sse" | undefined =>
   Option.isSome(cached) && cached.value.transport === "http+sse" ? "http+sse" : undefined

@@ -11,6 +11,13 @@
  * no call: one is routed to a call only when every call in flight that could be asked belongs to
  * one caller; otherwise nobody can say whose it is, and it goes to `SessionOptions.unattributed`
  * (or is answered as if nobody could be asked), never to a caller who might not have caused it.
+ *
+ * Modern HTTP: a `tools/call` mirrors the tool's `x-mcp-header` arguments as `Mcp-Param-*`, so
+ * the session knows each tool's annotations before it calls one: from a listing that went through
+ * it, else by listing once itself (kept until a tools list_changed). A `-32020` answer re-lists
+ * once and sends the call again. A modern request answered the way only a server that is not
+ * modern answers (a 400/404/405 without a modern error) marks the session's era as doubted, which
+ * the Pool reads to probe again.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
@@ -29,7 +36,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { modernHeaders, type ToolHeaderIndex, UnsendableRequest } from "./ModernHeaders.js"
 import { answerAlone, type Question, type QuestionHandler, type QuestionRefused } from "./Questions.js"
-import type { Connection, RequestHints, TransportClosed, TransportError } from "./Transport.js"
+import type { Connection, HTTPStatusError, RequestHints, TransportClosed, TransportError } from "./Transport.js"
 
 /** How a session's era was decided. */
 export type EraSource = "probe" | "cache" | "forced"
@@ -109,6 +116,11 @@ export interface Session extends Established {
   readonly closed: Effect.Effect<TransportClosed>
   /** The last bytes the upstream wrote on stderr (stdio). */
   readonly stderrTail: Effect.Effect<string>
+  /**
+   * Modern HTTP: why this session's era is in doubt (a modern request was refused as only a
+   * server that is not modern refuses it), once it is; none otherwise and on other sessions.
+   */
+  readonly eraDoubt: Effect.Effect<Option.Option<string>>
 }
 
 /** Options every session shares. */
@@ -167,6 +179,20 @@ export const makeSession = (
     const toolHeaders: ToolHeaderIndex = new Map()
     const events = yield* PubSub.sliding<JsonRpc.Notification>(1024)
     const isModern = established.era === "modern"
+    const mirrorsParams = isModern && conn.wire !== "stdio"
+    // Whether toolHeaders holds a whole listing; a tools list_changed makes it stale again. The
+    // generation lets a listing that a list_changed overtook leave the index marked stale.
+    const listing = { known: false, generation: 0 }
+    const listingLock = yield* Effect.makeSemaphore(1)
+    let doubt: string | undefined
+
+    const publish = (m: JsonRpc.Notification) => {
+      if (m.method === "notifications/tools/list_changed") {
+        listing.known = false
+        listing.generation++
+      }
+      return PubSub.publish(events, m)
+    }
 
     // stdio has no headers, and computing them there would only invent failures.
     const hints = (method: string, params: JsonObject | undefined): Effect.Effect<RequestHints, UnsendableRequest> =>
@@ -238,7 +264,7 @@ export const makeSession = (
       Stream.runForEach((parsed) => {
         const m = parsed.message
         if (JsonRpc.isRequest(m)) return answerUntied(m)
-        if (JsonRpc.isNotification(m)) return PubSub.publish(events, m)
+        if (JsonRpc.isNotification(m)) return publish(m)
         return Effect.logDebug(`${name}: dropped a response nothing waits for`)
       }),
       Effect.forkScoped
@@ -259,12 +285,21 @@ export const makeSession = (
           )
           : stripReservedMeta(params)
         const req = JsonRpc.request(id, method, sent)
-        const response = yield* conn.call(req, (parsed) => {
+        const exchange = conn.call(req, (parsed) => {
           const m = parsed.message
           if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
-          if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? PubSub.publish(events, m)
+          if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? publish(m)
           return Effect.void
         }, yield* hints(method, sent))
+        const response = yield* (!mirrorsParams ? exchange : exchange.pipe(
+          Effect.tapError((e) =>
+            Effect.sync(() => {
+              if (doubt === undefined && refusedAsNotModern(e)) {
+                doubt = `${method} was answered HTTP ${e.status} without a modern error`
+              }
+            })
+          )
+        ))
         if (response === undefined) {
           return yield* Effect.die(new Error(`${name}: the request stream for ${method} ended without a response`))
         }
@@ -298,11 +333,60 @@ export const makeSession = (
         { concurrency: "unbounded" }
       ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
 
+    // Every page of tools/list, recorded for Mcp-Param-*; a server that never stops paging is cut off.
+    const listTools = Effect.gen(function*() {
+      const generation = listing.generation
+      let cursor: string | undefined
+      for (let page = 0; page < MaxListingPages; page++) {
+        const result = yield* once("tools/list", cursor === undefined ? undefined : { cursor }, {})
+        recordToolHeaders(toolHeaders, yield* keepSendableTools(name, conn.wire, result))
+        cursor = typeof result.nextCursor === "string" && result.nextCursor.length > 0 ? result.nextCursor : undefined
+        if (cursor === undefined) break
+      }
+      if (listing.generation === generation) listing.known = true
+    }).pipe(
+      // A server that cannot list its tools is called without Mcp-Param-* rather than not at all;
+      // until a list_changed or a -32020, it is not asked again.
+      Effect.catchAll((e) =>
+        Effect.zipRight(
+          Effect.logDebug(`${name}: tools/list for Mcp-Param-* headers failed: ${e.message}`),
+          Effect.sync(() => void (listing.known = true))
+        )
+      )
+    )
+
+    const knowTools = Effect.suspend(() =>
+      listing.known ? Effect.void : listingLock.withPermits(1)(Effect.suspend(() => (listing.known ? Effect.void : listTools)))
+    )
+
+    const relist = Effect.suspend(() => {
+      listing.known = false
+      listing.generation++
+      return knowTools
+    })
+
+    // A modern tools/call over HTTP goes out with the tool's Mcp-Param-* headers, and on -32020
+    // (the server says a header is missing or wrong) the tools are listed again and the call
+    // sent once more, as the specification asks of clients.
+    const send = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
+      !mirrorsParams || method !== "tools/call"
+        ? once(method, params, ctx)
+        : Effect.zipRight(
+          knowTools,
+          once(method, params, ctx).pipe(
+            Effect.catchIf(isHeaderMismatch, (e) =>
+              Effect.logDebug(`${name}: ${method} refused with -32020 (${e.message}); listing tools again`).pipe(
+                Effect.zipRight(relist),
+                Effect.zipRight(once(method, params, ctx))
+              ))
+          )
+        )
+
     const rounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
       Effect.gen(function*() {
         let current = params
         for (let round = 0; ; round++) {
-          const result = yield* once(method, current, ctx).pipe(
+          const result = yield* send(method, current, ctx).pipe(
             Effect.catchTag("SessionExpired", (e) =>
               reinitialize === undefined
                 ? Effect.fail(e)
@@ -312,7 +396,13 @@ export const makeSession = (
                 ))
           )
           const listed = method === "tools/list" && isModern ? yield* keepSendableTools(name, conn.wire, result) : result
-          if (method === "tools/list" && isModern) recordToolHeaders(toolHeaders, listed)
+          if (method === "tools/list" && isModern) {
+            recordToolHeaders(toolHeaders, listed)
+            // The last page of a listing from the start: the index holds every tool now.
+            if (params?.cursor === undefined && (typeof result.nextCursor !== "string" || result.nextCursor.length === 0)) {
+              listing.known = true
+            }
+          }
           // A caller that cannot be asked has its input requests answered as nobody could be asked.
           const resolving = isModern && ctx.inputRequired === "resolve"
           if (!resolving || result.resultType !== "input_required") return listed
@@ -354,9 +444,25 @@ export const makeSession = (
       events: Stream.fromPubSub(events),
       subscribe: PubSub.subscribe(events),
       closed: conn.closed,
-      stderrTail: conn.stderrTail
+      stderrTail: conn.stderrTail,
+      eraDoubt: Effect.sync(() => Option.fromNullable(doubt))
     } satisfies Session
   })
+
+/** How many pages of tools/list a session reads for its Mcp-Param-* index. */
+const MaxListingPages = 100
+
+// Statuses with which a server that is not modern refuses a modern request it cannot place
+// (no session id, unknown endpoint, no POST); a modern server says why with a modern error.
+const notModernStatuses: ReadonlySet<number> = new Set([400, 404, 405])
+
+const refusedAsNotModern = (e: SessionError): e is HTTPStatusError =>
+  e._tag === "HTTPStatusError" && notModernStatuses.has(e.status) &&
+  (e.rpcError === undefined || !ErrorCode.isModernErrorCode(e.rpcError.code))
+
+const isHeaderMismatch = (e: SessionError): e is UpstreamRpcError | HTTPStatusError =>
+  (e._tag === "UpstreamRpcError" && e.code === ErrorCode.HeaderMismatch) ||
+  (e._tag === "HTTPStatusError" && e.rpcError?.code === ErrorCode.HeaderMismatch)
 
 // Over HTTP a tool with invalid x-mcp-header annotations cannot be called correctly, so the
 // specification has clients leave it out of the listing and say why.

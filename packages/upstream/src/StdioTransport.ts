@@ -237,8 +237,9 @@ export const openStdio = (
         const token = Waiting.requestProgressKey(req.params)
         if (token !== undefined) progress.delete(token)
         // Still pending when the caller stops listening: the caller gave up, so tell the
-        // server to stop too (stdio has no other cancellation signal).
-        if (!pending.delete(Waiting.idKey(req.id))) return Effect.void
+        // server to stop too (stdio has no other cancellation signal). Except initialize,
+        // which clients must not cancel.
+        if (!pending.delete(Waiting.idKey(req.id)) || req.method === "initialize") return Effect.void
         return send(
           JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" })
         ).pipe(Effect.ignore)

@@ -31,7 +31,7 @@ import type { Preference } from "../src/Preference.js"
 import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import type { Session } from "../src/Session.js"
-import { TransportClosed, type TransportError } from "../src/Transport.js"
+import { HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
 import {
   discoverResult,
   err,
@@ -97,14 +97,14 @@ const serve = (
 
 // --- harness
 
-const setup = (script: Script) => {
+const setup = (script: Script, wire: "stdio" | "streamable-http" = "stdio") => {
   const connections = new Map<number, FakeConnection>()
   const recorder: Recorder = { sent: [], opened: 0, connections }
   const layer = Pool.layer.pipe(
     Layer.provide(Prober.layer),
     Layer.provideMerge(EraCache.layerMemory),
     Layer.provide(Negotiator.layer),
-    Layer.provide(fakeTransport(script, recorder))
+    Layer.provide(fakeTransport(script, recorder, wire))
   )
   return { recorder, connections, layer }
 }
@@ -787,6 +787,59 @@ describe("Pool", () => {
         const stop = yield* next(events, "server.stop")
         assert.deepStrictEqual([stop.reason, stop.calls], ["stop", 1])
         assert.deepStrictEqual(yield* drained(events), [])
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.scoped("pool/events: a discover that answers after initialize settled the process tells server.era.stale then", () => {
+      const lateDiscover: Handshake = (req, n) =>
+        req.method === "server/discover"
+          ? Effect.zipRight(Effect.sleep("10 seconds"), dual(req, n))
+          : dual(req, n)
+      const { layer } = setup(serve(lateDiscover))
+      return Effect.gen(function*() {
+        const events = yield* subscribe
+        const server = serverOf("prefer-discover")
+        const fiber = yield* forkSleeping(call(server, modern()))
+        yield* TestClock.adjust("2 seconds")
+        const served = yield* Fiber.join(fiber)
+        assert.deepStrictEqual([served.era, served.eraSource], ["legacy", "probe"])
+        assert.strictEqual((yield* next(events, "server.start")).era, "legacy")
+        assert.deepStrictEqual(yield* drained(events), [])
+        yield* TestClock.adjust("8 seconds")
+        const stale = yield* next(events, "server.era.stale")
+        assert.deepStrictEqual(
+          [stale.cached, stale.cachedVersion, stale.cachedAt, stale.era, stale.negotiated],
+          ["legacy", "2025-11-25", 2_000, "modern", "2026-07-28"]
+        )
+        const cached = yield* Effect.flatMap(EraCache, (c) => c.get(server.definition))
+        assert.strictEqual(Option.getOrThrow(cached).era, "modern")
+        // The instance keeps serving legacy: initialize chose that for its process.
+        assert.strictEqual((yield* call(server, modern())).era, "legacy")
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.scoped("pool/era-change: a call refused as only a non-modern server refuses it is tried once more on a fresh probe, not again", () => {
+      // Discover keeps saying modern, and every call keeps getting a bare 404.
+      const refusing: Script = (req, n) =>
+        req.method === "tools/call" ? Effect.fail(new HTTPStatusError({ status: 404, body: "Not Found" })) : modernOnly(req, n)
+      const { layer, recorder } = setup(refusing, "streamable-http")
+      return Effect.gen(function*() {
+        const events = yield* subscribe
+        const e = yield* Effect.flip(call(serverOf("prefer-discover"), modern()))
+        assert.strictEqual(e._tag, "HTTPStatusError")
+        // (Each modern HTTP session lists the tools before its first call, for Mcp-Param-* headers.)
+        assert.deepStrictEqual(recorder.sent, [
+          "1:server/discover",
+          "1:tools/list",
+          "1:tools/call",
+          "2:server/discover",
+          "2:tools/list",
+          "2:tools/call"
+        ])
+        const stop = yield* next(events, "server.stop")
+        assert.strictEqual(stop.reason, "era-changed")
+        // Modern again: nothing was stale.
+        assert.deepStrictEqual((yield* drained(events)).filter((t) => t === "server.era.stale"), [])
       }).pipe(Effect.provide(layer))
     })
 

@@ -1,10 +1,12 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
+import { parseLog } from "@mcpx-fx/testing/era/MethodLog"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -84,6 +86,77 @@ describe("Prober over real stdio servers", () => {
       const cached = yield* Effect.flatMap(EraCache, (c) => c.get(def))
       assert.strictEqual(cached._tag === "Some" ? cached.value.era : "none", "modern")
     }).pipe(Effect.provide(proberWith(EraCache.layerMemory))))
+
+  it.live("upstream/era-probe/a-slow-dual-server-is-legacy-for-the-process-initialize-reached-and-modern-from-its-next-start", () =>
+    Effect.gen(function*() {
+      // Reads nothing for a second (npx fetching it): discover goes unanswered past the probe
+      // timeout, initialize follows, and the server then answers both, discover first.
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-eras-"))
+      const log = join(dir, "methods.log")
+      const def = server("dual", ["--start-delay", "1000", "--log", log])
+      const fileCache = () =>
+        EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
+      try {
+        const first = yield* Effect.scoped(
+          Effect.gen(function*() {
+            const started = yield* start(def, "prefer-discover", "300 millis")
+            const result = yield* started.session.request("tools/call", { name: "hello", arguments: {} })
+            // Whichever of its two answers the server sent first, the server ends up recorded
+            // modern: at once, or when its discover is read just after initialize's answer.
+            const now = yield* Effect.flatMap(EraCache, (c) => c.get(def))
+            if (Option.isSome(now) && now.value.era === "legacy") yield* started.lateEra.pipe(Effect.timeout("10 seconds"))
+            return {
+              report: started.report,
+              hello: JSON.stringify(result.content),
+              cached: yield* Effect.flatMap(EraCache, (c) => c.get(def))
+            }
+          })
+        ).pipe(Effect.provide(proberWith(fileCache())))
+        assert.strictEqual(first.report.era, "legacy")
+        assert.include(first.hello, "over legacy 2025-11-25")
+        assert.strictEqual(first.cached._tag === "Some" ? first.cached.value.era : "none", "modern")
+        const sent = parseLog(readFileSync(log, "utf8"))
+        assert.deepStrictEqual(sent.slice(0, 3).map((m) => m.method), ["server/discover", "initialize", "notifications/initialized"])
+        // Neither request was given up on while the process lived.
+        assert.isFalse(sent.some((m) => m.method === "notifications/cancelled"), JSON.stringify(sent))
+
+        // The next start tries the cached era: discover alone, waited for longer than probeTimeout.
+        const before = readFileSync(log, "utf8").length
+        const second = yield* Effect.scoped(startAndGreet(def, "prefer-discover", "300 millis")).pipe(
+          Effect.provide(proberWith(fileCache()))
+        )
+        assert.strictEqual(second.report.era, "modern")
+        assert.strictEqual(second.report.eraSource, "cache")
+        assert.include(second.hello, "over modern 2026-07-28")
+        const later = parseLog(readFileSync(log, "utf8").slice(before)).map((m) => m.method)
+        assert.deepStrictEqual(later.slice(0, 2), ["server/discover", "tools/call"])
+        assert.notInclude(later, "initialize")
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }))
+
+  it.live("upstream/era-cache/a-discover-silent-server-is-cached-legacy-and-its-second-start-sends-no-discover", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-eras-"))
+      const log = join(dir, "methods.log")
+      const def = server("legacy-silent", ["--log", log])
+      const fileCache = () =>
+        EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
+      try {
+        const first = yield* Effect.scoped(start(def, "prefer-discover", "300 millis")).pipe(Effect.provide(proberWith(fileCache())))
+        assert.strictEqual(first.report.era, "legacy")
+        const before = readFileSync(log, "utf8")
+        assert.include(before, "server/discover")
+        const second = yield* Effect.scoped(start(def, "prefer-discover", "300 millis")).pipe(Effect.provide(proberWith(fileCache())))
+        assert.strictEqual(second.report.eraSource, "cache")
+        // No probe timeout was waited out: the first step is initialize.
+        assert.isFalse(second.report.steps.some((s) => s.includes("no answer to discover")))
+        assert.notInclude(readFileSync(log, "utf8").slice(before.length), "server/discover")
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }))
 
   it.live("upstream/era-cache/persisted-across-two-starts-and-a-cached-legacy-server-gets-no-discover", () =>
     Effect.gen(function*() {

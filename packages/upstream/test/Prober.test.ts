@@ -23,7 +23,7 @@ const options = (preference: Preference, extra: Partial<ProbeOptions> = {}): Pro
 })
 
 const setup = (script: Script, wire: "stdio" | "streamable-http" = "stdio") => {
-  const recorder: Recorder = { sent: [], opened: 0 }
+  const recorder: Recorder = { sent: [], opened: 0, cancelled: [] }
   const layer = Prober.layer.pipe(
     Layer.provideMerge(EraCache.layerMemory),
     Layer.provide(Negotiator.layer),
@@ -105,16 +105,173 @@ describe("Prober", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("2026-07-28/era-probe/silent-legacy-server-settles-on-initialize-and-is-not-cached", () => {
+  it.effect("2026-07-28/era-probe/a-race-settled-by-initialize-alone-is-cached-legacy", () => {
     const silent: Script = (req) => (req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : Effect.never)
-    const { layer } = setup(silent)
+    const { recorder, layer } = setup(silent)
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(Effect.scoped(start("prefer-discover")))
       yield* TestClock.adjust("2 seconds")
       const { report } = yield* Fiber.join(fiber)
       assert.strictEqual(report.era, "legacy")
       const cached = yield* Effect.flatMap(EraCache, (c) => c.get(def))
-      assert.isTrue(Option.isNone(cached))
+      assert.strictEqual(Option.getOrThrow(cached).era, "legacy")
+      // The second start is a cache hit: initialize first, no discover, no wait.
+      recorder.sent.length = 0
+      const again = yield* Effect.scoped(start("prefer-discover"))
+      assert.strictEqual(again.report.eraSource, "cache")
+      assert.strictEqual(again.report.durationMs, 0)
+      assert.deepStrictEqual(recorder.sent, ["2:initialize", "2:notifications/initialized"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-probe/a-slow-dual-server-that-answers-both-is-legacy-for-its-process-and-cached-modern", () => {
+    // Reads nothing for 3.5 s (npx downloading it), then answers discover, then initialize.
+    const slowDual: Script = (req) =>
+      req.method === "server/discover"
+        ? Effect.zipRight(Effect.sleep("3500 millis"), ok(req, discoverResult(["2026-07-28"])))
+        : Effect.zipRight(Effect.sleep("1500 millis"), dual(req, 1))
+    const { recorder, layer } = setup(slowDual)
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork(start("prefer-discover"))
+      yield* TestClock.adjust("3500 millis")
+      const { report, session } = yield* Fiber.join(fiber)
+      assert.strictEqual(report.era, "legacy")
+      assert.strictEqual(session.era, "legacy")
+      assert.strictEqual(session.negotiated, "2025-11-25")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:initialize", "1:notifications/initialized"])
+      assert.deepStrictEqual(recorder.cancelled, [])
+      const cached = Option.getOrThrow(yield* Effect.flatMap(EraCache, (c) => c.get(def)))
+      assert.deepStrictEqual([cached.era, cached.version], ["modern", "2026-07-28"])
+      assert.isFalse(report.stale)
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-probe/a-discover-that-answers-after-initialize-won-records-the-server-modern", () => {
+    const lateDiscover: Script = (req) =>
+      req.method === "server/discover"
+        ? Effect.zipRight(Effect.sleep("10 seconds"), ok(req, discoverResult(["2026-07-28"])))
+        : dual(req, 1)
+    const { recorder, layer } = setup(lateDiscover)
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      const fiber = yield* Effect.fork(start("prefer-discover"))
+      yield* TestClock.adjust("2 seconds")
+      const { lateEra, report, session } = yield* Fiber.join(fiber)
+      assert.strictEqual(session.era, "legacy")
+      assert.strictEqual(Option.getOrThrow(yield* cache.get(def)).era, "legacy")
+      assert.isTrue(Option.isNone(yield* Effect.timeoutOption(lateEra, "0 millis")))
+      yield* TestClock.adjust("8 seconds")
+      const late = yield* lateEra
+      assert.deepStrictEqual([late.cached.era, late.found.era, late.found.version], ["legacy", "modern", "2026-07-28"])
+      assert.strictEqual(Option.getOrThrow(yield* cache.get(def)).era, "modern")
+      // The process stays what initialize made it, and the discover was never given up on.
+      assert.strictEqual(session.era, "legacy")
+      assert.strictEqual(report.era, "legacy")
+      assert.deepStrictEqual(recorder.cancelled, [])
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-probe/discover-answered-first-with-initialize-unanswered-is-modern-and-initialize-is-not-cancelled", () => {
+    const ignoresInitialize: Script = (req) =>
+      req.method === "server/discover"
+        ? Effect.zipRight(Effect.sleep("3 seconds"), ok(req, discoverResult(["2026-07-28"])))
+        : Effect.never
+    const { recorder, layer } = setup(ignoresInitialize)
+    return Effect.gen(function*() {
+      const fiber = yield* Effect.fork(start("prefer-discover"))
+      yield* TestClock.adjust("3 seconds")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+      yield* TestClock.adjust("2 seconds")
+      const { report } = yield* Fiber.join(fiber)
+      assert.strictEqual(report.era, "modern")
+      assert.deepStrictEqual(recorder.cancelled, [])
+      assert.isTrue(report.steps.some((s) => s.includes("left pending, not cancelled")))
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-cache/a-cached-modern-server-gets-discover-alone-within-the-longer-bound", () => {
+    const slowModern: Script = (req) =>
+      req.method === "server/discover"
+        ? Effect.zipRight(Effect.sleep("3500 millis"), ok(req, discoverResult(["2026-07-28"])))
+        : dual(req, 1)
+    const { recorder, layer } = setup(slowModern)
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(EraCache, (c) => c.set(def, { era: "modern", version: "2026-07-28" }))
+      const fiber = yield* Effect.fork(start("prefer-discover"))
+      yield* TestClock.adjust("3500 millis")
+      const { report, session } = yield* Fiber.join(fiber)
+      assert.strictEqual(session.era, "modern")
+      assert.strictEqual(report.eraSource, "cache")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover"])
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-cache/a-cached-modern-server-whose-discover-stays-silent-is-initialized-after-the-longer-bound", () => {
+    const silent: Script = (req) => (req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : Effect.never)
+    const { recorder, layer } = setup(silent)
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      yield* cache.set(def, { era: "modern", version: "2026-07-28" })
+      const fiber = yield* Effect.fork(start("prefer-discover"))
+      yield* TestClock.adjust("19999 millis")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover"])
+      yield* TestClock.adjust("1 millis")
+      const { report } = yield* Fiber.join(fiber)
+      assert.strictEqual(report.era, "legacy")
+      assert.isTrue(report.stale)
+      assert.strictEqual(Option.getOrThrow(yield* cache.get(def)).era, "legacy")
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  })
+
+  it.effect("2026-07-28/era-cache/the-longer-bound-can-be-set", () => {
+    const silent: Script = (req) => (req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : Effect.never)
+    const { recorder, layer } = setup(silent)
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(EraCache, (c) => c.set(def, { era: "modern", version: "2026-07-28" }))
+      const fiber = yield* Effect.fork(start("prefer-discover", { cachedProbeTimeout: "5 seconds" }))
+      yield* TestClock.adjust("4999 millis")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover"])
+      yield* TestClock.adjust("1 millis")
+      const { report } = yield* Fiber.join(fiber)
+      assert.strictEqual(report.era, "legacy")
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:initialize", "1:notifications/initialized"])
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-cache/a-cached-modern-server-that-refuses-discover-the-legacy-way-is-initialized-and-the-cache-rewritten", () => {
+    const { recorder, layer } = setup(legacyAnswering(ErrorCode.MethodNotFound))
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      yield* cache.set(def, { era: "modern", version: "2026-07-28" })
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.isTrue(report.stale)
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:initialize", "1:notifications/initialized"])
+      assert.strictEqual(Option.getOrThrow(yield* cache.get(def)).era, "legacy")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-cache/a-cached-modern-server-that-exits-on-discover-is-started-again-legacy-only", () => {
+    const exitsOnDiscover: Script = (req, opened) =>
+      opened === 1 ? Effect.fail(new TransportClosed({ reason: "exited", exitCode: 1 })) : legacyAnswering(-32601)(req, opened)
+    const { recorder, layer } = setup(exitsOnDiscover)
+    return Effect.gen(function*() {
+      const cache = yield* EraCache
+      yield* cache.set(def, { era: "modern", version: "2026-07-28" })
+      const { report } = yield* start("prefer-discover")
+      assert.strictEqual(report.era, "legacy")
+      assert.isTrue(report.stale)
+      assert.deepStrictEqual(recorder.sent, ["1:server/discover", "2:initialize", "2:notifications/initialized"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("2026-07-28/era-cache/prefer-initialize-with-a-cached-legacy-server-is-a-cache-hit", () => {
+    const { recorder, layer } = setup(dual)
+    return Effect.gen(function*() {
+      yield* Effect.flatMap(EraCache, (c) => c.set(def, { era: "legacy", version: "2025-11-25" }))
+      const { report } = yield* start("prefer-initialize")
+      assert.strictEqual(report.eraSource, "cache")
+      assert.deepStrictEqual(recorder.sent, ["1:initialize", "1:notifications/initialized"])
     }).pipe(Effect.provide(layer))
   })
 

@@ -149,6 +149,24 @@ describe("StdioTransport", () => {
       assert.include(methods, "notifications/cancelled")
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scopedLive("stdio/transport/cancel: an initialize given up on is not cancelled (clients must not cancel it)", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-stdio-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const log = join(dir, "methods.log")
+      // Reads nothing for a while, so the initialize is still unanswered when it is given up on.
+      const conn = yield* openStdio(eraServer("dual", ["--log", log, "--start-delay", "300"]))
+      const init = JsonRpc.request(1, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } })
+      const pending = yield* call(conn, init).pipe(Effect.fork)
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(pending)
+      // stdio is ordered: once this ping is answered, anything sent before it was read.
+      yield* call(conn, JsonRpc.request(2, "ping"))
+      const methods = readFileSync(log, "utf8")
+      assert.include(methods, "initialize")
+      assert.notInclude(methods, "notifications/cancelled")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scopedLive("stdio/transport/progress: progress for a request's token and log messages arrive on that request's stream", () =>
     Effect.gen(function*() {
       const conn = yield* openStdio(

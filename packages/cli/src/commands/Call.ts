@@ -86,7 +86,7 @@ const DaemonWaitMs = 30_000
 /** The daemon's `/v1/ask`, as the route a call follows. */
 const daemonRoute = (client: ViaDaemon.Client): Asking.Route<unknown> => ({
   keeps: true,
-  begin: (request) => client.ask.begin({ payload: { ...request, waitMs: DaemonWaitMs } }),
+  begin: (request) => client.ask.begin({ payload: { ...request, waitMs: DaemonWaitMs }, headers: {} }),
   poll: (id) => client.ask.poll({ path: { id }, urlParams: { waitMs: DaemonWaitMs } }),
   answer: (id, answers) => client.ask.answer({ path: { id }, payload: { answers, waitMs: DaemonWaitMs } }),
   abandon: (id) => Effect.ignore(client.ask.abandon({ path: { id } }))

@@ -1,12 +1,13 @@
 /**
  * `mcpx-fx protocol` and `mcpx-fx probe <namespace>`: which era each upstream speaks, how that was
- * decided, and — for probe — every step of deciding it again, ignoring the era cache. `protocol`
- * asks the running daemon when there is one; `probe` always runs in-process, since it starts a
- * fresh upstream on purpose.
+ * decided, and — for probe — every step of deciding it again, ignoring the era cache. Both ask the
+ * running daemon when there is one (a daemon's probe is a fresh start of its own, beside its pool,
+ * with its settings), and run in-process otherwise.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Api from "@mcpx-fx/gateway/Api"
+import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as GlobalOptions from "../GlobalOptions.js"
@@ -60,12 +61,19 @@ export const protocol = Command.make("protocol", { globals: GlobalOptions.option
 /** `mcpx-fx probe`. */
 export const probe = Command.make(
   "probe",
-  { globals: GlobalOptions.options, namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The server to probe.")) },
-  ({ globals, namespace }) =>
+  {
+    globals: GlobalOptions.options,
+    local: ViaDaemon.localOption,
+    namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The server to probe."))
+  },
+  ({ globals, local, namespace }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
-      const report = yield* withGateway(options, (gateway) => gateway.probe(namespace))
-      if (options.json) return yield* Output.json(report)
+      const report = yield* ViaDaemon.orInProcess(options, local, {
+        daemon: (client) => client.system.probe({ path: { server: namespace } }),
+        inProcess: withGateway(options, (gateway) => ApiHandlers.probeServer(gateway, namespace))
+      })
+      if (options.json) return yield* ViaDaemon.printJson(Api.ProbeResult, report)
       yield* Output.text(
         [
           `${report.server}: ${report.era} ${report.negotiated} over ${report.wire} (upstream.protocol=${report.preference}, ${report.durationMs}ms)`,
@@ -76,7 +84,8 @@ export const probe = Command.make(
 ).pipe(
   Command.withDescription(
     describe(
-      "Probe one server now, ignoring the era cache, and print what was sent and what each answer meant.",
+      "Probe one server now, ignoring the era cache, and print what was sent and what each answer meant. " +
+        ViaDaemon.helpNote,
       "mcpx-fx probe github"
     )
   )

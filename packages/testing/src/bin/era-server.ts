@@ -5,7 +5,11 @@
  * deprecated HTTP+SSE transport). stdio by default, `--http` for Streamable HTTP on 127.0.0.1.
  *
  * Options: --mode <mode>  --http  --port <n>  --versions a,b  --log <file>
- *          --discover-delay <ms>  --reply json|sse|auto
+ *          --discover-delay <ms>  --reply json|sse|auto  --list-changed
+ *          --start-delay <ms>   (stdio: read nothing for that long, as a server npx is fetching)
+ *          --header-tools [name] (list `weather`, whose region is mirrored in Mcp-Param-<name>;
+ *                                 strict over modern HTTP: a missing or wrong header is -32020)
+ * Over HTTP, `POST /control` with {"mode": …} or {"headerName": …} changes the running server.
  */
 import * as Context from "../era/Context.js"
 import * as Http from "../era/Http.js"

@@ -9,16 +9,26 @@ import type { Options } from "./Options.js"
 import type { JsonObject } from "./Wire.js"
 
 export interface Context {
+  /** The options as they stand now: an HTTP run can change its mode while it runs (`POST /control`). */
   readonly options: Options
   readonly log: MethodLog.MethodLog
   readonly secret: Buffer
+  readonly reconfigure: (change: (options: Options) => Options) => void
 }
 
-export const make = (options: Options): Context => ({
-  options,
-  log: MethodLog.make(options.log),
-  secret: randomBytes(32)
-})
+export const make = (initial: Options): Context => {
+  let options = initial
+  return {
+    get options() {
+      return options
+    },
+    log: MethodLog.make(initial.log),
+    secret: randomBytes(32),
+    reconfigure: (change) => {
+      options = change(options)
+    }
+  }
+}
 
 /** Which era and revision served a request: tools report it so a test can see the path taken. */
 export interface Served {

@@ -12,9 +12,9 @@ import * as HttpLegacy from "./HttpLegacy.js"
 import * as HttpModern from "./HttpModern.js"
 import * as HttpSse from "./HttpSse.js"
 import * as Modern from "./Modern.js"
-import { servesModern } from "./Options.js"
+import { type Mode, Modes, servesModern, withMode } from "./Options.js"
 import * as Io from "./HttpIo.js"
-import { decode, failure, type JsonObject } from "./Wire.js"
+import { decode, failure, isObject, type JsonObject } from "./Wire.js"
 
 /** Whether a POST belongs to the modern era: by `_meta`, or by a header naming a modern revision. */
 const isModernPost = (ctx: Context, http: IncomingMessage, method: string, params: JsonObject | undefined): boolean => {
@@ -54,8 +54,36 @@ const post = async (ctx: Context, sessions: HttpLegacy.Sessions, http: IncomingM
   }
 }
 
+/**
+ * `POST /control` with `{"mode": "<mode>"}` and/or `{"headerName": "<name>"}`: the same server
+ * starts behaving in another mode, or mirrors the header tool's argument under another name, as
+ * a server that was upgraded (or downgraded) behind a URL does. Legacy sessions already open stay.
+ */
+const control = async (ctx: Context, http: IncomingMessage, res: ServerResponse): Promise<void> => {
+  let body: unknown
+  try {
+    body = JSON.parse(await Io.readBody(http))
+  } catch {
+    return Io.plain(res, 400, "a JSON object is expected")
+  }
+  if (!isObject(body)) return Io.plain(res, 400, "a JSON object is expected")
+  const mode = body["mode"]
+  const headerName = body["headerName"]
+  if (mode !== undefined && (typeof mode !== "string" || !(Modes as ReadonlyArray<string>).includes(mode) || mode === "legacy-sse")) {
+    return Io.plain(res, 400, `mode must be one of ${Modes.filter((m) => m !== "legacy-sse").join(", ")}`)
+  }
+  if (headerName !== undefined && typeof headerName !== "string") return Io.plain(res, 400, "headerName must be a string")
+  ctx.reconfigure((o) => {
+    const moved = mode === undefined ? o : withMode(o, mode as Mode)
+    return headerName === undefined ? moved : { ...moved, headerName }
+  })
+  debug(`now in mode ${ctx.options.mode}${ctx.options.headerName === undefined ? "" : `, header ${ctx.options.headerName}`}`)
+  Io.json(res, 200, { mode: ctx.options.mode, headerName: ctx.options.headerName ?? null })
+}
+
 const route = async (ctx: Context, state: State, http: IncomingMessage, res: ServerResponse): Promise<void> => {
   const url = new URL(http.url ?? "/", "http://127.0.0.1")
+  if (url.pathname === "/control" && http.method === "POST") return control(ctx, http, res)
   if (ctx.options.mode === "legacy-sse") return HttpSse.route(ctx, state.streams, http, res, url)
   if (url.pathname !== "/mcp") return Io.plain(res, 404, "Not Found")
   const modernOnly = ctx.options.mode === "modern-only"

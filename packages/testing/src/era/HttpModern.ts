@@ -8,6 +8,7 @@ import { debug, type Context } from "./Context.js"
 import * as Modern from "./Modern.js"
 import * as Io from "./HttpIo.js"
 import * as Sse from "./Sse.js"
+import * as Tools from "./Tools.js"
 import { failure, frame, type Failure, type Request, type Response } from "./Wire.js"
 
 const Sentinel = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/
@@ -40,6 +41,24 @@ export const checkHeaders = (http: IncomingMessage, req: Request): Failure | und
   return undefined
 }
 
+/**
+ * `--header-tools`: a call of the header tool must mirror its region in `Mcp-Param-<name>` (the
+ * specification's rule for an annotated argument with a value), else -32020.
+ */
+export const checkParamHeaders = (ctx: Context, http: IncomingMessage, req: Request): Failure | undefined => {
+  const name = ctx.options.headerName
+  if (name === undefined || req.method !== "tools/call" || req.params?.["name"] !== Tools.HeaderTool) return undefined
+  const args = req.params["arguments"]
+  const region = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>)["region"] : undefined
+  const raw = Io.header(http, `mcp-param-${name.toLowerCase()}`)
+  if (region === undefined || region === null) {
+    return raw === undefined ? undefined : mismatch(req, `Mcp-Param-${name} is present but arguments.region is not`)
+  }
+  if (raw === undefined) return mismatch(req, `Mcp-Param-${name} header is required (arguments.region has a value)`)
+  if (decodeName(raw) !== String(region)) return mismatch(req, `Mcp-Param-${name} disagrees with arguments.region`)
+  return undefined
+}
+
 const prefersStream = (ctx: Context, req: Request): boolean =>
   ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call")
 
@@ -63,7 +82,7 @@ export const post = async (ctx: Context, http: IncomingMessage, res: ServerRespo
   if (ctx.options.mode === "modern-only" && req.method === "initialize" && Modern.metaOf(req.params) === undefined) {
     return send(ctx, res, req, Modern.refuseInitialize(ctx, req))
   }
-  const bad = checkHeaders(http, req)
+  const bad = checkHeaders(http, req) ?? checkParamHeaders(ctx, http, req)
   if (bad !== undefined) return send(ctx, res, req, bad)
   const meta = Modern.validate(ctx, req)
   if (Modern.isFailure(meta)) return send(ctx, res, req, meta)

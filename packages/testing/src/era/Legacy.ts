@@ -149,7 +149,7 @@ export const handle = async (
     case "logging/setLevel":
       return success(req.id, {})
     case "tools/list":
-      return success(req.id, { tools: Tools.tools })
+      return success(req.id, { tools: Tools.toolsOf(ctx) })
     case "resources/list":
       return success(req.id, { resources: Tools.resources })
     case "resources/read": {

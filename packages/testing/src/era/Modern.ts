@@ -219,7 +219,7 @@ export const handle = async (
     case "subscriptions/listen":
       return listen(req, write, signal)
     case "tools/list":
-      return success(req.id, dress(ctx, { tools: Tools.tools }, true))
+      return success(req.id, dress(ctx, { tools: Tools.toolsOf(ctx) }, true))
     case "resources/list":
       return success(req.id, dress(ctx, { resources: Tools.resources }, true))
     case "resources/read": {

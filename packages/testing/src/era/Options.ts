@@ -34,6 +34,16 @@ export interface Options {
   readonly modernVersions: ReadonlyArray<string>
   /** `--list-changed`: declare tools `listChanged` and resources `subscribe` (both eras). */
   readonly listChanged?: boolean
+  /** `--start-delay <ms>` (stdio): read nothing for this long, as a server npx is still fetching. */
+  readonly startDelayMs?: number
+  /**
+   * `--header-tools [name]`: list the `weather` tool, whose `region` argument is annotated
+   * `x-mcp-header: <name>` (default Region), and refuse a modern HTTP call of it with -32020 when
+   * `Mcp-Param-<name>` is missing or does not match.
+   */
+  readonly headerName?: string
+  /** Every version the run serves, both eras, oldest first (what a mode change picks from). */
+  readonly versions: ReadonlyArray<string>
 }
 
 /** Whether a mode serves `initialize` sessions. */
@@ -57,6 +67,8 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
   let discoverDelayMs = 3000
   let versions: ReadonlyArray<string> | undefined
   let listChanged = false
+  let startDelayMs = 0
+  let headerName: string | undefined
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined) throw new UsageError(`${flag} needs a value`)
@@ -99,6 +111,17 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
       case "--list-changed":
         listChanged = true
         break
+      case "--start-delay":
+        startDelayMs = integer(value(i++, flag), flag)
+        break
+      case "--header-tools": {
+        // The header's name is optional: the next word, unless it is the next flag.
+        const next = argv[i + 1]
+        const named = next !== undefined && !next.startsWith("--")
+        headerName = named ? next : "Region"
+        if (named) i++
+        break
+      }
       case "--versions":
         versions = value(i++, flag).split(",").map((v) => v.trim()).filter((v) => v.length > 0)
         break
@@ -108,15 +131,26 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
   }
   if (mode === "legacy-sse" && !http) throw new UsageError("--mode legacy-sse needs --http")
   const chosen = [...(versions ?? Revision.AllRevisions)].sort(Revision.compare)
-  return {
+  return withMode({
     mode,
     http,
     reply,
     port,
     log,
     discoverDelayMs,
-    legacyVersions: servesLegacy(mode) ? chosen.filter((v) => !isModernDate(v)) : [],
-    modernVersions: servesModern(mode) ? chosen.filter(isModernDate) : [],
-    listChanged
-  }
+    legacyVersions: [],
+    modernVersions: [],
+    listChanged,
+    startDelayMs,
+    ...(headerName !== undefined ? { headerName } : {}),
+    versions: chosen
+  }, mode)
 }
+
+/** The same run in another mode: the versions it serves follow the mode. */
+export const withMode = (options: Options, mode: Mode): Options => ({
+  ...options,
+  mode,
+  legacyVersions: servesLegacy(mode) ? options.versions.filter((v) => !isModernDate(v)) : [],
+  modernVersions: servesModern(mode) ? options.versions.filter(isModernDate) : []
+})

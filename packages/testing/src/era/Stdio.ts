@@ -20,12 +20,19 @@ export const run = (ctx: Context): void => {
   if (ctx.options.mode === "legacy-banner") process.stdout.write(banner.map((l) => `${l}\n`).join(""))
   const write = (m: Message) => process.stdout.write(`${frame(m)}\n`)
   const connection = Connection.make(ctx, write, (code) => process.exit(code))
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
-  lines.on("line", (line) => {
-    if (line.trim().length > 0) connection.receive(decode(line))
-  })
-  lines.on("close", () => {
-    connection.close()
-    exit(0)
-  })
+  // Until stdin is read, what the client writes waits in the pipe, as it does for a server that
+  // npx is still fetching; then it is all read, in order.
+  const read = () => {
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
+    lines.on("line", (line) => {
+      if (line.trim().length > 0) connection.receive(decode(line))
+    })
+    lines.on("close", () => {
+      connection.close()
+      exit(0)
+    })
+  }
+  const delay = ctx.options.startDelayMs ?? 0
+  if (delay > 0) setTimeout(read, delay)
+  else read()
 }

@@ -60,6 +60,19 @@ export const tools: ReadonlyArray<JsonObject> = [
   }
 ]
 
+/** `--header-tools`: the tool whose `region` argument is mirrored into `Mcp-Param-<headerName>`. */
+export const HeaderTool = "weather"
+
+const headerTool = (headerName: string): JsonObject => ({
+  name: HeaderTool,
+  description: `Says the weather for a region; over modern HTTP the region travels in Mcp-Param-${headerName} too.`,
+  inputSchema: object({ region: { type: "string", "x-mcp-header": headerName }, days: { type: "integer" } }, ["region"])
+})
+
+/** What this run lists: the fixed tools, and the header tool under `--header-tools`. */
+export const toolsOf = (ctx: Context): ReadonlyArray<JsonObject> =>
+  ctx.options.headerName === undefined ? tools : [...tools, headerTool(ctx.options.headerName)]
+
 export const ReadmeUri = "era://readme"
 
 export const resources: ReadonlyArray<JsonObject> = [
@@ -118,6 +131,9 @@ export const call = async (ctx: Context, c: Call): Promise<Outcome> => {
     }
     case "boom":
       return text("boom: this tool always fails", true)
+    case HeaderTool:
+      if (ctx.options.headerName === undefined) return error(ErrorCode.InvalidParams, `unknown tool: ${c.name}`)
+      return text(`weather for ${String(c.args["region"])} over ${era} ${version}`)
     case "ask_name":
       return AskName.run(ctx, c.asking, c.signal)
     case "structured": {

@@ -33,6 +33,8 @@ export interface Recorder {
   opened: number
   /** When present, the fake adds a handle for every connection it opens, by number. */
   readonly connections?: Map<number, FakeConnection>
+  /** When present, requests given up on before their answer (interrupted), as `n:method`. */
+  readonly cancelled?: Array<string>
 }
 
 export const ok = (req: JsonRpc.Request, result: Record<string, unknown>): Effect.Effect<JsonRpc.Response> =>
@@ -94,7 +96,9 @@ export const fakeTransport = (script: Script, recorder: Recorder, wire: Connecti
         const request: Connection["request"] = (req) => {
           recorder.sent.push(`${n}:${req.method}`)
           return Stream.fromEffect(
-            Effect.map(orClosed(script(req, n)), (message) => ({ message, raw: message as unknown as Record<string, unknown> }))
+            Effect.map(orClosed(script(req, n)), (message) => ({ message, raw: message as unknown as Record<string, unknown> })).pipe(
+              Effect.onInterrupt(() => Effect.sync(() => void recorder.cancelled?.push(`${n}:${req.method}`)))
+            )
           )
         }
         const conn: Connection = {

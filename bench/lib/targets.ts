@@ -228,11 +228,15 @@ export const writeConfig = (dir: string, paths: Paths, names: ReadonlyArray<stri
 }
 
 /** The mcpx-fx daemon on a config of `servers` (default one, `bench`), in a state directory of its own. */
-export const startMcpxFx = async (paths: Paths, servers: ReadonlyArray<string> = ["bench"]): Promise<Target & { readonly dir: string }> => {
+export const startMcpxFx = async (
+  paths: Paths,
+  servers: ReadonlyArray<string> = ["bench"],
+  nodeFlags: ReadonlyArray<string> = []
+): Promise<Target & { readonly dir: string }> => {
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-"))
   const config = writeConfig(dir, paths, servers)
   const { child, stderrTail } = spawnGateway(
-    [paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"],
+    [...nodeFlags, paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"],
     { MCPX_STATE_DIR: join(dir, "state") }
   )
   const info = await firstLine(child, "the mcpx-fx daemon").catch((e: unknown) => {

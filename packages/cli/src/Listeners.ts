@@ -7,6 +7,10 @@
  * busy waits in the kernel's queue instead of being dropped or reset; accepting stays cheap (no
  * work per connection before its first request).
  *
+ * `/mcp` on either listener runs on a thin node:http adapter (NodeHttpApp): it carries every tool
+ * call, and the platform's handler (a span, a scope and middleware per request) cost more than the
+ * call. Everything else stays on the platform's handler.
+ *
  * Node's `server.close()` waits for every open connection, and an SSE stream (a legacy GET, a long
  * call) may never end on its own; so shutdown is staged: stop accepting, give requests in flight
  * the grace period, then close whatever is still open (which interrupts those request fibers, so
@@ -18,11 +22,10 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import * as Fs from "node:fs"
+import * as NodeHttpApp from "./NodeHttpApp.js"
 
 /** A listener could not be opened (port taken, socket path unusable). */
 export class ListenError extends Data.TaggedError("ListenError")<{ readonly where: string; readonly cause: unknown }> {
@@ -40,11 +43,42 @@ export class ListenError extends Data.TaggedError("ListenError")<{ readonly wher
 export const Backlog = 4096
 
 /** The apps the two listeners serve. */
-export interface Apps<E, R> {
+export interface Apps<E, R, MR> {
   /** For TCP, which browsers and other machines can reach. */
   readonly tcp: HttpApp.Default<E, R>
   /** For the owner-only unix socket. */
   readonly socket: HttpApp.Default<E, R>
+  /** `/mcp` on each listener, served through the thin adapter. */
+  readonly mcp: { readonly tcp: HttpApp.Default<never, MR>; readonly socket: HttpApp.Default<never, MR> }
+}
+
+/** Requests in flight, counted without an Effect per request, and a wait for there to be none. */
+const makeInFlight = () => {
+  let count = 0
+  const waiting = new Set<() => void>()
+  return {
+    enter: () => {
+      count++
+    },
+    leave: () => {
+      if (--count > 0) return
+      for (const wake of waiting) wake()
+      waiting.clear()
+    },
+    idle: Effect.async<void>((resume) => {
+      if (count === 0) return resume(Effect.void)
+      const wake = () => resume(Effect.void)
+      waiting.add(wake)
+      return Effect.sync(() => void waiting.delete(wake))
+    })
+  }
+}
+
+const isMcpPath = (url: string | undefined): boolean => {
+  if (url === undefined) return false
+  const end = url.indexOf("?")
+  const path = end < 0 ? url : url.slice(0, end)
+  return path === "/mcp" || path === "/mcp/"
 }
 
 /** Where the listeners ended up. */
@@ -82,16 +116,16 @@ const notReady: Http.RequestListener = (_request, response) => {
  * where they ended up, until the scope closes; at close, requests in flight get `grace` before
  * their connections are cut.
  */
-export const serve = <E, R, BE, BR>(
-  build: (listening: Listening) => Effect.Effect<Apps<E, R>, BE, BR>,
+export const serve = <E, R, MR, BE, BR>(
+  build: (listening: Listening) => Effect.Effect<Apps<E, R, MR>, BE, BR>,
   options: { readonly host: string; readonly port: number; readonly socket: string; readonly grace: Duration.DurationInput }
 ): Effect.Effect<
   Listening,
   ListenError | BE,
-  Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>
+  Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope> | Exclude<MR, HttpServerRequest.HttpServerRequest>
 > =>
   Effect.gen(function*() {
-    const inFlight = yield* SubscriptionRef.make(0)
+    const inFlight = makeInFlight()
     let tcpHandler: Http.RequestListener = notReady
     let socketHandler: Http.RequestListener = notReady
     const tcp = Http.createServer((request, response) => tcpHandler(request, response))
@@ -102,8 +136,7 @@ export const serve = <E, R, BE, BR>(
       Effect.gen(function*() {
         const closing = Effect.all([close(tcp), close(unix)], { concurrency: 2 })
         const closer = yield* Effect.fork(closing)
-        const idle = inFlight.changes.pipe(Stream.filter((n) => n === 0), Stream.take(1), Stream.runDrain)
-        yield* Effect.timeout(idle, Duration.decode(options.grace)).pipe(Effect.ignore)
+        yield* Effect.timeout(inFlight.idle, Duration.decode(options.grace)).pipe(Effect.ignore)
         tcp.closeAllConnections()
         unix.closeAllConnections()
         yield* closer.await
@@ -124,11 +157,21 @@ export const serve = <E, R, BE, BR>(
     const apps = yield* build(listening)
     const counted = (app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
       Effect.acquireUseRelease(
-        SubscriptionRef.update(inFlight, (n) => n + 1),
+        Effect.sync(inFlight.enter),
         () => app,
-        () => SubscriptionRef.update(inFlight, (n) => n - 1)
+        () => Effect.sync(inFlight.leave)
       )
-    tcpHandler = yield* NodeHttpServer.makeHandler<R, E>(counted(apps.tcp))
-    socketHandler = yield* NodeHttpServer.makeHandler<R, E>(counted(apps.socket))
+    const runtime = yield* Effect.runtime<Exclude<MR, HttpServerRequest.HttpServerRequest>>()
+    const hooks = { onStart: inFlight.enter, onEnd: inFlight.leave }
+    const routed = (mcp: Http.RequestListener, other: Http.RequestListener): Http.RequestListener => (request, response) =>
+      isMcpPath(request.url) ? mcp(request, response) : other(request, response)
+    tcpHandler = routed(
+      NodeHttpApp.makeHandler(apps.mcp.tcp, runtime, hooks),
+      yield* NodeHttpServer.makeHandler<R, E>(counted(apps.tcp))
+    )
+    socketHandler = routed(
+      NodeHttpApp.makeHandler(apps.mcp.socket, runtime, hooks),
+      yield* NodeHttpServer.makeHandler<R, E>(counted(apps.socket))
+    )
     return listening
   })

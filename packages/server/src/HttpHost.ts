@@ -33,7 +33,6 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -48,6 +47,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Wire from "./internal/HttpWire.js"
+import { firstOf, Spoken } from "./internal/FirstOf.js"
 import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
@@ -205,53 +205,70 @@ const make = (options: HttpHostOptions) =>
      * Runs a modern request. Its reply is one JSON response (status `modernStatus` of it) unless
      * something must be said before it — progress, a log message, a listen's acknowledgement and
      * notifications — and the client takes an event stream: then the POST becomes that stream, the
-     * response last. The request runs in a scope the reply owns, so a client that goes away, before
-     * or during the stream, interrupts it and with it the upstream call.
+     * response last. A client that goes away, before or during the stream, interrupts the request
+     * and with it the upstream call.
+     *
+     * A client that takes no event stream cannot be told anything first, so its request runs in
+     * the request's own fiber. Otherwise it runs in a fiber of its own, which the POST waits on
+     * until it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
      */
-    const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) =>
-      Effect.gen(function*() {
+    const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) => {
+      const answer = (response: JsonRpc.Response | undefined) =>
+        response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+      if (!accept.eventStream) return Effect.map(server.handle(message, { connection: modernConnection }), answer)
+      return Effect.gen(function*() {
         const outbound = yield* Mailbox.make<JsonRpc.Message>()
-        const spoke = yield* Deferred.make<void>()
-        let open = accept.eventStream
+        const spoken = new Spoken()
+        // Whether the POST can still become a stream: not once a JSON reply has been chosen.
+        let open = true
         const send = (m: JsonRpc.Message) =>
-          Effect.suspend(() => (open ? Effect.zipRight(outbound.offer(m), Deferred.succeed(spoke, undefined)) : Effect.void))
-        const exchange = yield* Scope.make()
+          Effect.sync(() => {
+            if (!open) return
+            outbound.unsafeOffer(m)
+            spoken.raise()
+          })
+        const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
+        const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
+        const context: RequestContext = {
+          connection: modernConnection,
+          notify: send,
+          subscriptions: watches === undefined ? { notify: send } : { notify: send, watches }
+        }
+        const handled = server.handle(message, context).pipe(
+          // The response itself goes on the stream only once one is open; it is not a reason to open one.
+          Effect.tap((response) => (response === undefined || !spoken.raised ? Effect.void : outbound.offer(response))),
+          Effect.ensuring(outbound.end)
+        )
+        const fiber = yield* (exchange === undefined ? Effect.forkDaemon(handled) : Effect.forkIn(handled, exchange))
         let handedOver = false
-        const release = Effect.suspend(() => (handedOver ? Effect.void : Scope.close(exchange, Exit.void)))
+        let finished = false
+        // Until the stream owns it, leaving this request (done, or interrupted) ends the call.
+        const release = Effect.suspend(() =>
+          handedOver
+            ? Effect.void
+            : exchange !== undefined
+            ? Scope.close(exchange, Exit.void)
+            : finished
+            ? Effect.void
+            : Fiber.interrupt(fiber)
+        )
         return yield* Effect.gen(function*() {
-          const watches = yield* Scope.extend(Subscriptions.makeWatches, exchange)
-          const context: RequestContext = {
-            connection: modernConnection,
-            ...(accept.eventStream ? { notify: (n) => Effect.asVoid(send(n)), subscriptions: { notify: (n) => Effect.asVoid(send(n)), watches } } : {})
-          }
-          const fiber = yield* Effect.forkIn(
-            server.handle(message, context).pipe(
-              // The response itself goes on the stream only once one is open; it is not a reason to open one.
-              Effect.tap((response) => (response === undefined || !open ? Effect.void : outbound.offer(response))),
-              Effect.ensuring(outbound.end)
-            ),
-            exchange
-          )
-          const first = yield* Effect.raceFirst(
-            Effect.map(Fiber.await(fiber), (exit) => ({ done: true as const, exit })),
-            Effect.as(Deferred.await(spoke), { done: false as const, exit: undefined })
-          )
-          if (first.done) {
+          const exits = yield* firstOf([fiber], spoken)
+          if (exits !== undefined) {
             open = false
-            const response = Exit.isSuccess(first.exit) ? first.exit.value : undefined
-            return response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+            finished = true
+            const [exit] = exits
+            return answer(exit !== undefined && Exit.isSuccess(exit) ? exit.value : undefined)
           }
           handedOver = true
-          return Wire.eventStream(
-            withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(
-              Stream.ensuring(Effect.suspend(() => {
-                open = false
-                return Scope.close(exchange, Exit.void)
-              }))
-            )
-          )
+          const end = Effect.suspend(() => {
+            open = false
+            return exchange === undefined ? Fiber.interrupt(fiber) : Scope.close(exchange, Exit.void)
+          })
+          return Wire.eventStream(withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(Stream.ensuring(end)))
         }).pipe(Effect.ensuring(release))
       })
+    }
 
     // ---- legacy
 
@@ -281,14 +298,17 @@ const make = (options: HttpHostOptions) =>
     ) =>
       Effect.gen(function*() {
         const outbound = yield* Mailbox.make<JsonRpc.Message>()
-        const asked = yield* Deferred.make<void>()
+        const asked = new Spoken()
         // Whether anyone can still see this POST's stream: not once the reply is written, the
         // stream closed, or the handler was interrupted before it had a stream.
         let open = true
         const send = (m: JsonRpc.Message) =>
-          Effect.suspend(() =>
-            open ? Effect.as(Effect.zipRight(outbound.offer(m), Deferred.succeed(asked, undefined)), true) : Effect.succeed(false)
-          )
+          Effect.sync(() => {
+            if (!open) return false
+            outbound.unsafeOffer(m)
+            asked.raise()
+            return true
+          })
         const shut = Effect.sync(() => {
           open = false
         })
@@ -307,7 +327,7 @@ const make = (options: HttpHostOptions) =>
 
         return yield* Effect.gen(function*() {
           const errors: Array<JsonRpc.Response> = [...answered]
-          const fibers: Array<Fiber.Fiber<JsonRpc.Response | undefined>> = []
+          const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
           // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
           const slots = batch ? yield* Effect.makeSemaphore(BatchConcurrency) : undefined
           const run = (r: JsonRpc.Request) => (slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
@@ -323,12 +343,9 @@ const make = (options: HttpHostOptions) =>
           }
           const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
             exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
-          const finished = yield* Effect.raceFirst(
-            Effect.map(Effect.forEach(fibers, Fiber.await), (exits) => ({ done: true as const, exits })),
-            Effect.as(Deferred.await(asked), { done: false as const, exits: [] })
-          )
-          if (finished.done) {
-            const all = [...errors, ...replies(finished.exits)]
+          const exits = yield* firstOf(fibers, asked)
+          if (exits !== undefined) {
+            const all = [...errors, ...replies(exits)]
             const [first] = all
             if (first === undefined) return withheld()
             return reply(200, batch ? all : first, accept)

@@ -554,13 +554,13 @@ const make = (options: ServerOptions) =>
           const o = errorObject(e, era)
           return Effect.succeed(JsonRpc.failure(request.id, o.code, o.message, o.data))
         }),
+        // No span: this runs for every message, and a span per call cost more than the routing.
         Effect.catchAllDefect((defect) =>
           Effect.as(
             Effect.logError("request failed unexpectedly", defect),
             JsonRpc.failure(request.id, ErrorCode.InternalError, "Internal error")
           )
-        ),
-        Effect.withSpan("Server.handle", { attributes: { "mcp.method": request.method, "mcp.era": era } })
+        )
       )
     }
 

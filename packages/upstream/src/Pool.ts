@@ -48,6 +48,7 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { type Abort, abortable } from "./Abortable.js"
 import { canonicalJson } from "./internal/canonicalJson.js"
 import type { Preference } from "./Preference.js"
 import { type ProbeOptions, type ProbeReport, Prober, type Started } from "./Prober.js"
@@ -348,6 +349,15 @@ export interface RestartResult {
   readonly failed: ReadonlyArray<{ readonly lane: Lane; readonly key: string; readonly error: PoolError }>
 }
 
+/** How a call through `withSession` may be cut short besides its instance going away. */
+export interface WithSessionOptions<E2> {
+  /**
+   * Called as the call begins with a way to end it at once with an error (a deadline, say);
+   * answers how to let go of it, called when the call ends.
+   */
+  readonly cutShort?: (abort: Abort<E2>) => () => void
+}
+
 // ---------------------------------------------------------------------------------------------
 // The service
 
@@ -358,11 +368,12 @@ export class Pool extends Context.Tag("@mcpx-fx/upstream/Pool")<Pool, {
    * (also on interruption, which does not close the instance). Fails with a PoolError when no
    * session can be had, or when the upstream crashes or is stopped during the call.
    */
-  readonly withSession: <A, E, R>(
+  readonly withSession: <A, E, R, E2 = never>(
     server: PoolServer,
     caller: Caller,
-    use: (session: Session) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | PoolError, R>
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    options?: WithSessionOptions<E2>
+  ) => Effect.Effect<A, E | E2 | PoolError, R>
   /** Every server's instances, lanes and cooldowns, by server name. */
   readonly snapshot: Effect.Effect<ReadonlyArray<PoolStatus>>
   /** The last report of a server's own session (`mcpx-fx protocol`). */
@@ -416,8 +427,10 @@ interface Instance {
   readonly key: Key
   /** Fails with the PoolError every caller of this instance gets when no session comes of it. */
   readonly ready: Deferred.Deferred<Started, PoolError>
-  /** Completed when calls in flight must end: a crash, or a deliberate stop. */
-  readonly gone: Deferred.Deferred<never, PoolError>
+  /** Set when calls in flight must end (a crash, or a deliberate stop), with what they end with. */
+  gone: PoolError | undefined
+  /** The calls using the session now, each ended at once when the instance is gone. */
+  readonly users: Set<Abort<PoolError>>
   readonly stopped: Deferred.Deferred<void>
   /** Completed when the instance is given its permit, which is its scope. */
   readonly permitted: Deferred.Deferred<void>
@@ -622,11 +635,21 @@ const make = Effect.gen(function*() {
       return pool
     })
 
+  // A caller hands over the same PoolServer call after call until something about it changes.
+  const resolved = new WeakMap<PoolServer, { readonly settings: Settings; readonly fingerprint: string }>()
+  const resolve = (server: PoolServer) => {
+    const known = resolved.get(server)
+    if (known !== undefined) return known
+    const settings = resolveSettings(server.settings)
+    const r = { settings, fingerprint: fingerprintOf(server, settings) }
+    resolved.set(server, r)
+    return r
+  }
+
   const poolFor = (server: PoolServer): Effect.Effect<ServerPool> =>
     Effect.suspend(() => {
       const name = server.definition.name
-      const settings = resolveSettings(server.settings)
-      const fingerprint = fingerprintOf(server, settings)
+      const { fingerprint, settings } = resolve(server)
       const found = pools.get(name)
       if (found !== undefined && found.fingerprint === fingerprint) return Effect.succeed(found)
       return registry.withPermits(1)(
@@ -658,13 +681,23 @@ const make = Effect.gen(function*() {
     return true
   }
 
+  /** Ends the instance's calls in flight with `error`; only the first reason counts. */
+  const goneWith = (inst: Instance, error: PoolError) =>
+    Effect.sync(() => {
+      if (inst.gone !== undefined) return
+      inst.gone = error
+      const users = [...inst.users]
+      inst.users.clear()
+      for (const abort of users) abort(error)
+    })
+
   /** Closes a marked instance in the background; `inst.stopped` completes when it is gone. */
   const spawnCloser = (pool: ServerPool, lane: LaneState, inst: Instance) =>
     FiberSet.run(
       housekeeping,
       Effect.gen(function*() {
         const reason = inst.retiring ?? "stop"
-        yield* Deferred.fail(inst.gone, stoppedError(pool, lane, `reason: ${reason}`))
+        yield* goneWith(inst, stoppedError(pool, lane, `reason: ${reason}`))
         yield* FiberMap.remove(lane.reapers, inst.id)
         if (inst.starting !== undefined) yield* Fiber.interrupt(inst.starting)
         if (inst.scope !== undefined) yield* Scope.close(inst.scope, Exit.void)
@@ -739,7 +772,7 @@ const make = Effect.gen(function*() {
         return markRetiring(lane, inst, "crash")
       })
       if (!first) return inst.crash ?? stoppedError(pool, lane, `reason: ${inst.retiring ?? "stop"}`)
-      yield* Deferred.fail(inst.gone, error)
+      yield* goneWith(inst, error)
       yield* Effect.logWarning(error.message)
       yield* publish({
         type: "server.crash",
@@ -1028,7 +1061,8 @@ const make = Effect.gen(function*() {
           id: `${pool.name}#${++instanceSeq}`,
           key,
           ready: Deferred.unsafeMake(fiberId),
-          gone: Deferred.unsafeMake(fiberId),
+          gone: undefined,
+          users: new Set(),
           stopped: Deferred.unsafeMake(fiberId),
           permitted: Deferred.unsafeMake(fiberId),
           scope: undefined,
@@ -1102,20 +1136,24 @@ const make = Effect.gen(function*() {
       if (next === "reap") yield* FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst)))
     })
 
-  // The caller's work, ended early when the upstream crashes or is stopped under it. A
-  // TransportClosed from the session becomes an error that names the server.
+  // The caller's work, ended at once (through `abort`) when the upstream crashes or is stopped
+  // under it. A TransportClosed from the session becomes an error that names the server.
   const runUse = <A, E, R>(
     pool: ServerPool,
     lane: LaneState,
     inst: Instance,
     session: Session,
-    use: (session: Session) => Effect.Effect<A, E, R>
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>
   ): Effect.Effect<A, E | PoolError, R> =>
-    Effect.raceFirst(
-      Effect.catchAll(use(session), (e): Effect.Effect<never, E | PoolError> =>
-        e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)),
-      Deferred.await(inst.gone)
-    )
+    Effect.suspend(() => {
+      if (inst.gone !== undefined) return Effect.fail(inst.gone)
+      inst.users.add(abort)
+      return Effect.catchAll(use(session), (e): Effect.Effect<never, E | PoolError> =>
+        e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)).pipe(
+          Effect.ensuring(Effect.sync(() => void inst.users.delete(abort)))
+        )
+    })
 
   /**
    * One lane's try: lease the key's instance, wait for its session, and run `use` unless `accept`
@@ -1127,6 +1165,7 @@ const make = Effect.gen(function*() {
     lane: LaneState,
     key: Key,
     use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>,
     accept?: (session: Session) => boolean
   ): Effect.Effect<Attempt<A>, E | PoolError, R> =>
     Effect.uninterruptibleMask((restore) =>
@@ -1140,7 +1179,7 @@ const make = Effect.gen(function*() {
             if (Either.isLeft(ready)) return { _tag: "Unavailable", error: ready.left } as Attempt<A>
             const session = ready.right.session
             if (accept !== undefined && !accept(session)) return { _tag: "Rejected" } as Attempt<A>
-            const value = yield* runUse(pool, lane, inst, session, use)
+            const value = yield* runUse(pool, lane, inst, session, use, abort)
             return { _tag: "Used", value } as Attempt<A>
           })
         ).pipe(Effect.exit)
@@ -1163,18 +1202,34 @@ const make = Effect.gen(function*() {
   // A legacy-only session that cannot be had is no reason to fail a call the server's own session can serve.
   const legacyFallsBack = (e: PoolError): boolean => e.reason === "start-failed" || e.reason === "cooling-down"
 
-  const withSession = <A, E, R>(
+  const withSession = <A, E, R, E2 = never>(
     server: PoolServer,
     caller: Caller,
-    use: (session: Session) => Effect.Effect<A, E, R>
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    options?: WithSessionOptions<E2>
+  ): Effect.Effect<A, E | E2 | PoolError, R> =>
+    abortable<A, E | PoolError, R, E2 | PoolError>((abort) => {
+      const cutShort = options?.cutShort
+      if (cutShort === undefined) return routed(server, caller, use, abort)
+      return Effect.suspend(() => {
+        const cancel = cutShort(abort)
+        return Effect.ensuring(routed(server, caller, use, abort), Effect.sync(cancel))
+      })
+    })
+
+  const routed = <A, E, R>(
+    server: PoolServer,
+    caller: Caller,
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>
   ): Effect.Effect<A, E | PoolError, R> =>
     Effect.gen(function*() {
       const pool = yield* poolFor(server)
       const key = keyFor(caller.key)
-      const onModern = Effect.flatMap(tryLane(pool, pool.modern, key, use), (a) => settle(a, pool))
+      const onModern = Effect.flatMap(tryLane(pool, pool.modern, key, use, abort), (a) => settle(a, pool))
       if (requestedLane(server.probe.preference, caller.revision) === "modern") return yield* onModern
 
-      const onLegacy = Effect.flatMap(tryLane(pool, pool.legacy, key, use), (a) => {
+      const onLegacy = Effect.flatMap(tryLane(pool, pool.legacy, key, use, abort), (a) => {
         if (a._tag === "Unavailable" && legacyFallsBack(a.error)) {
           return Effect.zipRight(
             Effect.logDebug(`${pool.name}: no legacy-only session (${a.error.detail}); using the server's own session`),
@@ -1197,17 +1252,11 @@ const make = Effect.gen(function*() {
         case "discover":
           // The server's own session has to exist anyway; if it settles legacy, it is the one.
           return yield* Effect.flatMap(
-            tryLane(pool, pool.modern, key, use, (s) => s.era === "legacy"),
+            tryLane(pool, pool.modern, key, use, abort, (s) => s.era === "legacy"),
             (a) => (a._tag === "Used" ? Effect.succeed(a.value) : onLegacy)
           )
       }
-    }).pipe(
-      // Every call passes here: capturing a stack trace for the span cost more than the span.
-      Effect.withSpan("Pool.withSession", {
-        attributes: { server: server.definition.name, key: caller.key.kind, revision: caller.revision ?? "none" },
-        captureStackTrace: false
-      })
-    )
+    })
 
   // --- status and control
 
@@ -1287,7 +1336,7 @@ const make = Effect.gen(function*() {
     const results = yield* Effect.forEach(
       again,
       ({ inst, lane }) =>
-        tryLane(pool, lane, inst.key, () => Effect.void).pipe(
+        tryLane(pool, lane, inst.key, () => Effect.void, () => {}).pipe(
           Effect.catchAll((error) => Effect.succeed<Attempt<void>>({ _tag: "Unavailable", error })),
           Effect.map((attempt) => ({ lane: lane.lane, key: inst.key.id, attempt }))
         ),

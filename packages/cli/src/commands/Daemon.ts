@@ -130,7 +130,12 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             token
           })
           // The socket is the owner's: /v1 shows them what their upstreams said, unredacted.
-          return { tcp: edge(router), socket: Effect.locally(router, Redact.RawForOwner, true) }
+          return {
+            tcp: edge(router),
+            socket: Effect.locally(router, Redact.RawForOwner, true),
+            // `/mcp` itself, for the listeners' thin adapter; the same policy on TCP.
+            mcp: { tcp: edge(host.app), socket: Effect.locally(host.app, Redact.RawForOwner, true) }
+          }
         }), { host: address, port, socket: files.socket, grace })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {

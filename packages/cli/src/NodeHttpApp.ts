@@ -81,12 +81,15 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   private get bytes(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
     if (this.body !== undefined) return this.body
     const source = this.source
-    const read = Effect.async<Uint8Array, HttpServerError.RequestError>((resume) => {
+    return Effect.async<Uint8Array, HttpServerError.RequestError>((resume) => {
       const chunks: Array<Buffer> = []
       const onData = (c: Buffer) => void chunks.push(c)
       const onEnd = () => {
         cleanup()
-        resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+        // Read once: a second look at the body is the same bytes.
+        this.body = Effect.succeed(bytes)
+        resume(this.body)
       }
       const onError = (e: Error) => {
         cleanup()
@@ -108,8 +111,6 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
       source.once("close", onClose)
       return Effect.sync(cleanup)
     })
-    this.body = Effect.runSync(Effect.cached(read))
-    return this.body
   }
 
   get text(): Effect.Effect<string, HttpServerError.RequestError> {

@@ -171,6 +171,12 @@ const make = (options: HttpHostOptions) =>
 
     // ---- modern
 
+    /** Whether a modern request asked to hear something before its response: progress, or log messages. */
+    const asksToHear = (params: JsonRpc.Request["params"]): boolean => {
+      const meta = Meta.metaOf(params)
+      return meta !== undefined && (meta[Meta.ProgressTokenKey] !== undefined || meta[Meta.LogLevelKey] !== undefined)
+    }
+
     /** `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. */
     const checkParams = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Request) => {
       const lookup = options.inputSchemaOf
@@ -208,14 +214,29 @@ const make = (options: HttpHostOptions) =>
      * response last. A client that goes away, before or during the stream, interrupts the request
      * and with it the upstream call.
      *
-     * A client that takes no event stream cannot be told anything first, so its request runs in
-     * the request's own fiber. Otherwise it runs in a fiber of its own, which the POST waits on
-     * until it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
+     * A client that takes no event stream cannot be told anything first, and one that asked for
+     * nothing to come first (no progress token, no log level, not a listen) expects nothing live:
+     * those requests run in the request's own fiber. Whatever such a call says all the same (an
+     * upstream's stray notification) is not lost: it precedes the response on a stream once the
+     * call is done. Otherwise the request runs in a fiber of its own, which the POST waits on until
+     * it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
      */
     const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) => {
       const answer = (response: JsonRpc.Response | undefined) =>
         response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
       if (!accept.eventStream) return Effect.map(server.handle(message, { connection: modernConnection }), answer)
+      if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
+        return Effect.suspend(() => {
+          let said: Array<JsonRpc.Message> | undefined
+          const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
+          const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
+          return Effect.map(server.handle(message, context), (response) => {
+            if (said === undefined) return answer(response)
+            const events = response === undefined ? said : [...said, response]
+            return Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent)))
+          })
+        })
+      }
       return Effect.gen(function*() {
         const outbound = yield* Mailbox.make<JsonRpc.Message>()
         const spoken = new Spoken()

@@ -437,6 +437,8 @@ interface Instance {
   /** Owns the session and the permit; closing it gives the permit back. */
   scope: Scope.CloseableScope | undefined
   started: Started | undefined
+  /** Set once `ready` has succeeded: a caller can then lease the session in place. */
+  serving: Started | undefined
   startedAt: number | undefined
   starting: Fiber.RuntimeFiber<void> | undefined
   busy: number
@@ -897,6 +899,7 @@ const make = Effect.gen(function*() {
         )
       }
       yield* Deferred.succeed(inst.ready, result)
+      inst.serving = result
       yield* publish({
         type: "server.start",
         server: pool.name,
@@ -1067,6 +1070,7 @@ const make = Effect.gen(function*() {
           permitted: Deferred.unsafeMake(fiberId),
           scope: undefined,
           started: undefined,
+          serving: undefined,
           startedAt: undefined,
           starting: undefined,
           busy: 0,
@@ -1114,9 +1118,9 @@ const make = Effect.gen(function*() {
     })
 
   const release = (pool: ServerPool, lane: LaneState, inst: Instance) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const next = yield* Effect.sync(() => {
+    Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const next = (() => {
         inst.busy -= 1
         inst.lastUsed = now
         if (inst.busy > 0 || inst.retiring !== undefined) return "none" as const
@@ -1131,9 +1135,10 @@ const make = Effect.gen(function*() {
         if (inst.reaping) return "none" as const
         inst.reaping = true
         return "reap" as const
-      })
-      if (next === "close") yield* spawnCloser(pool, lane, inst)
-      if (next === "reap") yield* FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst)))
+      })()
+      if (next === "close") return Effect.asVoid(spawnCloser(pool, lane, inst))
+      if (next === "reap") return Effect.asVoid(FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst))))
+      return Effect.void
     })
 
   // The caller's work, ended at once (through `abort`) when the upstream crashes or is stopped
@@ -1161,6 +1166,31 @@ const make = Effect.gen(function*() {
    * back to another lane without mistaking a failure of `use` for it.
    */
   const tryLane = <A, E, R>(
+    pool: ServerPool,
+    lane: LaneState,
+    key: Key,
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>,
+    accept?: (session: Session) => boolean
+  ): Effect.Effect<Attempt<A>, E | PoolError, R> =>
+    Effect.clockWith((clock) => {
+      // Nearly every call finds its key's instance up and serving: it is leased in place, without
+      // the claim's bookkeeping for starts and evictions.
+      const serving = lane.instances.get(key.id)
+      const started = serving?.serving
+      if (serving === undefined || started === undefined || (accept !== undefined && !accept(started.session))) {
+        return leaseAndUse(pool, lane, key, use, abort, accept)
+      }
+      return Effect.uninterruptibleMask((restore) => {
+        takeLease(serving, clock.unsafeCurrentTimeMillis())
+        return restore(runUse(pool, lane, serving, started.session, use, abort)).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => Effect.zipRight(release(pool, lane, serving), Effect.map(exit, (value): Attempt<A> => ({ _tag: "Used", value }))))
+        )
+      })
+    })
+
+  const leaseAndUse = <A, E, R>(
     pool: ServerPool,
     lane: LaneState,
     key: Key,

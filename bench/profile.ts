@@ -7,12 +7,12 @@
  *   options: --seconds S (default 10) --legacy --keep (leave the .cpuprofile in out/profile/)
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
-import { readSourceMap } from "./lib/sourcemap.js"
+import { readSourceMap, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt } from "./lib/stats.js"
 import { pathsFrom, startMcpxFx } from "./lib/targets.js"
 
@@ -68,7 +68,15 @@ const main = async () => {
   const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"))
   if (file === undefined) throw new Error(`no profile in ${dir}`)
   const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as Profile
-  const lookup = readSourceMap(`${paths.cli}.map`)
+  // Each bundle file has its map beside it (the CLI's code runs from dist/mcpx-fx-main.cjs).
+  const maps = new Map<string, SourceLookup | undefined>()
+  const lookupOf = (url: string): SourceLookup | undefined => {
+    if (!maps.has(url)) {
+      const file = url.startsWith("file:") ? fileURLToPath(url) : url
+      maps.set(url, url !== "" && existsSync(`${file}.map`) ? readSourceMap(`${file}.map`) : undefined)
+    }
+    return maps.get(url)
+  }
   const total = profile.samples.length
   const byFile = new Map<string, number>()
   const byFunction = new Map<string, number>()
@@ -78,7 +86,8 @@ const main = async () => {
     const n = hits.get(node.id) ?? 0
     if (n === 0) continue
     const f = node.callFrame
-    const where = f.url.endsWith("mcpx-fx.js")
+    const lookup = lookupOf(f.url)
+    const where = lookup !== undefined
       ? shorten(lookup.sourceOf(f.lineNumber, f.columnNumber) ?? "bundle")
       : f.url === "" ? `(${f.functionName || "native"})` : shorten(f.url.replace(/^file:\/\//, ""))
     byFile.set(where, (byFile.get(where) ?? 0) + n)

@@ -13,7 +13,7 @@ import * as StateDir from "@mcpx-fx/gateway/StateDir"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import { Agent } from "undici"
+import type * as Https from "node:https"
 import { ProcessEnvironment } from "./Layers.js"
 
 /** The base URL requests over the socket are addressed to; the host part is never resolved. */
@@ -30,24 +30,20 @@ export const running: Effect.Effect<
   ProcessEnvironment | FileSystem.FileSystem | Path.Path
 > = Effect.provide(DaemonFiles.readInfo, stateDir)
 
-/** An HttpClient whose every request goes to the daemon over its unix socket. */
-export const socketClient = (socket: string): Layer.Layer<HttpClient.HttpClient> =>
-  Layer.unwrapScoped(
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.sync(() => new Agent({ connect: { socketPath: socket } })),
-        (agent) => Effect.promise(() => agent.close())
-      ),
-      (agent) =>
-        Layer.effect(
-          HttpClient.HttpClient,
-          Effect.map(
-            HttpClient.HttpClient,
-            HttpClient.mapRequest(HttpClientRequest.prependUrl(socketBaseUrl))
-          )
-        ).pipe(
-          Layer.provide(NodeHttpClient.layerUndiciWithoutDispatcher),
-          Layer.provide(Layer.succeed(NodeHttpClient.Dispatcher, agent))
-        )
-    )
+/**
+ * An HttpClient whose every request goes to the daemon over its unix socket: node's own HTTP
+ * client, whose agent connects every request to the socket path (a dependency of a megabyte, as
+ * undici is, would be loaded by every command that looks for the daemon).
+ */
+export const socketClient = (socket: string): Layer.Layer<HttpClient.HttpClient> => {
+  // An agent's options reach every connection it makes (node's http.Agent#createSocket), and a
+  // socket path among them connects to it instead of the URL's host.
+  const agent: Https.AgentOptions & { readonly socketPath: string } = { socketPath: socket }
+  return Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.prependUrl(socketBaseUrl)))
+  ).pipe(
+    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    Layer.provide(NodeHttpClient.makeAgentLayer(agent))
   )
+}

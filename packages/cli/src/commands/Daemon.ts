@@ -10,22 +10,12 @@
  * in flight get the grace period, the socket goes, and only then are the upstream servers stopped.
  */
 import * as Command from "@effect/cli/Command"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as Config from "@mcpx-fx/gateway/Config"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
-import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
-import * as HttpEdge from "@mcpx-fx/server/HttpEdge"
-import * as HttpHost from "@mcpx-fx/server/HttpHost"
-import * as Server from "@mcpx-fx/server/Server"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -34,7 +24,6 @@ import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
-import * as Listeners from "../Listeners.js"
 import { version } from "../version.js"
 import { globalsFrom } from "./Root.js"
 
@@ -55,15 +44,30 @@ const ownHosts = (address: string): ReadonlyArray<string> => {
   return [...addresses, Os.hostname()]
 }
 
-const notFound = HttpServerResponse.unsafeJson(
-  { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
-  { status: 404 }
-)
+// What only the daemon runs (the HTTP servers, the host transport, the API) is loaded when it starts.
+const loadModules = Effect.promise(() => import("./DaemonModules.js"))
 
 /** `mcpx-fx daemon`. */
 export const command = Command.make("daemon", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
+    const {
+      Api,
+      ApiHandlers,
+      GatewayBackend,
+      HttpEdge,
+      HttpHost,
+      HttpServerRequest,
+      HttpServerResponse,
+      Listeners,
+      NodeHttpServer,
+      Server,
+      ToolSchemas
+    } = yield* loadModules
+    const notFound = HttpServerResponse.unsafeJson(
+      { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
+      { status: 404 }
+    )
     return yield* Effect.gen(function*() {
       const files = yield* DaemonFiles.acquireLock
       const address = yield* Settings.get("daemon.address")

@@ -2,7 +2,7 @@
  * `mcpx-fx serve`: mcpx-fx as a stdio MCP server for a host, with the gateway in-process.
  *
  * stdout is the JSON-RPC channel: nothing but frames may ever reach it, so this command writes no
- * progress line and no output of its own; logs and failures go to stderr (bin.ts).
+ * progress line and no output of its own; logs and failures go to stderr (Main.ts).
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -20,7 +20,6 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as DaemonClient from "../DaemonClient.js"
 import * as Layers from "../Layers.js"
-import * as Relay from "../Relay.js"
 import { globalsFrom } from "./Root.js"
 
 /** stdin could not be read. */
@@ -65,6 +64,8 @@ const relayToDaemon = Effect.gen(function*() {
   const info = yield* DaemonClient.running
   if (Option.isNone(info)) return yield* new NoDaemonToRelay({ detail: "no daemon.json for this state directory" })
   const drain = yield* Settings.get("transport.stdioDrain")
+  // Only a relay speaks HTTP to the daemon: its code is loaded when one starts.
+  const Relay = yield* Effect.promise(() => import("../Relay.js"))
   yield* Relay.relay(stdinLines, writeLine, { drain }).pipe(Effect.provide(DaemonClient.socketClient(info.value.socket)))
 })
 

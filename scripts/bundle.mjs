@@ -3,7 +3,7 @@
 //  - every test fixture entry point in packages/testing/src/bin/ into packages/testing/dist/,
 //    with our workspace packages inlined and third-party packages left to node_modules.
 import * as esbuild from "esbuild"
-import { chmodSync, existsSync, readdirSync, rmSync } from "node:fs"
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 const root = new URL("..", import.meta.url).pathname
@@ -37,15 +37,26 @@ if (existsSync(cliEntry)) {
     for (const f of readdirSync(outdir)) if (f.endsWith(".cache")) rmSync(join(outdir, f), { force: true })
   }
   rmSync(join(outdir, "chunks"), { recursive: true, force: true })
+  const main = join(outdir, "mcpx-fx-main.cjs")
   await esbuild.build({
     ...common,
     entryPoints: [join(root, "packages/cli/src/Main.ts")],
-    outfile: join(outdir, "mcpx-fx-main.cjs"),
+    outfile: main,
     format: "cjs",
+    // bin.ts compiles this text as is: the CommonJS wrapper is part of the file, so the source V8
+    // keeps for the process's life is this one string and not a copy with the wrapper around it.
     // A CommonJS bundle has no import.meta; the code's few uses get the bundle's own URL.
     define: { "import.meta.url": "__mcpxImportMetaUrl" },
-    banner: { js: "var __mcpxImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" }
+    banner: {
+      js: "(function (exports, require, module, __filename, __dirname) {" +
+        "var __mcpxImportMetaUrl = require('node:url').pathToFileURL(__filename).href;"
+    },
+    footer: { js: "})" }
   })
+  // One non-ASCII character makes V8 keep the whole source as two-byte text, twice the memory.
+  // esbuild escapes every non-ASCII character in code; what is left is in comments it kept.
+  const text = readFileSync(main, "utf8")
+  if (/[^\x00-\x7f]/.test(text)) writeFileSync(main, text.replace(/[^\x00-\x7f]/g, "?"))
   await esbuild.build({
     ...common,
     entryPoints: [cliEntry],

@@ -18,7 +18,8 @@ const args = process.argv.slice(2)
 const runMain = (): void => {
   const here = dirname(fileURLToPath(import.meta.url))
   const file = join(here, "mcpx-fx-main.cjs")
-  const source = readFileSync(file, "utf8")
+  // The bundle is ASCII (the build sees to it), so one byte per character.
+  const source = readFileSync(file, "latin1")
   // Named for the bundle it was made from: V8 checks little more than the source's length, so a
   // rebuilt bundle must never meet an older build's cache.
   const stat = statSync(file)
@@ -29,7 +30,8 @@ const runMain = (): void => {
   } catch {
     cachedData = undefined
   }
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  // The file is a function expression: the bundle inside the CommonJS wrapper (see scripts/bundle.mjs).
+  const script = new vm.Script(source, {
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData })
   })

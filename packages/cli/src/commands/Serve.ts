@@ -7,10 +7,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as Server from "@mcpx-fx/server/Server"
-import * as StdioHost from "@mcpx-fx/server/StdioHost"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -40,11 +37,8 @@ const writeLine = (line: string): Effect.Effect<void> =>
     process.stdout.write(`${line}\n`, () => resume(Effect.void))
   })
 
-const host = StdioHost.StdioHost.layer.pipe(
-  Layer.provide(Server.Server.layer),
-  Layer.provide(GatewayBackend.layer),
-  Layer.provide(Layers.requestState)
-)
+// The host-facing server runs only here: its code is loaded when `serve` starts.
+const loadHost = Effect.promise(() => import("./ServeModules.js"))
 
 /** `serve --relay` found no daemon to relay to. */
 export class NoDaemonToRelay extends Data.TaggedError("NoDaemonToRelay")<{ readonly detail: string }> {
@@ -76,6 +70,12 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
     if (relay) {
       return yield* relayToDaemon.pipe(Effect.provide(Layers.configured(options)))
     }
+    const { GatewayBackend, Server, StdioHost } = yield* loadHost
+    const host = StdioHost.StdioHost.layer.pipe(
+      Layer.provide(Server.Server.layer),
+      Layer.provide(GatewayBackend.layer),
+      Layer.provide(Layers.requestState)
+    )
     yield* Effect.gen(function*() {
       const drain = yield* Settings.get("transport.stdioDrain")
       const stdio = yield* StdioHost.StdioHost

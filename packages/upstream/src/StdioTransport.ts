@@ -22,7 +22,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
-import { splitLinesCapped } from "./internal/lines.js"
+import { makeLineSplitter } from "./internal/lines.js"
 import * as Waiting from "./internal/Waiting.js"
 
 /** Tunables of the stdio transport. */
@@ -128,18 +128,22 @@ export const openStdio = (
       if (!waiting.unsafeRoute(parsed)) Queue.unsafeOffer(unsolicited, parsed)
     }
 
-    // Every line that has arrived is handled in one go: an answer goes straight to its waiter.
+    // Every line that has arrived is handled in one go, in one stage over the raw bytes: an answer
+    // goes straight to its waiter.
+    const splitter = makeLineSplitter(maxLineBytes)
     const readerDone = yield* proc.stdout.pipe(
-      Stream.decodeText(),
-      splitLinesCapped(maxLineBytes),
-      Stream.runForEachChunk((lines) => {
+      Stream.runForEachChunk((chunks): Effect.Effect<void, FrameTooLarge> => {
         let skipped: Array<string> | undefined
-        for (const line of lines) {
-          if (line.trim().length === 0) continue
-          const frame = JsonRpc.decodeFrame(line)
-          if (Either.isLeft(frame)) (skipped ??= []).push(line)
-          else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
-          else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)
+        for (const bytes of chunks) {
+          const lines = splitter.push(bytes)
+          if (lines instanceof FrameTooLarge) return Effect.fail(lines)
+          for (const line of lines) {
+            if (line.trim().length === 0) continue
+            const frame = JsonRpc.decodeFrame(line)
+            if (Either.isLeft(frame)) (skipped ??= []).push(line)
+            else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
+            else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)
+          }
         }
         return skipped === undefined
           ? Effect.void

@@ -1,9 +1,9 @@
 // Bundles what must run under plain `node` (no tsx at run time):
-//  - the CLI into one self-contained file, packages/cli/dist/mcpx-fx.js
+//  - the CLI into packages/cli/dist/mcpx-fx.js (the entry) and dist/mcpx-fx-main.cjs (the rest)
 //  - every test fixture entry point in packages/testing/src/bin/ into packages/testing/dist/,
 //    with our workspace packages inlined and third-party packages left to node_modules.
 import * as esbuild from "esbuild"
-import { chmodSync, existsSync, readdirSync } from "node:fs"
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 const root = new URL("..", import.meta.url).pathname
@@ -28,16 +28,43 @@ const common = {
   legalComments: "none"
 }
 
+// The CLI is two files: a small ESM entry (dist/mcpx-fx.js) that answers `--version` alone and
+// otherwise runs the CLI from dist/mcpx-fx-main.cjs through V8's code cache (see bin.ts), and that
+// bundle, in CommonJS because only a script (not an ES module) can be compiled from cached data
+// on Node 20. A build removes the caches of earlier builds.
 const cliEntry = join(root, "packages/cli/src/bin.ts")
 if (existsSync(cliEntry)) {
-  const outfile = join(root, "packages/cli/dist/mcpx-fx.js")
+  const outdir = join(root, "packages/cli/dist")
+  if (existsSync(outdir)) {
+    for (const f of readdirSync(outdir)) if (f.endsWith(".cache")) rmSync(join(outdir, f), { force: true })
+  }
+  rmSync(join(outdir, "chunks"), { recursive: true, force: true })
+  const main = join(outdir, "mcpx-fx-main.cjs")
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(root, "packages/cli/src/Main.ts")],
+    outfile: main,
+    format: "cjs",
+    // bin.ts compiles this text as is: the CommonJS wrapper is part of the file, so the source V8
+    // keeps for the process's life is this one string and not a copy with the wrapper around it.
+    // A CommonJS bundle has no import.meta; the code's few uses get the bundle's own URL.
+    define: { "import.meta.url": "__mcpxImportMetaUrl" },
+    banner: {
+      js: "(function (exports, require, module, __filename, __dirname) {" +
+        "var __mcpxImportMetaUrl = require('node:url').pathToFileURL(__filename).href;"
+    },
+    footer: { js: "})" }
+  })
+  // One non-ASCII character makes V8 keep the whole source as two-byte text, twice the memory.
+  // esbuild escapes every non-ASCII character in code; what is left is in comments it kept.
+  const text = readFileSync(main, "utf8")
+  if (/[^\x00-\x7f]/.test(text)) writeFileSync(main, text.replace(/[^\x00-\x7f]/g, "?"))
   await esbuild.build({
     ...common,
     entryPoints: [cliEntry],
-    outfile,
-    banner: { js: "#!/usr/bin/env node\n" + requireShim }
+    outfile: join(outdir, "mcpx-fx.js")
   })
-  chmodSync(outfile, 0o755)
+  chmodSync(join(outdir, "mcpx-fx.js"), 0o755)
 }
 
 // Third-party packages stay external for fixtures: they are real peers (the official SDKs)

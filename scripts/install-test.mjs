@@ -79,7 +79,7 @@ try {
     check(manifest.license === "MIT" && manifest.engines?.node !== undefined, `${name} names its license and engines`)
     if (name === "mcpx-fx") {
       check(Object.keys(manifest.dependencies ?? {}).length === 0, `mcpx-fx has no runtime dependencies (its bundle holds them)`)
-      check(has("bin/mcpx-fx.js") && has("dist/mcpx-fx.js"), `mcpx-fx packs its bin and bundle: ${files.join(", ")}`)
+      check(has("bin/mcpx-fx.js") && has("dist/mcpx-fx.js") && has("dist/mcpx-fx-main.cjs"), `mcpx-fx packs its bin and bundle: ${files.join(", ")}`)
       check(!files.some((f) => f.startsWith("src/")), `mcpx-fx packs no sources`)
     } else {
       check(has("dist/index.js") && has("dist/index.d.ts"), `${name} packs compiled JavaScript with declarations`)

@@ -1,6 +1,6 @@
 /**
  * The mcpx-fx command tree. This file only declares commands; the process, its environment and
- * the runtime are bin.ts's.
+ * the runtime are Main.ts's.
  */
 import * as Command from "@effect/cli/Command"
 import * as Settings from "@mcpx-fx/gateway/Settings"

@@ -3,17 +3,14 @@
  * whether one is alive, and requests go over its owner-only unix socket (not TCP), so only this
  * user's processes reach the API through this path.
  */
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as StateDir from "@mcpx-fx/gateway/StateDir"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import { Agent } from "undici"
 import { ProcessEnvironment } from "./Layers.js"
 
 /** The base URL requests over the socket are addressed to; the host part is never resolved. */
@@ -30,24 +27,9 @@ export const running: Effect.Effect<
   ProcessEnvironment | FileSystem.FileSystem | Path.Path
 > = Effect.provide(DaemonFiles.readInfo, stateDir)
 
-/** An HttpClient whose every request goes to the daemon over its unix socket. */
+/**
+ * An HttpClient whose every request goes to the daemon over its unix socket. Its code (undici, a
+ * megabyte) is loaded only by a command that does talk to a daemon.
+ */
 export const socketClient = (socket: string): Layer.Layer<HttpClient.HttpClient> =>
-  Layer.unwrapScoped(
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.sync(() => new Agent({ connect: { socketPath: socket } })),
-        (agent) => Effect.promise(() => agent.close())
-      ),
-      (agent) =>
-        Layer.effect(
-          HttpClient.HttpClient,
-          Effect.map(
-            HttpClient.HttpClient,
-            HttpClient.mapRequest(HttpClientRequest.prependUrl(socketBaseUrl))
-          )
-        ).pipe(
-          Layer.provide(NodeHttpClient.layerUndiciWithoutDispatcher),
-          Layer.provide(Layer.succeed(NodeHttpClient.Dispatcher, agent))
-        )
-    )
-  )
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./DaemonSocket.js")), (m) => m.socketClient(socket)))

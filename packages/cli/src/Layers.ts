@@ -1,6 +1,6 @@
 /**
  * Where the gateway's configuration layers are put together. The gateway never reads
- * `process.env`, the working directory or the home directory itself; bin.ts reads them once into
+ * `process.env`, the working directory or the home directory itself; Main.ts reads them once into
  * `ProcessEnvironment`, and the layers here hand them to Config, Settings and StateDir as inputs,
  * so tests and the daemon can give other ones.
  */
@@ -37,7 +37,7 @@ export class ProcessEnvironment extends Context.Tag("mcpx-fx/ProcessEnvironment"
   ProcessEnvironment,
   Config.Environment
 >() {
-  /** The given environment, as read by bin.ts from `process`. */
+  /** The given environment, as read by Main.ts from `process`. */
   static readonly layer = (environment: Config.Environment): Layer.Layer<ProcessEnvironment> =>
     Layer.succeed(ProcessEnvironment, environment)
 }

@@ -3,6 +3,10 @@
  * each serving its own HttpApp (the TCP one behind the Host/Origin/token policy, the socket's
  * not), with a shutdown that lets requests in flight finish and answers the rest.
  *
+ * `/mcp` on either listener runs on a thin node:http adapter (NodeHttpApp): it carries every tool
+ * call, and the platform's handler (a span, a scope and middleware per request) cost more than the
+ * call. Everything else stays on the platform's handler.
+ *
  * Both listen with a deep backlog (`Backlog`), so a burst of connections while the event loop is
  * busy waits in the kernel's queue instead of being dropped or reset; accepting stays cheap (no
  * work per connection before its first request).
@@ -32,6 +36,7 @@ import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import * as Fs from "node:fs"
+import * as NodeHttpApp from "./NodeHttpApp.js"
 
 /** A listener could not be opened (port taken, socket path unusable). */
 export class ListenError extends Data.TaggedError("ListenError")<{ readonly where: string; readonly cause: unknown }> {
@@ -49,11 +54,20 @@ export class ListenError extends Data.TaggedError("ListenError")<{ readonly wher
 export const Backlog = 4096
 
 /** The apps the two listeners serve. */
-export interface Apps<E, R> {
+export interface Apps<E, R, MR> {
   /** For TCP, which browsers and other machines can reach. */
   readonly tcp: HttpApp.Default<E, R>
   /** For the owner-only unix socket. */
   readonly socket: HttpApp.Default<E, R>
+  /** `/mcp` on each listener, served through the thin adapter. */
+  readonly mcp: { readonly tcp: HttpApp.Default<never, MR>; readonly socket: HttpApp.Default<never, MR> }
+}
+
+const isMcpPath = (url: string | undefined): boolean => {
+  if (url === undefined) return false
+  const end = url.indexOf("?")
+  const path = end < 0 ? url : url.slice(0, end)
+  return path === "/mcp" || path === "/mcp/"
 }
 
 /** Where the listeners ended up. */
@@ -136,13 +150,13 @@ const AnswerWindow = Duration.seconds(1)
  * where they ended up and the shutdown signals they should heed, until the scope closes; at close,
  * requests in flight get `grace` to finish, then are answered (see the module comment).
  */
-export const serve = <E, R, BE, BR>(
-  build: (listening: Listening, shutdown: ShutdownSignals) => Effect.Effect<Apps<E, R>, BE, BR>,
+export const serve = <E, R, MR, BE, BR>(
+  build: (listening: Listening, shutdown: ShutdownSignals) => Effect.Effect<Apps<E, R, MR>, BE, BR>,
   options: { readonly host: string; readonly port: number; readonly socket: string; readonly grace: Duration.DurationInput }
 ): Effect.Effect<
   Listening,
   ListenError | SocketPathError | BE,
-  Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>
+  Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope> | Exclude<MR, HttpServerRequest.HttpServerRequest>
 > =>
   Effect.gen(function*() {
     const draining = yield* Deferred.make<void>()
@@ -190,8 +204,11 @@ export const serve = <E, R, BE, BR>(
     const port = typeof address === "object" && address !== null ? address.port : options.port
     const listening: Listening = { host: options.host, port, socket: options.socket }
     const apps = yield* build(listening, { draining: Deferred.await(draining), stopping: Deferred.await(stopping) })
-    tcpHandler = yield* NodeHttpServer.makeHandler<R, E>(apps.tcp)
-    socketHandler = yield* NodeHttpServer.makeHandler<R, E>(apps.socket)
+    const runtime = yield* Effect.runtime<Exclude<MR, HttpServerRequest.HttpServerRequest>>()
+    const routed = (mcp: Http.RequestListener, other: Http.RequestListener): Http.RequestListener => (request, response) =>
+      isMcpPath(request.url) ? mcp(request, response) : other(request, response)
+    tcpHandler = routed(NodeHttpApp.makeHandler(apps.mcp.tcp, runtime), yield* NodeHttpServer.makeHandler<R, E>(apps.tcp))
+    socketHandler = routed(NodeHttpApp.makeHandler(apps.mcp.socket, runtime), yield* NodeHttpServer.makeHandler<R, E>(apps.socket))
     // Registered after the apps were built, so it runs before their own finalizers (legacy
     // sessions, the gateway below them): they are still up while calls finish.
     const stages = Effect.gen(function*() {

@@ -12,8 +12,6 @@
  * the same whichever route answered.
  */
 import * as Options from "@effect/cli/Options"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as Api from "@mcpx-fx/gateway/Api"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
@@ -21,6 +19,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as DaemonApi from "./DaemonApi.js"
 import * as DaemonClient from "./DaemonClient.js"
 import type { Globals } from "./GlobalOptions.js"
 import * as Output from "./Output.js"
@@ -43,10 +42,11 @@ export const helpNote =
 // like a hang before the in-process fallback.
 const HealthWait = Duration.seconds(3)
 
-const makeClient = HttpApiClient.make(Api.Api)
-
 /** The typed `/v1` client, already addressed to the daemon's socket. */
-export type Client = Effect.Effect.Success<typeof makeClient>
+export type Client = DaemonApi.Client
+
+// The client is made (and its module loaded) only when there is a daemon to talk to.
+const makeClient = Effect.flatMap(Effect.promise(() => import("./DaemonApi.js")), (m) => m.makeClient)
 
 /** The daemon answered, but not with what this CLI expected (it broke off, or spoke another version). */
 export class DaemonRequestFailed extends Data.TaggedError("DaemonRequestFailed")<{

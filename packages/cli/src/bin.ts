@@ -1,76 +1,63 @@
+#!/usr/bin/env node
 /**
- * Process entry point: the only place that reads `process` (arguments, environment, working
- * directory, home, which streams are terminals) and decides the exit code. Logs go to stderr:
- * stdout is reserved for command output and, under `serve`, for JSON-RPC frames only.
+ * Process entry point. `--version` alone is answered here, before anything else is loaded. Any
+ * other command line runs the CLI (Main.ts, bundled as mcpx-fx-main.cjs beside this file)
+ * compiled from V8's code cache when there is one: compiling the bundle from source is a third of
+ * a short command's CPU. The cache is written next to the bundle after a run that had none (or
+ * whose cache this Node rejected); where that directory is not writable, every run compiles.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Console from "effect/Console"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
-import { existsSync } from "node:fs"
-import { homedir } from "node:os"
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Argv from "./Argv.js"
-import { argumentWords, run, tree } from "./Cli.js"
-import * as Colour from "./Colour.js"
-import * as Completion from "./Completion.js"
-import * as ExitCode from "./ExitCode.js"
-import { ProcessEnvironment } from "./Layers.js"
-import * as TopHelp from "./TopHelp.js"
+import * as vm from "node:vm"
 import { version } from "./version.js"
 
-const colour = {
-  stdout: Colour.enabled(process.stdout.isTTY, process.env),
-  stderr: Colour.enabled(process.stderr.isTTY, process.env)
+const args = process.argv.slice(2)
+
+const runMain = (): void => {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const file = join(here, "mcpx-fx-main.cjs")
+  // The bundle is ASCII (the build sees to it), so one byte per character.
+  const source = readFileSync(file, "latin1")
+  // Named for the bundle it was made from: V8 checks little more than the source's length, so a
+  // rebuilt bundle must never meet an older build's cache.
+  const stat = statSync(file)
+  const cacheFile = join(here, `mcpx-fx-main.${stat.size}-${Math.trunc(stat.mtimeMs)}.cache`)
+  let cachedData: Buffer | undefined
+  try {
+    cachedData = readFileSync(cacheFile)
+  } catch {
+    cachedData = undefined
+  }
+  // The file is a function expression: the bundle inside the CommonJS wrapper (see scripts/bundle.mjs).
+  const script = new vm.Script(source, {
+    filename: file,
+    ...(cachedData === undefined ? {} : { cachedData })
+  })
+  if (cachedData === undefined || script.cachedDataRejected === true) {
+    // At exit, so the cache holds every function this run compiled, not just the top level.
+    process.once("exit", () => {
+      try {
+        const temp = `${cacheFile}.${process.pid}.tmp`
+        writeFileSync(temp, script.createCachedData())
+        renameSync(temp, cacheFile)
+      } catch {
+        // A read-only install: the next run compiles again.
+      }
+    })
+  }
+  const main = script.runInThisContext() as (
+    exports: object,
+    require: NodeRequire,
+    module: { exports: object },
+    filename: string,
+    dirname: string
+  ) => void
+  const module = { exports: {} }
+  main(module.exports, createRequire(file), module, file, here)
 }
 
-const planned = Argv.plan(process.argv.slice(2), tree)
-
-// Warnings and worse by default: a command's output is what a person asked for; `--log-level`
-// shows more.
-const level = Either.isRight(planned) && planned.right._tag === "Run"
-  ? Option.getOrElse(planned.right.logLevel, () => LogLevel.Warning)
-  : LogLevel.Warning
-const StderrLogger = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: colour.stderr })),
-  Logger.minimumLogLevel(level)
-)
-
-const environment = ProcessEnvironment.layer({ env: process.env, cwd: process.cwd(), home: homedir() })
-
-// Beside the bundle in the repository and in the published package alike.
-const readme = fileURLToPath(new URL("../README.md", import.meta.url))
-
-const main = Effect.gen(function*() {
-  if (Either.isLeft(planned)) return yield* planned.left
-  const plan = planned.right
-  switch (plan._tag) {
-    case "TopHelp":
-      return yield* Console.log(TopHelp.render(tree, version, existsSync(readme) ? readme : undefined))
-    case "Version":
-      return yield* Console.log(version)
-    case "Completions":
-      return yield* Effect.sync(() => process.stdout.write(Completion.script(plan.shell, tree, argumentWords)))
-    case "Run":
-      return yield* run([...process.argv.slice(0, 2), ...plan.args])
-  }
-})
-
-main.pipe(
-  // runMain would exit 1 for every failure; the code depends on the failure, so it is set here
-  // and runMain sees success (it then leaves the exit to Node, which keeps process.exitCode).
-  Effect.catchAllCause((cause) =>
-    Effect.flatMap(ExitCode.report(cause), (code) =>
-      Effect.sync(() => {
-        process.exitCode = code
-      }))
-  ),
-  Effect.provide(Layer.mergeAll(NodeContext.layer, StderrLogger, environment)),
-  (program) => Effect.consoleWith((base) => Effect.withConsole(program, Colour.console(base, colour))),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
-)
+// Byte for byte what the command tree prints for it.
+if (args.length === 1 && args[0] === "--version") process.stdout.write(`${version}\n`)
+else runMain()

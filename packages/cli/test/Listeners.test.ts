@@ -64,7 +64,7 @@ describe("Listeners", () => {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "mcpx-listen-" })
       const app = Effect.succeed(HttpServerResponse.text("ok"))
-      const listening = yield* Listeners.serve(() => Effect.succeed({ tcp: app, socket: app }), {
+      const listening = yield* Listeners.serve(() => Effect.succeed({ tcp: app, socket: app, mcp: { tcp: app, socket: app } }), {
         host: "127.0.0.1",
         port: 0,
         socket: `${dir}/daemon.sock`,

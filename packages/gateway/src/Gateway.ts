@@ -38,7 +38,8 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
-import { withCallTimeout } from "./internal/CallTimeout.js"
+import { callDeadline } from "./internal/CallTimeout.js"
+import * as Deadlines from "./internal/Deadlines.js"
 import * as GatewayTools from "./GatewayTools.js"
 import * as Names from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
@@ -284,12 +285,26 @@ const make = Effect.gen(function*() {
     }
   }
 
+  const deadlines = yield* Deadlines.make
   const atStart = yield* hotSettings
   const table = ServerTable.make(config.servers.map((configured) => build(configured, atStart)))
 
+  // Built again only when a hot setting changed, so a call finds the same PoolServer as the last
+  // one and the Pool knows it without working out its fingerprint again.
+  const built = new Map<ConfiguredServer, { readonly hot: HotSettings; readonly server: GatewayServer }>()
+  const sameHot = (a: HotSettings, b: HotSettings): boolean =>
+    a.upstreamProtocol === b.upstreamProtocol && a.probeTimeout === b.probeTimeout && a.idleTimeout === b.idleTimeout &&
+    a.callTimeout === b.callTimeout && a.startTimeout === b.startTimeout
+
   /** The server as the settings stand now. */
   const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>
-    Effect.map(hotSettings, (hot) => build(server.configured, hot))
+    Effect.map(hotSettings, (hot) => {
+      const last = built.get(server.configured)
+      if (last !== undefined && sameHot(last.hot, hot)) return last.server
+      const next = build(server.configured, hot)
+      built.set(server.configured, { hot, server: next })
+      return next
+    })
 
   const poolCaller = (server: GatewayServer, caller: Caller): PoolCaller => {
     const key = server.scope === "global"
@@ -302,13 +317,17 @@ const make = Effect.gen(function*() {
 
   // pool.callTimeout bounds what the upstream takes, not what a person takes to answer its questions.
   const request = (configured: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
-    Effect.flatMap(current(configured), (server) =>
-      withCallTimeout(
+    Effect.flatMap(current(configured), (server) => {
+      const timed = callDeadline(
+        deadlines,
         caller,
         server.callTimeout,
-        () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) }),
-        (timed) => pool.withSession(server.pool, poolCaller(server, timed), (session) => session.request(method, params, timed))
-      ))
+        () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
+      )
+      return pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => session.request(method, params, timed.caller), {
+        cutShort: timed.cutShort
+      })
+    })
 
   // Every page, so hosts see the whole list; a server that never stops paging is cut off. A
   // listing asks its caller nothing: a stdio question names no call, and a listing in flight that

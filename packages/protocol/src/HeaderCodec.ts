@@ -36,6 +36,9 @@ export type Headers = { readonly [name: string]: string | ReadonlyArray<string> 
 /** A header by case-insensitive name (repeated values joined as HTTP does). */
 export const getHeader = (headers: Headers, name: string): string | undefined => {
   const wanted = name.toLowerCase()
+  // Servers hand headers over lower-cased (node, the platform): look there before scanning.
+  const direct = headers[wanted]
+  if (direct !== undefined) return typeof direct === "string" ? direct : direct.join(", ")
   for (const [k, v] of Object.entries(headers)) {
     if (k.toLowerCase() === wanted && v !== undefined) return typeof v === "string" ? v : v.join(", ")
   }
@@ -421,6 +424,18 @@ export const checkParams = (
   return ok
 }
 
+// A tool's schema is the same object call after call (the listing keeps it), so its annotations
+// are read once.
+const knownParams = new WeakMap<object, Either.Either<ReadonlyArray<HeaderParam>, InvalidHeaderAnnotation>>()
+const headerParamsOf = (inputSchema: unknown): Either.Either<ReadonlyArray<HeaderParam>, InvalidHeaderAnnotation> => {
+  if (typeof inputSchema !== "object" || inputSchema === null) return headerParams(inputSchema)
+  const known = knownParams.get(inputSchema)
+  if (known !== undefined) return known
+  const found = headerParams(inputSchema)
+  knownParams.set(inputSchema, found)
+  return found
+}
+
 /**
  * Every header check for an incoming modern message. Pass the called tool's `inputSchema` to check
  * its `Mcp-Param-*` headers; a tool whose annotations are invalid mirrors nothing (it should never
@@ -433,7 +448,7 @@ export const checkIncoming = (
 ): Either.Either<void, HeaderMismatch> =>
   Either.flatMap(checkStandard(headers, message), () => {
     if (message.method !== Method.ToolsCall || options.inputSchema === undefined) return ok
-    const params = headerParams(options.inputSchema)
+    const params = headerParamsOf(options.inputSchema)
     return Either.isLeft(params) ? ok : checkParams(headers, message.params?.arguments, params.right)
   })
 

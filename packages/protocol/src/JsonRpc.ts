@@ -8,7 +8,6 @@
  */
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ErrorCode from "./ErrorCode.js"
 import * as FrameScan from "./FrameScan.js"
@@ -169,23 +168,26 @@ const structuralProblem = (o: JsonObject): string | undefined => {
   return "not a request, notification or response: it has no method, result or error"
 }
 
-const decodeView = (o: JsonObject): Either.Either<Message, ParseResult.ParseError> =>
-  hasKey(o, "method")
-    ? hasKey(o, "id") ? Schema.decodeUnknownEither(Request)(o) : Schema.decodeUnknownEither(Notification)(o)
-    : hasKey(o, "result")
-    ? Schema.decodeUnknownEither(SuccessResponse)(o)
-    : Schema.decodeUnknownEither(ErrorResponse)(o)
-
-// Schema.Record rebuilds an object key by key, and assigning an own "__proto__" key that way sets
-// the prototype instead, so the key vanishes from the view. The originals were checked to be plain
-// objects with unknown values, so the view can hold them as they are.
-const keepObjects = (m: Message, raw: JsonObject): Message => {
-  if (hasKey(m, "method") && isJsonObject(raw.params)) {
-    // Two spreads, one per kind, so each keeps its own type.
-    return isRequest(m) ? { ...m, params: raw.params } : { ...m, params: raw.params }
+/**
+ * The typed view of a message `structuralProblem` found nothing wrong with: the envelope's own
+ * members only, as the Schemas above would decode them (those checks are exactly the Schemas'
+ * constraints), built directly because this runs for every message in both directions. Params and
+ * results are the parsed objects themselves, unknown keys included.
+ */
+const viewOf = (o: JsonObject): Message => {
+  if (hasKey(o, "method")) {
+    const method = o.method as string
+    const params = hasKey(o, "params") ? { params: o.params as JsonObject } : {}
+    return hasKey(o, "id")
+      ? { jsonrpc: Version, id: o.id as RequestId, method, ...params }
+      : { jsonrpc: Version, method, ...params }
   }
-  if (isSuccess(m) && isJsonObject(raw.result)) return { ...m, result: raw.result }
-  return m
+  if (hasKey(o, "result")) return { jsonrpc: Version, id: o.id as RequestId, result: o.result as JsonObject }
+  const e = o.error as JsonObject
+  const error: ErrorObject = hasKey(e, "data")
+    ? { code: e.code as number, message: e.message as string, data: e.data }
+    : { code: e.code as number, message: e.message as string }
+  return hasKey(o, "id") ? { jsonrpc: Version, id: o.id as RequestId | null, error } : { jsonrpc: Version, error }
 }
 
 /** Decodes one already-parsed JSON value as a single message (an array is not a message). */
@@ -193,12 +195,7 @@ export const decodeMessage = (value: unknown): Either.Either<Parsed, FrameError>
   if (!isJsonObject(value)) return Either.left(invalid(`a JSON-RPC message must be an object, got ${describe(value)}`, undefined))
   const problem = structuralProblem(value)
   if (problem !== undefined) return Either.left(invalid(problem, value.id))
-  return decodeView(value).pipe(
-    Either.mapBoth({
-      onLeft: (e) => invalid(ParseResult.TreeFormatter.formatErrorSync(e), value.id),
-      onRight: (message) => ({ message: keepObjects(message, value), raw: value })
-    })
-  )
+  return Either.right({ message: viewOf(value), raw: value })
 }
 
 /** Decodes an already-parsed JSON value (e.g. an HTTP body) as a frame: a message or a batch. */

@@ -132,6 +132,25 @@ export const parseRequestMeta = (params: unknown): Either.Either<RequestMeta, In
   if (!isJsonObject(meta)) {
     return Either.left(new InvalidRequestMeta({ problems: [problem("_meta", "invalid", "params._meta must be an object")] }))
   }
+  // The transport classifies a request by its `_meta` and the Server validates it again: the
+  // second look at the same (never modified) object is the first one's answer.
+  const known = parsedMeta.get(meta)
+  if (known !== undefined) return known
+  const parsed = parseMetaObject(meta)
+  parsedMeta.set(meta, parsed)
+  return parsed
+}
+
+const parsedMeta = new WeakMap<JsonObject, Either.Either<RequestMeta, InvalidRequestMeta>>()
+
+const decodeRequestMeta = Schema.decodeUnknownEither(RequestMeta)
+
+const parseMetaObject = (meta: JsonObject): Either.Either<RequestMeta, InvalidRequestMeta> => {
+  // Most requests are well formed: one decode says so. Only a failing one is taken apart field
+  // by field, so that every problem is reported at once.
+  const whole = decodeRequestMeta(meta)
+  const claimed = meta[ProtocolVersionKey]
+  if (Either.isRight(whole) && typeof claimed === "string" && claimed.length > 0) return Either.right(whole.right)
   const problems: Array<MetaProblem> = []
   const version = meta[ProtocolVersionKey]
   if (version === undefined) problems.push(problem(ProtocolVersionKey, "missing", "the protocol version is required"))
@@ -143,7 +162,7 @@ export const parseRequestMeta = (params: unknown): Either.Either<RequestMeta, In
   checkOptional(meta, LogLevelKey, LoggingLevel, problems)
   checkOptional(meta, ProgressTokenKey, ProgressToken, problems)
   if (problems.length > 0) return Either.left(new InvalidRequestMeta({ problems }))
-  return Schema.decodeUnknownEither(RequestMeta)(meta).pipe(
+  return whole.pipe(
     Either.mapLeft((e) => new InvalidRequestMeta({ problems: [problem("_meta", "invalid", describeParseError(e))] }))
   )
 }

@@ -34,7 +34,6 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -49,6 +48,8 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Wire from "./internal/HttpWire.js"
+import { firstOf, Spoken } from "./internal/FirstOf.js"
+import * as StopCut from "./internal/StopCut.js"
 import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
@@ -165,25 +166,15 @@ const make = (options: HttpHostOptions) =>
     /**
      * What a running request answers: its own response, or — once the grace period is over — the
      * shutdown error, the request interrupted (which cancels it upstream) without waiting for it.
+     * A listen never ends by itself: when the process starts to stop it is closed, as the
+     * specification lets a server close one.
      */
-    const settle = (
-      id: JsonRpc.RequestId,
-      fiber: Fiber.Fiber<JsonRpc.Response | undefined>
-    ): Effect.Effect<JsonRpc.Response | undefined> =>
-      Effect.raceFirst(
-        Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) ? exit.value : undefined)),
-        Effect.zipRight(signals.stopping, Effect.as(Fiber.interruptFork(fiber), Shutdown.shutdownError(id)))
-      )
-
-    /** A listen never ends by itself; when the process starts to stop it is closed as the spec lets a server close one. */
-    const settleListen = (
-      id: JsonRpc.RequestId,
-      fiber: Fiber.Fiber<JsonRpc.Response | undefined>
-    ): Effect.Effect<JsonRpc.Response | undefined> =>
-      Effect.raceFirst(
-        Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) ? exit.value : undefined)),
-        Effect.zipRight(signals.draining, Effect.as(Fiber.interruptFork(fiber), ProtocolSubscriptions.closed(id)))
-      )
+    const atStopping = options.shutdown === undefined ? StopCut.never : yield* StopCut.make(signals.stopping)
+    const atDraining = options.shutdown === undefined ? StopCut.never : yield* StopCut.make(signals.draining)
+    const settled = (message: JsonRpc.Request, handled: Effect.Effect<JsonRpc.Response | undefined>) =>
+      message.method === Method.SubscriptionsListen
+        ? atDraining(handled, () => ProtocolSubscriptions.closed(message.id))
+        : atStopping(handled, () => Shutdown.shutdownError(message.id))
 
     const keepAlive = Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(Wire.sseKeepAlive))
 
@@ -210,6 +201,12 @@ const make = (options: HttpHostOptions) =>
     }
 
     // ---- modern
+
+    /** Whether a modern request asked to hear something before its response: progress, or log messages. */
+    const asksToHear = (params: JsonRpc.Request["params"]): boolean => {
+      const meta = Meta.metaOf(params)
+      return meta !== undefined && (meta[Meta.ProgressTokenKey] !== undefined || meta[Meta.LogLevelKey] !== undefined)
+    }
 
     /** `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. */
     const checkParams = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Request) => {
@@ -245,55 +242,85 @@ const make = (options: HttpHostOptions) =>
      * Runs a modern request. Its reply is one JSON response (status `modernStatus` of it) unless
      * something must be said before it — progress, a log message, a listen's acknowledgement and
      * notifications — and the client takes an event stream: then the POST becomes that stream, the
-     * response last. The request runs in a scope the reply owns, so a client that goes away, before
-     * or during the stream, interrupts it and with it the upstream call.
+     * response last. A client that goes away, before or during the stream, interrupts the request
+     * and with it the upstream call.
+     *
+     * A client that takes no event stream cannot be told anything first, and one that asked for
+     * nothing to come first (no progress token, no log level, not a listen) expects nothing live:
+     * those requests run in the request's own fiber. Whatever such a call says all the same (an
+     * upstream's stray notification) is not lost: it precedes the response on a stream once the
+     * call is done. Otherwise the request runs in a fiber of its own, which the POST waits on until
+     * it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
      */
-    const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) =>
-      Effect.gen(function*() {
+    const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) => {
+      const answer = (response: JsonRpc.Response | undefined) =>
+        response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+      if (!accept.eventStream) return Effect.map(settled(message, server.handle(message, { connection: modernConnection })), answer)
+      if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
+        return Effect.suspend(() => {
+          let said: Array<JsonRpc.Message> | undefined
+          const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
+          const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
+          return Effect.map(settled(message, server.handle(message, context)), (response) => {
+            if (said === undefined) return answer(response)
+            const events = response === undefined ? said : [...said, response]
+            return Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent)))
+          })
+        })
+      }
+      return Effect.gen(function*() {
         const outbound = yield* Mailbox.make<JsonRpc.Message>()
-        const spoke = yield* Deferred.make<void>()
-        let open = accept.eventStream
+        const spoken = new Spoken()
+        // Whether the POST can still become a stream: not once a JSON reply has been chosen.
+        let open = true
         const send = (m: JsonRpc.Message) =>
-          Effect.suspend(() => (open ? Effect.zipRight(outbound.offer(m), Deferred.succeed(spoke, undefined)) : Effect.void))
-        const exchange = yield* Scope.make()
+          Effect.sync(() => {
+            if (!open) return
+            outbound.unsafeOffer(m)
+            spoken.raise()
+          })
+        const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
+        const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
+        const context: RequestContext = {
+          connection: modernConnection,
+          notify: send,
+          subscriptions: watches === undefined ? { notify: send } : { notify: send, watches }
+        }
+        const handled = settled(message, server.handle(message, context)).pipe(
+          // The response itself goes on the stream only once one is open; it is not a reason to open one.
+          Effect.tap((response) => (response === undefined || !spoken.raised ? Effect.void : outbound.offer(response))),
+          Effect.ensuring(outbound.end)
+        )
+        const fiber = yield* (exchange === undefined ? Effect.forkDaemon(handled) : Effect.forkIn(handled, exchange))
         let handedOver = false
-        const release = Effect.suspend(() => (handedOver ? Effect.void : Scope.close(exchange, Exit.void)))
+        let finished = false
+        // Until the stream owns it, leaving this request (done, or interrupted) ends the call.
+        const release = Effect.suspend(() =>
+          handedOver
+            ? Effect.void
+            : exchange !== undefined
+            ? Scope.close(exchange, Exit.void)
+            : finished
+            ? Effect.void
+            : Fiber.interrupt(fiber)
+        )
         return yield* Effect.gen(function*() {
-          const watches = yield* Scope.extend(Subscriptions.makeWatches, exchange)
-          const context: RequestContext = {
-            connection: modernConnection,
-            ...(accept.eventStream ? { notify: (n) => Effect.asVoid(send(n)), subscriptions: { notify: (n) => Effect.asVoid(send(n)), watches } } : {})
-          }
-          const fiber = yield* Effect.forkIn(server.handle(message, context), exchange)
-          const answer = message.method === Method.SubscriptionsListen ? settleListen(message.id, fiber) : settle(message.id, fiber)
-          const final = yield* Effect.forkIn(
-            answer.pipe(
-              // The response itself goes on the stream only once one is open; it is not a reason to open one.
-              Effect.tap((response) => (response === undefined || !open ? Effect.void : outbound.offer(response))),
-              Effect.ensuring(outbound.end)
-            ),
-            exchange
-          )
-          const first = yield* Effect.raceFirst(
-            Effect.map(Fiber.join(final), (response) => ({ done: true as const, response })),
-            Effect.as(Deferred.await(spoke), { done: false as const, response: undefined })
-          )
-          if (first.done) {
+          const exits = yield* firstOf([fiber], spoken)
+          if (exits !== undefined) {
             open = false
-            const response = first.response
-            return response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
+            finished = true
+            const [exit] = exits
+            return answer(exit !== undefined && Exit.isSuccess(exit) ? exit.value : undefined)
           }
           handedOver = true
-          return Wire.eventStream(
-            withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(
-              Stream.ensuring(Effect.suspend(() => {
-                open = false
-                return Scope.close(exchange, Exit.void)
-              }))
-            )
-          )
+          const end = Effect.suspend(() => {
+            open = false
+            return exchange === undefined ? Fiber.interrupt(fiber) : Scope.close(exchange, Exit.void)
+          })
+          return Wire.eventStream(withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(Stream.ensuring(end)))
         }).pipe(Effect.ensuring(release))
       })
+    }
 
     // ---- legacy
 
@@ -323,14 +350,17 @@ const make = (options: HttpHostOptions) =>
     ) =>
       Effect.gen(function*() {
         const outbound = yield* Mailbox.make<JsonRpc.Message>()
-        const asked = yield* Deferred.make<void>()
+        const asked = new Spoken()
         // Whether anyone can still see this POST's stream: not once the reply is written, the
         // stream closed, or the handler was interrupted before it had a stream.
         let open = true
         const send = (m: JsonRpc.Message) =>
-          Effect.suspend(() =>
-            open ? Effect.as(Effect.zipRight(outbound.offer(m), Deferred.succeed(asked, undefined)), true) : Effect.succeed(false)
-          )
+          Effect.sync(() => {
+            if (!open) return false
+            outbound.unsafeOffer(m)
+            asked.raise()
+            return true
+          })
         const shut = Effect.sync(() => {
           open = false
         })
@@ -349,39 +379,34 @@ const make = (options: HttpHostOptions) =>
 
         return yield* Effect.gen(function*() {
           const errors: Array<JsonRpc.Response> = [...answered]
-          const running: Array<{ readonly id: JsonRpc.RequestId; readonly fiber: Fiber.Fiber<JsonRpc.Response | undefined> }> = []
+          const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
           // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
           const slots = batch ? yield* Effect.makeSemaphore(BatchConcurrency) : undefined
-          const run = (r: JsonRpc.Request) => (slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
+          const run = (r: JsonRpc.Request) =>
+            settled(r, slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
           for (const r of requests) {
             const session = target.session
             if (session === undefined) {
-              running.push({ id: r.id, fiber: yield* Effect.forkIn(run(r), exchange) })
+              fibers.push(yield* Effect.forkIn(run(r), exchange))
             } else if (yield* FiberMap.has(session.requests, r.id)) {
               errors.push(duplicate(r.id))
             } else {
-              running.push({ id: r.id, fiber: yield* FiberMap.run(session.requests, r.id, run(r)) })
+              fibers.push(yield* FiberMap.run(session.requests, r.id, run(r)))
             }
           }
-          const defined = (responses: ReadonlyArray<JsonRpc.Response | undefined>) =>
-            responses.filter((r): r is JsonRpc.Response => r !== undefined)
-          const finished = yield* Effect.raceFirst(
-            Effect.map(
-              Effect.forEach(running, ({ fiber, id }) => settle(id, fiber), { concurrency: "unbounded" }),
-              (responses) => ({ done: true as const, responses })
-            ),
-            Effect.as(Deferred.await(asked), { done: false as const, responses: [] })
-          )
-          if (finished.done) {
-            const all = [...errors, ...defined(finished.responses)]
+          const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
+            exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
+          const exits = yield* firstOf(fibers, asked)
+          if (exits !== undefined) {
+            const all = [...errors, ...replies(exits)]
             const [first] = all
             if (first === undefined) return withheld()
             return reply(200, batch ? all : first, accept)
           }
           // Something must be streamed: the questions so far, later ones, and each reply when ready.
-          const answers = Stream.fromIterable(running).pipe(
-            Stream.mapEffect(({ fiber, id }) => settle(id, fiber), { concurrency: "unbounded", unordered: true }),
-            Stream.filterMap(Option.fromNullable)
+          const answers = Stream.fromIterable(fibers).pipe(
+            Stream.mapEffect(Fiber.await, { concurrency: "unbounded", unordered: true }),
+            Stream.filterMap((e) => (Exit.isSuccess(e) ? Option.fromNullable(e.value) : Option.none()))
           )
           const events = Stream.merge(Mailbox.toStream(outbound), Stream.concat(Stream.fromIterable(errors), answers), {
             haltStrategy: "right"

@@ -16,7 +16,7 @@
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
-import { describeParseError, type JsonObject } from "@mcpx-fx/protocol/Json"
+import { describeParseError, hasKey, isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Lifecycle from "@mcpx-fx/protocol/Lifecycle"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -237,8 +237,24 @@ const RetryFields = Schema.Struct({
  * answer fits which question is for whoever asked it (the Backend) to judge.
  */
 const retryOf = (params: JsonObject): Effect.Effect<InputRetry | undefined, InvalidParams> =>
-  Effect.map(decodeParams(RetryFields, params), (r) =>
-    r.inputResponses === undefined && r.requestState === undefined ? undefined : r)
+  // Nearly every call is a first round: nothing to decode.
+  !hasKey(params, "inputResponses") && !hasKey(params, "requestState")
+    ? Effect.succeed(undefined)
+    : Effect.map(decodeParams(RetryFields, params), (r) =>
+      r.inputResponses === undefined && r.requestState === undefined ? undefined : r)
+
+/**
+ * A call's name and arguments. The common shape (a string name, arguments an object or absent) is
+ * taken as it is, which is what decoding `NameParams` yields for it; anything else is decoded,
+ * for the error that says what is wrong.
+ */
+const nameParams = (params: JsonObject): Effect.Effect<typeof NameParams.Type, InvalidParams> => {
+  const args = params.arguments
+  if (typeof params.name === "string" && (args === undefined || isJsonObject(args))) {
+    return Effect.succeed(args === undefined ? { name: params.name } : { name: params.name, arguments: args })
+  }
+  return decodeParams(NameParams, params)
+}
 
 /**
  * The `_meta` that travels on to the upstream: the protocol's reserved keys describe this hop (and
@@ -374,7 +390,7 @@ const make = (options: ServerOptions) =>
         case Method.ResourcesTemplatesList:
           return listing(backend.listResourceTemplates, "resourceTemplates", caller, params)
         case Method.ToolsCall:
-          return Effect.flatMap(decodeParams(NameParams, params), (p) => backend.callTool(caller, p.name, p.arguments ?? {}, meta))
+          return Effect.flatMap(nameParams(params), (p) => backend.callTool(caller, p.name, p.arguments ?? {}, meta))
         case Method.PromptsGet:
           return Effect.flatMap(decodeParams(PromptParams, params), (p) => backend.getPrompt(caller, p.name, p.arguments ?? {}, meta))
         case Method.ResourcesRead:
@@ -554,13 +570,13 @@ const make = (options: ServerOptions) =>
           const o = errorObject(e, era)
           return Effect.succeed(JsonRpc.failure(request.id, o.code, o.message, o.data))
         }),
+        // No span: this runs for every message, and a span per call cost more than the routing.
         Effect.catchAllDefect((defect) =>
           Effect.as(
             Effect.logError("request failed unexpectedly", defect),
             JsonRpc.failure(request.id, ErrorCode.InternalError, "Internal error")
           )
-        ),
-        Effect.withSpan("Server.handle", { attributes: { "mcp.method": request.method, "mcp.era": era } })
+        )
       )
     }
 

@@ -222,6 +222,32 @@ describe("HttpHost: 2026-07-28", () => {
       assert.isUndefined(yield* stream.next)
     }))
 
+  it.scoped("2026-07-28/http/a call that asked for nothing first still gets what it said before its response, on a stream", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      // No progress token and no log level: the request runs without a stream of its own, and
+      // what the tool said anyway precedes the response once it is done.
+      const r = yield* h.post(modernRequest("tools/call", { name: "say_first", arguments: {} }), modernHeaders("tools/call", "say_first"))
+      assert.strictEqual(r.status, 200)
+      assert.strictEqual(r.headers.get("content-type"), "text/event-stream")
+      const stream = sse(r)
+      const said = (yield* stream.next)?.data as JsonObject
+      assert.strictEqual(said.method, "notifications/progress")
+      const response = (yield* stream.next)?.data as JsonObject
+      assert.strictEqual(response.id, 1)
+      assert.deepStrictEqual((response.result as JsonObject).content, [{ type: "text", text: "done" }])
+      assert.isUndefined(yield* stream.next)
+    }))
+
+  it.scoped("2026-07-28/http/a call that said nothing first is one JSON response", () =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const r = yield* h.post(modernRequest("tools/call", { name: "echo", arguments: { x: 1 } }), modernHeaders("tools/call", "echo"))
+      assert.strictEqual(r.status, 200)
+      assert.strictEqual(r.headers.get("content-type"), "application/json")
+      assert.strictEqual((yield* objectOf(r)).id, 1)
+    }))
+
   it.scoped("2026-07-28/http/a modern header on a body without _meta is -32602", () =>
     Effect.gen(function*() {
       const h = yield* harness()

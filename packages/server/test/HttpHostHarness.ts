@@ -1,8 +1,8 @@
 /**
  * Drives the HttpHost's `/mcp` app without sockets, through the web handler the platform builds
  * from it, over a Server and the fake Backend of `support.ts` with two more tools: `block` (runs
- * until interrupted, reporting both) and `question` (asks the host an elicitation and returns the
- * answer).
+ * until interrupted, reporting both), `question` (asks the host an elicitation and returns the
+ * answer) and `say_first` (sends a progress notification, then answers).
  */
 import * as HttpApp from "@effect/platform/HttpApp"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
@@ -41,6 +41,11 @@ const extendedBackend = (events: Events) => {
               Queue.offer(events.started, tagOf(args)),
               Effect.never.pipe(Effect.onInterrupt(() => Queue.offer(events.interrupted, tagOf(args))))
             )
+          }
+          if (name === "say_first") {
+            // Says something before its result, whether or not the request asked to hear it.
+            const said = caller.notify?.({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "said", progress: 1 } })
+            return Effect.as(said ?? Effect.void, { content: [{ type: "text", text: "done" }] })
           }
           if (name === "question") {
             const ask = caller.questions

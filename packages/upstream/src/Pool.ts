@@ -44,6 +44,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { type Abort, abortable } from "./Abortable.js"
 import { makeInstances } from "./internal/PoolInstances.js"
 import {
   type Attempt,
@@ -73,6 +74,15 @@ export * from "./PoolEvents.js"
 export * from "./PoolModel.js"
 export * from "./PoolStatus.js"
 
+/** How a call through `withSession` may be cut short besides its instance going away. */
+export interface WithSessionOptions<E2> {
+  /**
+   * Called as the call begins with a way to end it at once with an error (a deadline, say);
+   * answers how to let go of it, called when the call ends.
+   */
+  readonly cutShort?: (abort: Abort<E2>) => () => void
+}
+
 // ---------------------------------------------------------------------------------------------
 // The service
 
@@ -83,11 +93,12 @@ export class Pool extends Context.Tag("@mcpx-fx/upstream/Pool")<Pool, {
    * (also on interruption, which does not close the instance). Fails with a PoolError when no
    * session can be had, or when the upstream crashes or is stopped during the call.
    */
-  readonly withSession: <A, E, R>(
+  readonly withSession: <A, E, R, E2 = never>(
     server: PoolServer,
     caller: Caller,
-    use: (session: Session) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | PoolError, R>
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    options?: WithSessionOptions<E2>
+  ) => Effect.Effect<A, E | E2 | PoolError, R>
   /** Every server's instances, lanes and cooldowns, by server name. */
   readonly snapshot: Effect.Effect<ReadonlyArray<PoolStatus>>
   /** The last report of a server's own session (`mcpx-fx protocol`). */
@@ -194,11 +205,21 @@ const make = Effect.gen(function*() {
       return pool
     })
 
+  // A caller hands over the same PoolServer call after call until something about it changes.
+  const resolved = new WeakMap<PoolServer, { readonly settings: Settings; readonly fingerprint: string }>()
+  const resolve = (server: PoolServer) => {
+    const known = resolved.get(server)
+    if (known !== undefined) return known
+    const settings = resolveSettings(server.settings)
+    const r = { settings, fingerprint: fingerprintOf(server, settings) }
+    resolved.set(server, r)
+    return r
+  }
+
   const poolFor = (server: PoolServer): Effect.Effect<ServerPool> =>
     Effect.suspend(() => {
       const name = server.definition.name
-      const settings = resolveSettings(server.settings)
-      const fingerprint = fingerprintOf(server, settings)
+      const { fingerprint, settings } = resolve(server)
       const found = pools.get(name)
       if (found !== undefined && found.fingerprint === fingerprint) return Effect.succeed(found)
       return registry.withPermits(1)(
@@ -247,11 +268,13 @@ const make = Effect.gen(function*() {
           id: `${pool.name}#${++instanceSeq}`,
           key,
           ready: Deferred.unsafeMake(fiberId),
-          gone: Deferred.unsafeMake(fiberId),
+          gone: undefined,
+          users: new Set(),
           stopped: Deferred.unsafeMake(fiberId),
           permitted: Deferred.unsafeMake(fiberId),
           scope: undefined,
           started: undefined,
+          serving: undefined,
           startedAt: undefined,
           starting: undefined,
           busy: 0,
@@ -299,9 +322,9 @@ const make = Effect.gen(function*() {
     })
 
   const release = (pool: ServerPool, lane: LaneState, inst: Instance) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const next = yield* Effect.sync(() => {
+    Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const next = (() => {
         inst.busy -= 1
         inst.lastUsed = now
         if (inst.busy > 0 || inst.retiring !== undefined) return "none" as const
@@ -316,25 +339,30 @@ const make = Effect.gen(function*() {
         if (inst.reaping) return "none" as const
         inst.reaping = true
         return "reap" as const
-      })
-      if (next === "close") yield* spawnCloser(pool, lane, inst)
-      if (next === "reap") yield* FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst)))
+      })()
+      if (next === "close") return Effect.asVoid(spawnCloser(pool, lane, inst))
+      if (next === "reap") return Effect.asVoid(FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst))))
+      return Effect.void
     })
 
-  // The caller's work, ended early when the upstream crashes or is stopped under it. A
-  // TransportClosed from the session becomes an error that names the server.
+  // The caller's work, ended at once (through `abort`) when the upstream crashes or is stopped
+  // under it. A TransportClosed from the session becomes an error that names the server.
   const runUse = <A, E, R>(
     pool: ServerPool,
     lane: LaneState,
     inst: Instance,
     session: Session,
-    use: (session: Session) => Effect.Effect<A, E, R>
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>
   ): Effect.Effect<A, E | PoolError, R> =>
-    Effect.raceFirst(
-      Effect.catchAll(use(session), (e): Effect.Effect<never, E | PoolError> =>
-        e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)),
-      Deferred.await(inst.gone)
-    )
+    Effect.suspend(() => {
+      if (inst.gone !== undefined) return Effect.fail(inst.gone)
+      inst.users.add(abort)
+      return Effect.catchAll(use(session), (e): Effect.Effect<never, E | PoolError> =>
+        e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)).pipe(
+          Effect.ensuring(Effect.sync(() => void inst.users.delete(abort)))
+        )
+    })
 
   // A modern HTTP upstream that stopped answering modern requests has changed era under us: the
   // instance goes, and the lane's next start distrusts the era cache and probes again.
@@ -361,6 +389,49 @@ const make = Effect.gen(function*() {
     lane: LaneState,
     key: Key,
     use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>,
+    accept?: (session: Session) => boolean,
+    mayDoubt = false
+  ): Effect.Effect<Attempt<A>, E | PoolError, R> =>
+    Effect.clockWith((clock) => {
+      // Nearly every call finds its key's instance up and serving: it is leased in place, without
+      // the claim's bookkeeping for starts and evictions.
+      const serving = lane.instances.get(key.id)
+      const started = serving?.serving
+      if (serving === undefined || started === undefined || (accept !== undefined && !accept(started.session))) {
+        return leaseAndUse(pool, lane, key, use, abort, accept, mayDoubt)
+      }
+      return Effect.uninterruptibleMask((restore) => {
+        takeLease(serving, clock.unsafeCurrentTimeMillis())
+        return restore(runUse(pool, lane, serving, started.session, use, abort)).pipe(
+          Effect.map((value): Attempt<A> => ({ _tag: "Used", value })),
+          Effect.exit,
+          Effect.flatMap((exit) => Effect.zipRight(release(pool, lane, serving), afterUse(pool, lane, serving, exit, mayDoubt)))
+        )
+      })
+    })
+
+  /** What a lane's try answers once its call has ended: with `mayDoubt`, a failure on a session whose era is in doubt is `Doubted`. */
+  const afterUse = <A, E>(
+    pool: ServerPool,
+    lane: LaneState,
+    inst: Instance,
+    exit: Exit.Exit<Attempt<A>, E | PoolError>,
+    mayDoubt: boolean
+  ): Effect.Effect<Attempt<A>, E | PoolError> => {
+    if (!mayDoubt || Exit.isSuccess(exit) || inst.started === undefined) return exit
+    return Effect.flatMap(inst.started.session.eraDoubt, (doubt) =>
+      Option.isNone(doubt)
+        ? exit
+        : Effect.as(doubted(pool, lane, inst, doubt.value), { _tag: "Doubted", cause: exit.cause } as Attempt<A>))
+  }
+
+  const leaseAndUse = <A, E, R>(
+    pool: ServerPool,
+    lane: LaneState,
+    key: Key,
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>,
     accept?: (session: Session) => boolean,
     mayDoubt = false
   ): Effect.Effect<Attempt<A>, E | PoolError, R> =>
@@ -375,19 +446,12 @@ const make = Effect.gen(function*() {
             if (Either.isLeft(ready)) return { _tag: "Unavailable", error: ready.left } as Attempt<A>
             const session = ready.right.session
             if (accept !== undefined && !accept(session)) return { _tag: "Rejected" } as Attempt<A>
-            const value = yield* runUse(pool, lane, inst, session, use)
+            const value = yield* runUse(pool, lane, inst, session, use, abort)
             return { _tag: "Used", value } as Attempt<A>
           })
         ).pipe(Effect.exit)
         yield* release(pool, lane, inst)
-        if (mayDoubt && Exit.isFailure(exit) && inst.started !== undefined) {
-          const doubt = yield* inst.started.session.eraDoubt
-          if (Option.isSome(doubt)) {
-            yield* doubted(pool, lane, inst, doubt.value)
-            return { _tag: "Doubted", cause: exit.cause } as Attempt<A>
-          }
-        }
-        return yield* exit
+        return yield* afterUse(pool, lane, inst, exit, mayDoubt)
       })
     )
 
@@ -407,10 +471,26 @@ const make = Effect.gen(function*() {
   // A legacy-only session that cannot be had is no reason to fail a call the server's own session can serve.
   const legacyFallsBack = (e: PoolError): boolean => e.reason === "start-failed" || e.reason === "cooling-down"
 
-  const withSession = <A, E, R>(
+  const withSession = <A, E, R, E2 = never>(
     server: PoolServer,
     caller: Caller,
-    use: (session: Session) => Effect.Effect<A, E, R>
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    options?: WithSessionOptions<E2>
+  ): Effect.Effect<A, E | E2 | PoolError, R> =>
+    abortable<A, E | PoolError, R, E2 | PoolError>((abort) => {
+      const cutShort = options?.cutShort
+      if (cutShort === undefined) return routed(server, caller, use, abort)
+      return Effect.suspend(() => {
+        const cancel = cutShort(abort)
+        return Effect.ensuring(routed(server, caller, use, abort), Effect.sync(cancel))
+      })
+    })
+
+  const routed = <A, E, R>(
+    server: PoolServer,
+    caller: Caller,
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    abort: Abort<PoolError>
   ): Effect.Effect<A, E | PoolError, R> =>
     Effect.gen(function*() {
       const pool = yield* poolFor(server)
@@ -418,13 +498,13 @@ const make = Effect.gen(function*() {
       // The server's own session, tried once more on a fresh probe when its era came into doubt.
       const modernLane = (accept?: (session: Session) => boolean) =>
         Effect.flatMap(
-          tryLane(pool, pool.modern, key, use, accept, true),
-          (a) => (a._tag === "Doubted" ? tryLane(pool, pool.modern, key, use, accept) : Effect.succeed(a))
+          tryLane(pool, pool.modern, key, use, abort, accept, true),
+          (a) => (a._tag === "Doubted" ? tryLane(pool, pool.modern, key, use, abort, accept) : Effect.succeed(a))
         )
       const onModern = Effect.flatMap(modernLane(), (a) => settle(a, pool))
       if (requestedLane(server.probe.preference, caller.revision) === "modern") return yield* onModern
 
-      const onLegacy = Effect.flatMap(tryLane(pool, pool.legacy, key, use), (a) => {
+      const onLegacy = Effect.flatMap(tryLane(pool, pool.legacy, key, use, abort), (a) => {
         if (a._tag === "Unavailable" && legacyFallsBack(a.error)) {
           return Effect.zipRight(
             Effect.logDebug(`${pool.name}: no legacy-only session (${a.error.detail}); using the server's own session`),
@@ -451,13 +531,7 @@ const make = Effect.gen(function*() {
             (a) => (a._tag === "Used" ? Effect.succeed(a.value) : onLegacy)
           )
       }
-    }).pipe(
-      // Every call passes here: capturing a stack trace for the span cost more than the span.
-      Effect.withSpan("Pool.withSession", {
-        attributes: { server: server.definition.name, key: caller.key.kind, revision: caller.revision ?? "none" },
-        captureStackTrace: false
-      })
-    )
+    })
 
   // --- status and control
 
@@ -499,7 +573,7 @@ const make = Effect.gen(function*() {
     const results = yield* Effect.forEach(
       again,
       ({ inst, lane }) =>
-        tryLane(pool, lane, inst.key, () => Effect.void).pipe(
+        tryLane(pool, lane, inst.key, () => Effect.void, () => {}).pipe(
           Effect.catchAll((error) => Effect.succeed<Attempt<void>>({ _tag: "Unavailable", error })),
           Effect.map((attempt) => ({ lane: lane.lane, key: inst.key.id, attempt }))
         ),

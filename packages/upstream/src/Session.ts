@@ -194,17 +194,20 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
-    // stdio has no headers, and computing them there would only invent failures.
+    // stdio has no headers, and computing them there would only invent failures. The legacy and
+    // stdio hints never change, so they are made once.
+    const legacyHints: Effect.Effect<RequestHints> = Effect.succeed({
+      era: "legacy",
+      headers: Revision.atLeast(established.negotiated, "2025-06-18")
+        ? { "MCP-Protocol-Version": established.negotiated }
+        : {}
+    })
+    const stdioModernHints: Effect.Effect<RequestHints> = Effect.succeed({ era: "modern" })
     const hints = (method: string, params: JsonObject | undefined): Effect.Effect<RequestHints, UnsendableRequest> =>
       !isModern
-        ? Effect.succeed({
-          era: "legacy",
-          headers: Revision.atLeast(established.negotiated, "2025-06-18")
-            ? { "MCP-Protocol-Version": established.negotiated }
-            : {}
-        })
+        ? legacyHints
         : conn.wire === "stdio"
-        ? Effect.succeed({ era: "modern" })
+        ? stdioModernHints
         : Effect.map(modernHeaders(method, params, toolHeaders), (headers) => ({ era: "modern", headers }))
 
     const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
@@ -419,16 +422,18 @@ export const makeSession = (
         }
       })
 
-    // The call is in flight (a candidate for untied questions) from its start to its end.
+    // The call is in flight (a candidate for untied questions) from its start to its end. It is
+    // added inside the guarded effect, so it cannot be added without being taken out again.
     const request: Session["request"] = (method, params, ctx = {}) =>
-      Effect.acquireUseRelease(
-        Effect.sync(() => void inFlight.push(ctx)),
-        () => rounds(method, params, ctx),
-        () =>
-          Effect.sync(() => {
-            const at = inFlight.lastIndexOf(ctx)
-            if (at >= 0) inFlight.splice(at, 1)
-          })
+      Effect.ensuring(
+        Effect.suspend(() => {
+          inFlight.push(ctx)
+          return rounds(method, params, ctx)
+        }),
+        Effect.sync(() => {
+          const at = inFlight.lastIndexOf(ctx)
+          if (at >= 0) inFlight.splice(at, 1)
+        })
       )
 
     return {

@@ -14,6 +14,7 @@ import type * as Context from "effect/Context"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as PlatformError from "@effect/platform/Error"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -31,7 +32,7 @@ import type { ProcessGroups } from "./ProcessGroups.js"
 import * as ProcessTable from "./ProcessTable.js"
 import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
-import { splitLinesCapped } from "./internal/lines.js"
+import { makeLineSplitter } from "./internal/lines.js"
 import * as Waiting from "./internal/Waiting.js"
 
 /** Tunables of the stdio transport. */
@@ -118,18 +119,24 @@ export const openStdio = (
     const unsolicited = yield* Queue.sliding<JsonRpc.Parsed>(1024)
     const outbox = yield* Mailbox.make<string>()
 
+    // The reason once closed, kept beside the Deferred so that sending checks it in place.
+    let closedReason: TransportClosed | undefined
     const close = (reason: TransportClosed) =>
       Effect.gen(function*() {
         if (!(yield* Deferred.succeed(closedWith, reason))) return
+        closedReason = reason
         yield* waiting.failAll(reason)
         yield* Queue.shutdown(unsolicited)
         yield* outbox.end
       })
 
-    // The writer owns stdin: one frame per line, in offer order. Ending the outbox ends the
-    // stream, which ends stdin — the polite way to ask a stdio server to leave.
+    // The writer owns stdin: one frame per line, in offer order, and every frame waiting when it
+    // gets to run in one write (under load that is one pipe write for many calls, not one each).
+    // Ending the outbox ends the stream, which ends stdin — the polite way to ask a stdio server
+    // to leave.
+    const encoder = new TextEncoder()
     yield* Mailbox.toStream(outbox).pipe(
-      Stream.map((line) => new TextEncoder().encode(line)),
+      Stream.mapChunks((lines) => Chunk.of(encoder.encode(Chunk.join(lines, "")))),
       Stream.run(proc.stdin),
       Effect.catchAll((e) => Effect.logDebug(`stdin of ${def.name} closed: ${e.message}`)),
       Effect.forkIn(scope)
@@ -148,24 +155,30 @@ export const openStdio = (
       Effect.forkIn(scope)
     )
 
-    const dispatch = (parsed: JsonRpc.Parsed) =>
-      Effect.gen(function*() {
-        if (yield* waiting.route(parsed)) return
-        yield* Queue.offer(unsolicited, parsed)
-      })
+    const dispatch = (parsed: JsonRpc.Parsed): void => {
+      if (!waiting.unsafeRoute(parsed)) Queue.unsafeOffer(unsolicited, parsed)
+    }
 
+    // Every line that has arrived is handled in one go, in one stage over the raw bytes: an answer
+    // goes straight to its waiter.
+    const splitter = makeLineSplitter(maxLineBytes)
     const readerDone = yield* proc.stdout.pipe(
-      Stream.decodeText(),
-      splitLinesCapped(maxLineBytes),
-      Stream.runForEach((line) => {
-        if (line.trim().length === 0) return Effect.void
-        const frame = JsonRpc.decodeFrame(line)
-        if (Either.isLeft(frame)) {
-          return Effect.logDebug(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`)
+      Stream.runForEachChunk((chunks): Effect.Effect<void, FrameTooLarge> => {
+        let skipped: Array<string> | undefined
+        for (const bytes of chunks) {
+          const lines = splitter.push(bytes)
+          if (lines instanceof FrameTooLarge) return Effect.fail(lines)
+          for (const line of lines) {
+            if (line.trim().length === 0) continue
+            const frame = JsonRpc.decodeFrame(line)
+            if (Either.isLeft(frame)) (skipped ??= []).push(line)
+            else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
+            else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)
+          }
         }
-        return frame.right._tag === "Single"
-          ? dispatch(frame.right.parsed)
-          : Effect.forEach(frame.right.elements, (el) => (Either.isRight(el) ? dispatch(el.right) : Effect.void), {
+        return skipped === undefined
+          ? Effect.void
+          : Effect.forEach(skipped, (line) => Effect.logDebug(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`), {
             discard: true
           })
       }),
@@ -219,10 +232,11 @@ export const openStdio = (
     yield* Scope.addFinalizer(scope, Effect.flatMap(Effect.forkDaemon(Effect.interruptible(stop)), Fiber.join))
 
     const send = (message: JsonRpc.Message) =>
-      Effect.flatMap(Deferred.poll(closedWith), (closed) =>
-        Option.isSome(closed)
-          ? Effect.flatMap(closed.value, Effect.fail)
-          : outbox.offer(`${JsonRpc.encodeFrame(message)}\n`).pipe(Effect.asVoid))
+      Effect.suspend(() => {
+        if (closedReason !== undefined) return Effect.fail(closedReason)
+        outbox.unsafeOffer(`${JsonRpc.encodeFrame(message)}\n`)
+        return Effect.void
+      })
 
     const register = (req: JsonRpc.Request) =>
       Effect.map(Mailbox.make<JsonRpc.Parsed, TransportError>(), (box: Waiting.Box) => {

@@ -13,37 +13,23 @@
  * legacy sessions end, the socket goes, and only then are the upstream servers stopped.
  */
 import * as Command from "@effect/cli/Command"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as Config from "@mcpx-fx/gateway/Config"
 import * as ConfigWatcher from "@mcpx-fx/gateway/ConfigWatcher"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
-import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
-import * as HttpEdge from "@mcpx-fx/server/HttpEdge"
-import * as HttpHost from "@mcpx-fx/server/HttpHost"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
-import * as Server from "@mcpx-fx/server/Server"
-import type * as Shutdown from "@mcpx-fx/server/Shutdown"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
-import * as Stream from "effect/Stream"
 import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
-import * as Listeners from "../Listeners.js"
 import { version } from "../version.js"
 import { globalsFrom } from "./Root.js"
 
@@ -64,36 +50,31 @@ const ownHosts = (address: string): ReadonlyArray<string> => {
   return [...addresses, Os.hostname()]
 }
 
-const notFound = HttpServerResponse.unsafeJson(
-  { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
-  { status: 404 }
-)
-
-const shuttingDown = HttpServerResponse.unsafeJson(
-  { error: "mcpx-fx is shutting down: the request was cancelled before it finished" },
-  { status: 503 }
-)
-
-/**
- * `/v1` at shutdown: its event streams end when the daemon starts to stop, and a request still
- * running when the grace is over is cancelled and answered 503 (without waiting for its cleanup).
- */
-const stopsWith = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, shutdown: Shutdown.ShutdownSignals) =>
-  Effect.interruptible(Effect.raceFirst(
-    Effect.disconnect(Effect.map(app, (response) =>
-      response.body._tag === "Stream"
-        ? HttpServerResponse.setBody(
-          response,
-          HttpBody.stream(Stream.interruptWhen(response.body.stream, shutdown.draining), response.body.contentType, response.body.contentLength)
-        )
-        : response)),
-    Effect.as(shutdown.stopping, shuttingDown)
-  ))
+// What only the daemon runs (the HTTP servers, the host transport, the API) is loaded when it starts.
+const loadModules = Effect.promise(() => import("./DaemonModules.js"))
 
 /** `mcpx-fx daemon`. */
 export const command = Command.make("daemon", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
+    const {
+      Api,
+      ApiHandlers,
+      GatewayBackend,
+      HttpEdge,
+      HttpHost,
+      HttpServerRequest,
+      HttpServerResponse,
+      Listeners,
+      NodeHttpServer,
+      Server,
+      stopsWith,
+      ToolSchemas
+    } = yield* loadModules
+    const notFound = HttpServerResponse.unsafeJson(
+      { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
+      { status: 404 }
+    )
     return yield* Effect.gen(function*() {
       const files = yield* DaemonFiles.acquireLock
       yield* DaemonFiles.removeStaleTemps
@@ -172,7 +153,12 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             token
           })
           // The socket is the owner's: /v1 shows them what their upstreams said, unredacted.
-          return { tcp: edge(router), socket: Effect.locally(router, Redact.RawForOwner, true) }
+          return {
+            tcp: edge(router),
+            socket: Effect.locally(router, Redact.RawForOwner, true),
+            // `/mcp` itself, for the listeners' thin adapter; the same policy on TCP.
+            mcp: { tcp: edge(host.app), socket: Effect.locally(host.app, Redact.RawForOwner, true) }
+          }
         }), { host: address, port, socket: files.socket, grace })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {

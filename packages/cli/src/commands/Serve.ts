@@ -2,7 +2,7 @@
  * `mcpx-fx serve`: mcpx-fx as a stdio MCP server for a host, with the gateway in-process.
  *
  * stdout is the JSON-RPC channel: nothing but frames may ever reach it, so this command writes no
- * progress line and no output of its own; logs and failures go to stderr (bin.ts).
+ * progress line and no output of its own; logs and failures go to stderr (Main.ts).
  *
  * SIGINT/SIGTERM interrupt the command's fiber; the host on the other end is still listening, so
  * the interruption is turned into a stop: reading ends, requests in flight get
@@ -12,10 +12,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as Server from "@mcpx-fx/server/Server"
-import * as StdioHost from "@mcpx-fx/server/StdioHost"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -27,7 +24,6 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as DaemonClient from "../DaemonClient.js"
 import * as Layers from "../Layers.js"
-import * as Relay from "../Relay.js"
 import { globalsFrom } from "./Root.js"
 
 /** stdin could not be read. */
@@ -48,11 +44,8 @@ const writeLine = (line: string): Effect.Effect<void> =>
     process.stdout.write(`${line}\n`, () => resume(Effect.void))
   })
 
-const host = StdioHost.StdioHost.layer.pipe(
-  Layer.provide(Server.Server.layer),
-  Layer.provide(GatewayBackend.layer),
-  Layer.provide(Layers.requestState)
-)
+// The host-facing server runs only here: its code is loaded when `serve` starts.
+const loadHost = Effect.promise(() => import("./ServeModules.js"))
 
 /** `serve --relay` found no daemon to relay to. */
 export class NoDaemonToRelay extends Data.TaggedError("NoDaemonToRelay")<{ readonly detail: string }> {
@@ -84,6 +77,8 @@ const relayToDaemon = Effect.gen(function*() {
   const info = yield* DaemonClient.running
   if (Option.isNone(info)) return yield* new NoDaemonToRelay({ detail: "no daemon.json for this state directory" })
   const drain = yield* Settings.get("transport.stdioDrain")
+  // Only a relay speaks HTTP to the daemon: its code is loaded when one starts.
+  const Relay = yield* Effect.promise(() => import("../Relay.js"))
   yield* untilStopped((stop) => Relay.relay(stdinLines, writeLine, { drain, stop })).pipe(
     Effect.provide(DaemonClient.socketClient(info.value.socket))
   )
@@ -96,6 +91,12 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
     if (relay) {
       return yield* relayToDaemon.pipe(Effect.provide(Layers.configured(options)))
     }
+    const { GatewayBackend, Server, StdioHost } = yield* loadHost
+    const host = StdioHost.StdioHost.layer.pipe(
+      Layer.provide(Server.Server.layer),
+      Layer.provide(GatewayBackend.layer),
+      Layer.provide(Layers.requestState)
+    )
     yield* Effect.gen(function*() {
       const drain = yield* Settings.get("transport.stdioDrain")
       const stdio = yield* StdioHost.StdioHost

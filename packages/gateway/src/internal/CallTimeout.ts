@@ -2,15 +2,72 @@
  * `pool.callTimeout` for one upstream call. It bounds what the upstream takes: while the upstream
  * waits on an answer from the caller (a person filling in an elicitation, a modern host between
  * two rounds), the clock stops, so a question answered after a minute does not find its call gone.
- * A call that cannot ask pays for a plain timeout only.
+ *
+ * The budget is a deadline on the gateway's shared timer (`Deadlines`), disarmed while a question
+ * is outstanding and armed again with what is left, and the call is cut short through the pool's
+ * `cutShort` (no fiber of its own per call, where a race against a watchdog forks two).
  */
-import type { CallContext } from "@mcpx-fx/upstream/Session"
+import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import { abortable } from "@mcpx-fx/upstream/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
-import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
+import type { CallContext } from "@mcpx-fx/upstream/Session"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
+import * as Deadlines from "./Deadlines.js"
+
+/** A call's budget: the caller to make the call with, and the hook that arms it for the pool. */
+export interface CallDeadline<C, T> {
+  /** `caller` with its questions paused off the clock. */
+  readonly caller: C
+  /** Arms the budget for a call `abort` can end; answers how to disarm it. */
+  readonly cutShort: (abort: Abort<T>) => () => void
+}
+
+/** The budget of one call of `caller`, past which it is ended with `onTimeout()`. */
+export const callDeadline = <C extends CallContext, T>(
+  deadlines: Deadlines.Deadlines,
+  caller: C,
+  budget: Duration.Duration,
+  onTimeout: () => T
+): CallDeadline<C, T> => {
+  const budgetMs = Duration.toMillis(budget)
+  let abortCall: Abort<T> | undefined
+  let disarm: (() => void) | undefined
+  let outstanding = 0
+  let spent = 0
+  let since = 0
+  const arm = () => {
+    const call = abortCall
+    if (call !== undefined) disarm = deadlines.add(budgetMs - spent, () => call(onTimeout()))
+  }
+  const stop = () => {
+    disarm?.()
+    disarm = undefined
+  }
+  const cutShort = (abort: Abort<T>) => {
+    abortCall = abort
+    since = deadlines.now()
+    if (outstanding === 0) arm()
+    return () => {
+      stop()
+      abortCall = undefined
+    }
+  }
+  const ask = caller.questions
+  if (ask === undefined) return { caller, cutShort }
+  const pause = Effect.sync(() => {
+    if (outstanding++ > 0) return
+    spent += deadlines.now() - since
+    stop()
+  })
+  const unpause = Effect.sync(() => {
+    if (--outstanding > 0) return
+    since = deadlines.now()
+    arm()
+  })
+  const questions: QuestionHandler = (q) => Effect.acquireUseRelease(pause, () => ask(q), () => unpause)
+  return { caller: { ...caller, questions }, cutShort }
+}
 
 /** Runs `use` within `budget` of upstream time, failing with `onTimeout()` past it (the call interrupted). */
 export const withCallTimeout = <C extends CallContext, A, E, T, R>(
@@ -18,41 +75,13 @@ export const withCallTimeout = <C extends CallContext, A, E, T, R>(
   budget: Duration.Duration,
   onTimeout: () => T,
   use: (caller: C) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E | T, R> => {
-  const ask = caller.questions
-  if (ask === undefined) return Effect.timeoutFail(use(caller), { duration: budget, onTimeout })
-  return Effect.gen(function*() {
-    const budgetMs = Duration.toMillis(budget)
-    let outstanding = 0
-    let spent = 0
-    let since = yield* Clock.currentTimeMillis
-    let resumed = yield* Deferred.make<void>()
-
-    const pause = Effect.flatMap(Clock.currentTimeMillis, (t) =>
-      Effect.sync(() => {
-        if (outstanding++ === 0) spent += t - since
-      }))
-    const unpause = Effect.flatMap(Clock.currentTimeMillis, (t) =>
+): Effect.Effect<A, E | T, R> =>
+  Effect.scoped(Effect.flatMap(Deadlines.make, (deadlines) => {
+    const timed = callDeadline(deadlines, caller, budget, onTimeout)
+    return abortable((abort: Abort<T>) =>
       Effect.suspend(() => {
-        if (--outstanding > 0) return Effect.void
-        since = t
-        const woken = resumed
-        resumed = Deferred.unsafeMake<void>(FiberId.none)
-        return Deferred.succeed(woken, undefined)
-      }))
-    const questions: QuestionHandler = (q) => Effect.acquireUseRelease(pause, () => ask(q), () => unpause)
-
-    const watchdog = Effect.gen(function*() {
-      for (;;) {
-        if (outstanding > 0) {
-          yield* Deferred.await(resumed)
-          continue
-        }
-        const left = budgetMs - spent - ((yield* Clock.currentTimeMillis) - since)
-        if (left <= 0) return yield* Effect.fail(onTimeout())
-        yield* Effect.sleep(Duration.millis(left))
-      }
-    })
-    return yield* Effect.raceFirst(use({ ...caller, questions }), watchdog)
-  })
-}
+        const disarm = timed.cutShort(abort)
+        return Effect.ensuring(use(timed.caller), Effect.sync(disarm))
+      })
+    )
+  }))

@@ -104,8 +104,19 @@ export const readBody = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
 ): Effect.Effect<string, BodyTooLarge | BodyUnreadable> => {
-  const declared = Number(header(request, "content-length"))
+  const length = header(request, "content-length")
+  const declared = length === undefined ? Number.NaN : Number(length)
   if (Number.isFinite(declared) && declared > limit) return Effect.fail(new BodyTooLarge({ limit }))
+  // A declared length within the limit bounds the body (the HTTP parser reads no more than it), so
+  // it is read whole, without a Stream: almost every POST comes this way.
+  if (Number.isFinite(declared)) {
+    return request.arrayBuffer.pipe(
+      Effect.mapError((e) => new BodyUnreadable({ reason: e.message })),
+      Effect.flatMap((buffer) =>
+        Effect.try({ try: () => utf8.decode(buffer), catch: () => new BodyUnreadable({ reason: "the body is not UTF-8" }) })
+      )
+    )
+  }
   // Past the limit the rest is read and dropped (up to a bound) rather than left unread: a client
   // still sending would otherwise see its connection reset and never read the 413.
   const drainLimit = limit * DrainFactor

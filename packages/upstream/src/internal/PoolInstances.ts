@@ -54,13 +54,23 @@ export interface InstancesEnv {
 export const makeInstances = (env: InstancesEnv) => {
   const { housekeeping, notes, prober, publish } = env
 
+  /** Ends the instance's calls in flight with `error`; only the first reason counts. */
+  const goneWith = (inst: Instance, error: PoolError) =>
+    Effect.sync(() => {
+      if (inst.gone !== undefined) return
+      inst.gone = error
+      const users = [...inst.users]
+      inst.users.clear()
+      for (const abort of users) abort(error)
+    })
+
   /** Closes a marked instance in the background; `inst.stopped` completes when it is gone. */
   const spawnCloser = (pool: ServerPool, lane: LaneState, inst: Instance) =>
     FiberSet.run(
       housekeeping,
       Effect.gen(function*() {
         const reason = inst.retiring ?? "stop"
-        yield* Deferred.fail(inst.gone, stoppedError(pool, lane, `reason: ${reason}`))
+        yield* goneWith(inst, stoppedError(pool, lane, `reason: ${reason}`))
         yield* FiberMap.remove(lane.reapers, inst.id)
         if (inst.starting !== undefined) yield* Fiber.interrupt(inst.starting)
         if (inst.scope !== undefined) yield* Scope.close(inst.scope, Exit.void)
@@ -135,7 +145,7 @@ export const makeInstances = (env: InstancesEnv) => {
         return markRetiring(lane, inst, "crash")
       })
       if (!first) return inst.crash ?? stoppedError(pool, lane, `reason: ${inst.retiring ?? "stop"}`)
-      yield* Deferred.fail(inst.gone, error)
+      yield* goneWith(inst, error)
       yield* Effect.logWarning(error.message)
       yield* publish({
         type: "server.crash",
@@ -238,6 +248,7 @@ export const makeInstances = (env: InstancesEnv) => {
         )
       }
       yield* Deferred.succeed(inst.ready, result)
+      inst.serving = result
       yield* publish({
         type: "server.start",
         server: pool.name,

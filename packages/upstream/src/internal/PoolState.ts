@@ -14,6 +14,7 @@ import type * as FiberMap from "effect/FiberMap"
 import type * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import type { Abort } from "../Abortable.js"
 import { canonicalJson } from "./canonicalJson.js"
 import { PoolError, type StopReason } from "../PoolEvents.js"
 import { defaultSettings, type Lane, type PoolServer, type PoolSettings, type ScopeKey } from "../PoolModel.js"
@@ -45,14 +46,18 @@ export interface Instance {
   readonly key: Key
   /** Fails with the PoolError every caller of this instance gets when no session comes of it. */
   readonly ready: Deferred.Deferred<Started, PoolError>
-  /** Completed when calls in flight must end: a crash, or a deliberate stop. */
-  readonly gone: Deferred.Deferred<never, PoolError>
+  /** Set when calls in flight must end (a crash, or a deliberate stop), with what they end with. */
+  gone: PoolError | undefined
+  /** The calls using the session now, each ended at once when the instance is gone. */
+  readonly users: Set<Abort<PoolError>>
   readonly stopped: Deferred.Deferred<void>
   /** Completed when the instance is given its permit, which is its scope. */
   readonly permitted: Deferred.Deferred<void>
   /** Owns the session and the permit; closing it gives the permit back. */
   scope: Scope.CloseableScope | undefined
   started: Started | undefined
+  /** Set once `ready` has succeeded: a caller can then lease the session in place. */
+  serving: Started | undefined
   startedAt: number | undefined
   starting: Fiber.RuntimeFiber<void> | undefined
   busy: number

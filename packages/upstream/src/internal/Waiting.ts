@@ -7,6 +7,7 @@
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Mailbox from "effect/Mailbox"
 import type { TransportError } from "../Transport.js"
 
@@ -32,6 +33,8 @@ export interface Waiting {
   readonly progress: Map<string, Box>
   /** Delivers a message to the request it belongs to; false when it belongs to none. */
   readonly route: (parsed: JsonRpc.Parsed) => Effect.Effect<boolean>
+  /** `route`, done in place: a reader handling many lines at once needs no Effect per line. */
+  readonly unsafeRoute: (parsed: JsonRpc.Parsed) => boolean
   /** Fails every waiting request with the reason the connection closed, and forgets them. */
   readonly failAll: (reason: TransportError) => Effect.Effect<void>
 }
@@ -40,40 +43,41 @@ export interface Waiting {
 export const make = (): Waiting => {
   const pending = new Map<string, Box>()
   const progress = new Map<string, Box>()
+  const unsafeRoute = (parsed: JsonRpc.Parsed): boolean => {
+    const m = parsed.message
+    if (isResponse(m)) {
+      const id = idOf(m)
+      const box = id === undefined ? undefined : pending.get(idKey(id))
+      if (id === undefined || box === undefined) return false
+      pending.delete(idKey(id))
+      box.unsafeOffer(parsed)
+      box.unsafeDone(Exit.void)
+      return true
+    }
+    if (isNotification(m) && m.method === "notifications/progress") {
+      const token = tokenKey(m.params?.progressToken)
+      const box = token === undefined ? undefined : progress.get(token)
+      if (box === undefined) return false
+      box.unsafeOffer(parsed)
+      return true
+    }
+    // A log message on a shared channel names no request: it goes to every request in flight,
+    // whose callers are the ones who could be interested (it is session-wide in the legacy
+    // revisions, and the HTTP transports that can tie it to a request already have).
+    if (isNotification(m) && m.method === "notifications/message" && pending.size > 0) {
+      for (const box of pending.values()) box.unsafeOffer(parsed)
+      return true
+    }
+    return false
+  }
   return {
     pending,
     progress,
-    route: (parsed) =>
-      Effect.gen(function*() {
-        const m = parsed.message
-        if (isResponse(m)) {
-          const id = idOf(m)
-          const box = id === undefined ? undefined : pending.get(idKey(id))
-          if (id === undefined || box === undefined) return false
-          pending.delete(idKey(id))
-          yield* box.offer(parsed)
-          yield* box.end
-          return true
-        }
-        if (isNotification(m) && m.method === "notifications/progress") {
-          const token = tokenKey(m.params?.progressToken)
-          const box = token === undefined ? undefined : progress.get(token)
-          if (box === undefined) return false
-          yield* box.offer(parsed)
-          return true
-        }
-        // A log message on a shared channel names no request: it goes to every request in flight,
-        // whose callers are the ones who could be interested (it is session-wide in the legacy
-        // revisions, and the HTTP transports that can tie it to a request already have).
-        if (isNotification(m) && m.method === "notifications/message" && pending.size > 0) {
-          for (const box of pending.values()) yield* box.offer(parsed)
-          return true
-        }
-        return false
-      }),
+    route: (parsed) => Effect.sync(() => unsafeRoute(parsed)),
+    unsafeRoute,
     failAll: (reason) =>
-      Effect.gen(function*() {
-        for (const box of pending.values()) yield* box.fail(reason)
+      Effect.sync(() => {
+        for (const box of pending.values()) box.unsafeDone(Exit.fail(reason))
         pending.clear()
         progress.clear()
       })

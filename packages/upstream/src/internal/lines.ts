@@ -2,22 +2,28 @@
  * Line splitting with a size cap. Effect's `Stream.splitLines` has no cap, and an upstream that
  * never writes a newline would otherwise grow our memory without bound.
  */
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { FrameTooLarge } from "../Transport.js"
 
-/** Splits text into lines (LF or CRLF), failing with FrameTooLarge when a line exceeds `max`. */
-export const splitLinesCapped =
-  (max: number) => <E, R>(self: Stream.Stream<string, E, R>): Stream.Stream<string, E | FrameTooLarge, R> =>
-    self.pipe(
-      Stream.mapAccumEffect("", (buffered, chunk: string) => {
-        const parts = (buffered + chunk).split("\n")
-        const rest = parts.pop() ?? ""
-        const lines = parts.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l))
-        if (rest.length > max || lines.some((l) => l.length > max)) {
-          return Effect.fail(new FrameTooLarge({ limit: max }))
-        }
-        return Effect.succeed([rest, lines] as const)
-      }),
-      Stream.flattenIterables
-    )
+/**
+ * Splits raw bytes into lines (LF or CRLF) in place, for a reader that handles every line of a
+ * chunk in one go (a Stream stage per step costs more than the line itself). `push` answers the
+ * complete lines of a chunk, or FrameTooLarge once a line (or the unterminated rest) exceeds `max`
+ * characters; an unterminated last line waits for the next chunk.
+ */
+export const makeLineSplitter = (max: number) => {
+  const decoder = new TextDecoder()
+  let buffered = ""
+  return {
+    push: (bytes: Uint8Array): ReadonlyArray<string> | FrameTooLarge => {
+      const parts = (buffered + decoder.decode(bytes, { stream: true })).split("\n")
+      buffered = parts.pop() ?? ""
+      let tooLong = buffered.length > max
+      for (let i = 0; i < parts.length; i++) {
+        const l = parts[i]!
+        if (l.endsWith("\r")) parts[i] = l.slice(0, -1)
+        if (parts[i]!.length > max) tooLong = true
+      }
+      return tooLong ? new FrameTooLarge({ limit: max }) : parts
+    }
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * `npm run bench`: mcpx-fx against a direct stdio client, a trivial Node HTTP server (the floor)
+ * and punkpeye/mcp-proxy, all up at once in one process tree, in front of the same stdio upstream.
+ *
+ * Each round runs every scenario (modern 2026-07-28 tools/call at c=1, 16 and 64; a legacy
+ * 2025-11-25 session at c=16) on every target, in an order that rotates from round to round, so
+ * the machine's load falls on all of them alike; ratios are taken within a round and their median
+ * reported. CPU per call is read from /proc/<pid>/stat of each gateway process, RSS sampled during
+ * each run. Then cold starts against `node -e 0`, the daemon's memory with 50 started upstreams,
+ * and a long run for memory growth. The result is written to docs/performance.md.
+ *
+ *   npm run bench                      5 rounds of 3 s per run, 500k-call soak; writes the doc
+ *   npm run bench -- --quick           1 round of 1 s, no soak, prints only (for development)
+ *   options: --rounds N --seconds S --soak CALLS --starts N --write / --no-write
+ *            --only mcpx-fx,mcp-proxy,floor,direct
+ */
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
+import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
+import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
+import { type Measurement, type Report, writeReport, renderReport } from "./lib/report.js"
+import { median, quantile, rotate } from "./lib/stats.js"
+import { runStdioLoad, startStdio, type StdioClient } from "./lib/stdio-client.js"
+import {
+  modernShape,
+  pathsFrom,
+  startFloor,
+  startMcpProxy,
+  startMcpxFx,
+  type Target,
+  upstreamArgs,
+  writeConfig
+} from "./lib/targets.js"
+
+// This file runs bundled, from bench/dist/.
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const paths = pathsFrom(root)
+
+const argv = process.argv.slice(2)
+const flag = (name: string) => argv.includes(`--${name}`)
+const option = (name: string): string | undefined => {
+  const at = argv.indexOf(`--${name}`)
+  return at >= 0 ? argv[at + 1] : undefined
+}
+const quick = flag("quick")
+const rounds = Number(option("rounds") ?? (quick ? 1 : 5))
+const seconds = Number(option("seconds") ?? (quick ? 1 : 3))
+const soakCalls = Number(option("soak") ?? (quick ? 0 : 500_000))
+const starts = Number(option("starts") ?? (quick ? 3 : 10))
+const write = flag("write") || (!quick && !flag("no-write"))
+const only = option("only")?.split(",")
+
+const log = (s: string) => process.stderr.write(`${s}\n`)
+
+export const Scenarios = [
+  { id: "modern-c1", label: "modern c=1", concurrency: 1, legacy: false },
+  { id: "modern-c16", label: "modern c=16", concurrency: 16, legacy: false },
+  { id: "modern-c64", label: "modern c=64", concurrency: 64, legacy: false },
+  { id: "legacy-c16", label: "legacy session c=16", concurrency: 16, legacy: true }
+] as const
+export type ScenarioId = (typeof Scenarios)[number]["id"]
+
+/** Installs the peer gateways from bench/peers' lockfile when they are missing. */
+const installPeers = () => {
+  if (existsSync(paths.mcpProxy)) return
+  log("bench: installing the peer gateways (npm ci --prefix bench/peers)")
+  const r = spawnSync("npm", ["ci", "--prefix", join(root, "bench/peers"), "--no-audit", "--no-fund"], { stdio: "inherit" })
+  if (r.status !== 0) throw new Error("installing bench/peers failed")
+}
+
+/** A gateway target's run of one scenario, with its process's CPU and memory over the run. */
+const measureHttp = async (target: Target, shape: RequestShape, concurrency: number): Promise<Measurement> => {
+  const durationMs = seconds * 1000
+  const cpuBefore = { value: 0 }
+  const sampler = sampleRss(target.pid)
+  const result = await runLoad(shape, {
+    concurrency,
+    durationMs,
+    // A few calls per connection first, so the connections and the gateway's per-connection state exist.
+    warmupCalls: concurrency * 4,
+    onStart: () => {
+      cpuBefore.value = cpuMs(target.pid)
+    }
+  })
+  const cpu = cpuMs(target.pid) - cpuBefore.value
+  return summarize(result, cpu / result.calls, sampler.stop())
+}
+
+const summarize = (r: LoadResult, cpuPerCall: number | undefined, maxRss: number | undefined): Measurement => ({
+  rps: r.rps,
+  calls: r.calls,
+  p50: quantile(Array.from(r.latencies), 0.5),
+  p99: quantile(Array.from(r.latencies), 0.99),
+  ...(cpuPerCall === undefined ? {} : { cpuPerCall }),
+  ...(maxRss === undefined ? {} : { maxRss })
+})
+
+const main = async () => {
+  installPeers()
+  if (!existsSync(paths.cli)) throw new Error(`no CLI bundle at ${paths.cli}; run npm run bundle`)
+  const loadAtStart = os.loadavg()
+  const startedAt = new Date()
+  const wanted = (name: string) => only === undefined || only.includes(name)
+
+  // ---- the targets, all up at once
+  log("bench: starting the targets")
+  const direct: StdioClient | undefined = wanted("direct") ? await startStdio(process.execPath, upstreamArgs(paths)) : undefined
+  const targets: Array<Target> = []
+  if (wanted("floor")) targets.push(await startFloor(paths))
+  if (wanted("mcp-proxy")) targets.push(await startMcpProxy(paths))
+  let mcpx: Target | undefined
+  const idleRss: Record<string, number> = {}
+  if (wanted("mcpx-fx")) {
+    mcpx = await startMcpxFx(paths)
+    await new Promise((r) => setTimeout(r, 500))
+    idleRss["mcpx-fx (started, nothing called)"] = rssMb(mcpx.pid)
+    // Idle as a daemon mostly is: its upstream started by a call, then nothing.
+    await runLoad(mcpx.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
+    await new Promise((r) => setTimeout(r, 1000))
+    idleRss["mcpx-fx (idle)"] = rssMb(mcpx.pid)
+    targets.push(mcpx)
+  }
+  const results: Record<string, Record<string, Array<Measurement>>> = {}
+  const record = (target: string, scenario: string, m: Measurement) => {
+    const byScenario = (results[target] ??= {})
+    ;(byScenario[scenario] ??= []).push(m)
+  }
+
+  try {
+    // Legacy sessions are opened once per target and kept for every round, as a host keeps its session.
+    const legacyShapes = new Map<string, RequestShape>()
+    for (const t of targets) legacyShapes.set(t.name, await t.legacy())
+
+    log("bench: warming up")
+    for (const t of targets) {
+      await runLoad(t.modern, { concurrency: 16, durationMs: quick ? 500 : 2000 })
+      await runLoad(legacyShapes.get(t.name)!, { concurrency: 16, durationMs: quick ? 250 : 1000 })
+    }
+    if (direct !== undefined) await runStdioLoad(direct, { concurrency: 16, durationMs: 1000 })
+    for (const t of targets) idleRss[`${t.name} (after warm-up)`] = rssMb(t.pid)
+
+    const names = [...(direct !== undefined ? ["direct"] : []), ...targets.map((t) => t.name)]
+    for (let round = 0; round < rounds; round++) {
+      for (const [si, scenario] of Scenarios.entries()) {
+        for (const name of rotate(names, round + si)) {
+          if (name === "direct") {
+            if (scenario.legacy || direct === undefined) continue
+            const r = await runStdioLoad(direct, { concurrency: scenario.concurrency, durationMs: seconds * 1000, warmupCalls: 64 })
+            record("direct", scenario.id, summarize(r, undefined, undefined))
+            continue
+          }
+          const t = targets.find((x) => x.name === name)!
+          const shape = scenario.legacy ? legacyShapes.get(t.name)! : t.modern
+          record(t.name, scenario.id, await measureHttp(t, shape, scenario.concurrency))
+        }
+        log(`bench: round ${round + 1}/${rounds} ${scenario.label} done`)
+      }
+    }
+    for (const t of targets) idleRss[`${t.name} (after the rounds)`] = rssMb(t.pid)
+
+    // ---- memory over a long run
+    let soak: Report["soak"]
+    if (soakCalls > 0 && mcpx !== undefined) {
+      log(`bench: ${soakCalls} calls for memory growth`)
+      const samples: Array<{ calls: number; rss: number }> = [{ calls: 0, rss: rssMb(mcpx.pid) }]
+      let done = 0
+      const step = Math.max(1, Math.round(soakCalls / 10))
+      while (done < soakCalls) {
+        const r = await runLoad(mcpx.modern, { concurrency: 16, durationMs: 600_000, maxCalls: Math.min(step, soakCalls - done) })
+        done += r.calls
+        samples.push({ calls: done, rss: rssMb(mcpx.pid) })
+      }
+      soak = { calls: done, samples }
+    }
+
+    // ---- fifty started upstreams
+    let fifty: number | undefined
+    if (wanted("mcpx-fx")) {
+      log("bench: the daemon with 50 started upstreams")
+      const names50 = Array.from({ length: 50 }, (_, i) => `s${i}`)
+      const many = await startMcpxFx(paths, names50)
+      try {
+        for (const n of names50) {
+          await runLoad(modernShape(many.modern.url, `${n}__echo`), { concurrency: 1, durationMs: 60_000, maxCalls: 2 })
+        }
+        await new Promise((r) => setTimeout(r, 500))
+        fifty = rssMb(many.pid)
+      } finally {
+        await many.stop()
+      }
+    }
+
+    // ---- cold starts
+    log("bench: cold starts")
+    const cold = await coldStarts()
+
+    const report: Report = {
+      startedAt: startedAt.toISOString(),
+      machine: machine(),
+      loadAtStart,
+      loadAtEnd: os.loadavg(),
+      rounds,
+      seconds,
+      quick,
+      scenarios: Scenarios.map((s) => ({ id: s.id, label: s.label })),
+      targets: names,
+      results,
+      idleRss,
+      ...(fifty === undefined ? {} : { fiftyUpstreamsRss: fifty }),
+      ...(soak === undefined ? {} : { soak }),
+      cold
+    }
+    const text = renderReport(report)
+    process.stdout.write(text)
+    if (write) {
+      writeReport(join(root, "docs/performance.md"), text)
+      log("bench: wrote docs/performance.md")
+    }
+  } finally {
+    for (const t of targets) await t.stop()
+    await direct?.close()
+  }
+}
+
+const machine = (): Report["machine"] => {
+  const cpus = os.cpus()
+  let kernel = os.release()
+  try {
+    kernel = execFileSync("uname", ["-sr"], { encoding: "utf8" }).trim()
+  } catch {
+    // os.release() it is.
+  }
+  return {
+    cpu: cpus[0]?.model ?? "unknown",
+    cores: cpus.length,
+    memoryGb: os.totalmem() / 1024 ** 3,
+    node: process.version,
+    kernel
+  }
+}
+
+/** `node -e 0` and the CLI's commands, interleaved run by run; ratios are of same-round medians. */
+const coldStarts = async (): Promise<Report["cold"]> => {
+  const dir = mkdtempSync(join(os.tmpdir(), "mcpx-bench-cold-"))
+  try {
+    const config = writeConfig(dir, paths, ["bench"])
+    const env = { MCPX_STATE_DIR: join(dir, "state") }
+    mkdirSync(env.MCPX_STATE_DIR, { recursive: true })
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } }
+    })
+    const commands: ReadonlyArray<Command> = [
+      { name: "node -e 0", args: ["-e", "0"] },
+      { name: "mcpx-fx --version", args: [paths.cli, "--version"], env },
+      { name: "mcpx-fx --help", args: [paths.cli, "--help"], env },
+      { name: "mcpx-fx tools (one server, warm era cache)", args: [paths.cli, "tools", "--config", config], env },
+      { name: "mcpx-fx serve (first answer)", args: [paths.cli, "serve", "--config", config], env, firstAnswerTo: initialize }
+    ]
+    // The era cache is warmed by a first run, which is not counted.
+    await timeOnce(commands[3]!)
+    const era = JSON.parse(readFileSync(join(env.MCPX_STATE_DIR, "upstream-eras.json"), "utf8")) as unknown
+    if (typeof era !== "object" || era === null) throw new Error("the era cache was not written")
+    const times: Record<string, Array<number>> = {}
+    for (let i = 0; i < starts; i++) {
+      for (const c of rotate(commands, i)) (times[c.name] ??= []).push(await timeOnce(c))
+    }
+    const hook = writeHwmHook(dir)
+    const peakRss: Record<string, number> = {}
+    for (const c of commands.slice(1)) peakRss[c.name] = await peakRssOf(c, hook, dir)
+    peakRss["node -e 0"] = await peakRssOf(commands[0]!, hook, dir)
+    return {
+      runs: starts,
+      medians: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])),
+      // Each run's ratio to the `node -e 0` run of the same round.
+      ratios: Object.fromEntries(
+        commands.slice(1).map((c) => [c.name, median(times[c.name]!.map((t, i) => t / times["node -e 0"]![i]!))])
+      ),
+      peakRss
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    log(`bench failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`)
+    process.exit(1)
+  }
+)

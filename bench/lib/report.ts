@@ -1,0 +1,207 @@
+/**
+ * The bench's report: targets first (each with its goal from issue 11), then the tables behind
+ * them. Rendered as Markdown; written into docs/performance.md between two markers, so the
+ * hand-written parts of that file (how to read it, the profile) stay as they are.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { fmt, median } from "./stats.js"
+
+/** One run of one scenario on one target. */
+export interface Measurement {
+  readonly rps: number
+  readonly calls: number
+  readonly p50: number
+  readonly p99: number
+  /** CPU time of the gateway process per call, ms. */
+  readonly cpuPerCall?: number
+  /** The highest RSS sampled during the run, MB. */
+  readonly maxRss?: number
+}
+
+export interface Report {
+  readonly startedAt: string
+  readonly machine: { readonly cpu: string; readonly cores: number; readonly memoryGb: number; readonly node: string; readonly kernel: string }
+  readonly loadAtStart: ReadonlyArray<number>
+  readonly loadAtEnd: ReadonlyArray<number>
+  readonly rounds: number
+  readonly seconds: number
+  readonly quick: boolean
+  readonly scenarios: ReadonlyArray<{ readonly id: string; readonly label: string }>
+  readonly targets: ReadonlyArray<string>
+  /** By target, then scenario: one measurement per round, in round order. */
+  readonly results: Record<string, Record<string, ReadonlyArray<Measurement>>>
+  readonly idleRss: Record<string, number>
+  readonly fiftyUpstreamsRss?: number
+  readonly soak?: { readonly calls: number; readonly samples: ReadonlyArray<{ readonly calls: number; readonly rss: number }> }
+  readonly cold: {
+    readonly runs: number
+    readonly medians: Record<string, number>
+    readonly ratios: Record<string, number>
+    readonly peakRss: Record<string, number>
+  }
+}
+
+export const Begin = "<!-- bench:begin — written by `npm run bench`; edit outside these markers -->"
+export const End = "<!-- bench:end -->"
+
+const Us = "mcpx-fx"
+const Peer = "mcp-proxy"
+
+const runs = (r: Report, target: string, scenario: string): ReadonlyArray<Measurement> => r.results[target]?.[scenario] ?? []
+
+const med = (r: Report, target: string, scenario: string, pick: (m: Measurement) => number | undefined): number | undefined => {
+  const xs = runs(r, target, scenario).map(pick).filter((x): x is number => x !== undefined && Number.isFinite(x))
+  return xs.length === 0 ? undefined : median(xs)
+}
+
+/** The median over rounds of a ratio taken within each round. */
+const sameRound = (
+  r: Report,
+  a: { readonly target: string; readonly scenario: string },
+  b: { readonly target: string; readonly scenario: string },
+  pick: (m: Measurement) => number
+): number | undefined => {
+  const xs = runs(r, a.target, a.scenario)
+  const ys = runs(r, b.target, b.scenario)
+  const n = Math.min(xs.length, ys.length)
+  if (n === 0) return undefined
+  return median(Array.from({ length: n }, (_, i) => pick(xs[i]!) / pick(ys[i]!)))
+}
+
+const check = (value: number | undefined, ok: (v: number) => boolean): string =>
+  value === undefined || !Number.isFinite(value) ? "not measured" : ok(value) ? "met" : "**not met**"
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
+  [
+    `| ${header.join(" | ")} |`,
+    `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
+    ...rows.map((row) => `| ${row.join(" | ")} |`)
+  ].join("\n")
+
+const x = (v: number | undefined) => (v === undefined ? "–" : `${fmt(v)}×`)
+const ms = (v: number | undefined, d = 3) => (v === undefined ? "–" : `${fmt(v, d)} ms`)
+const mb = (v: number | undefined) => (v === undefined ? "–" : `${fmt(v, 0)} MB`)
+
+export const renderReport = (r: Report): string => {
+  const out: Array<string> = []
+  const load = (l: ReadonlyArray<number>) => l.map((v) => v.toFixed(2)).join(" / ")
+  out.push(Begin, "", "## Results", "")
+  out.push(
+    `Run ${r.startedAt}${r.quick ? " (quick mode: not a measurement to quote)" : ""}: ${r.rounds} round${r.rounds === 1 ? "" : "s"} of ` +
+      `${r.seconds} s per run, targets in rotating order. Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ` +
+      `${r.machine.memoryGb.toFixed(0)} GB, ${r.machine.kernel}, Node ${r.machine.node}. Load average (1 / 5 / 15 min) ` +
+      `at the start ${load(r.loadAtStart)}, at the end ${load(r.loadAtEnd)}.`,
+    ""
+  )
+
+  const ratio = (scenario: string) => sameRound(r, { target: Us, scenario }, { target: Peer, scenario }, (m) => m.rps)
+  const c16 = ratio("modern-c16")
+  const c64 = ratio("modern-c64")
+  const legacyVsModern = sameRound(r, { target: Us, scenario: "legacy-c16" }, { target: Us, scenario: "modern-c16" }, (m) => m.rps)
+  const cpu16 = med(r, Us, "modern-c16", (m) => m.cpuPerCall)
+  const addedC1 = (() => {
+    const ours = runs(r, Us, "modern-c1")
+    const direct = runs(r, "direct", "modern-c1")
+    const n = Math.min(ours.length, direct.length)
+    return n === 0 ? undefined : median(Array.from({ length: n }, (_, i) => ours[i]!.p50 - direct[i]!.p50))
+  })()
+  const tail64 = med(r, Us, "modern-c64", (m) => m.p99 / m.p50)
+  const underLoad = med(r, Us, "modern-c64", (m) => m.maxRss)
+  const idle = r.idleRss[`${Us} (idle)`]
+  const cold = r.cold
+  const soakGrowth = r.soak === undefined || r.soak.samples.length < 3
+    ? undefined
+    : r.soak.samples[r.soak.samples.length - 1]!.rss - r.soak.samples[1]!.rss
+  const oneShot = cold.peakRss["mcpx-fx tools (one server, warm era cache)"]
+
+  out.push("### Targets (issue 11)", "")
+  out.push(table(["target", "measured", "goal", ""], [
+    ["modern tools/call c=16, mcpx-fx ÷ mcp-proxy calls/s", x(c16), "≥ 3×", check(c16, (v) => v >= 3)],
+    ["modern tools/call c=64, mcpx-fx ÷ mcp-proxy calls/s", x(c64), "≥ 3×", check(c64, (v) => v >= 3)],
+    ["legacy session c=16 ÷ modern c=16 (mcpx-fx)", x(legacyVsModern), "≥ 0.9×", check(legacyVsModern, (v) => v >= 0.9)],
+    ["gateway CPU per call, modern c=16", ms(cpu16), "≤ 0.35 ms", check(cpu16, (v) => v <= 0.35)],
+    ["warm c=1 p50 added over a direct stdio client", ms(addedC1), "≤ 0.3 ms", check(addedC1, (v) => v <= 0.3)],
+    ["p99 ÷ p50 at modern c=64", x(tail64), "≤ 3×", check(tail64, (v) => v <= 3)],
+    ["cold `--version` ÷ `node -e 0`", x(cold.ratios["mcpx-fx --version"]), "≤ 2×", check(cold.ratios["mcpx-fx --version"], (v) => v <= 2)],
+    [
+      "cold `tools` (one server, warm era cache) ÷ `node -e 0`",
+      x(cold.ratios["mcpx-fx tools (one server, warm era cache)"]),
+      "≤ 3×",
+      check(cold.ratios["mcpx-fx tools (one server, warm era cache)"], (v) => v <= 3)
+    ],
+    [
+      "cold `serve` to its first answer ÷ `node -e 0`",
+      x(cold.ratios["mcpx-fx serve (first answer)"]),
+      "≤ 3×",
+      check(cold.ratios["mcpx-fx serve (first answer)"], (v) => v <= 3)
+    ],
+    ["peak RSS of a one-shot command (`tools`)", mb(oneShot), "≤ 70 MB", check(oneShot, (v) => v <= 70)],
+    ["daemon RSS idle (one upstream started)", mb(idle), "≤ 60 MB", check(idle, (v) => v <= 60)],
+    ["daemon RSS under modern c=64", mb(underLoad), "≤ 100 MB", check(underLoad, (v) => v <= 100)],
+    ["daemon RSS with 50 started upstreams", mb(r.fiftyUpstreamsRss), "≤ 100 MB", check(r.fiftyUpstreamsRss, (v) => v <= 100)],
+    [
+      `daemon RSS growth over ${r.soak === undefined ? "a long run (not run)" : `${r.soak.calls.toLocaleString("en")} calls`} (first tenth → end)`,
+      r.soak === undefined ? "–" : `${fmt(soakGrowth, 1)} MB`,
+      "none (≤ 10 MB)",
+      check(soakGrowth, (v) => v <= 10)
+    ]
+  ]))
+  out.push("")
+
+  const targets = r.targets
+  out.push("### Throughput (calls/s, median of rounds)", "")
+  out.push(table(
+    ["scenario", ...targets, "mcpx-fx ÷ mcp-proxy (same round)"],
+    r.scenarios.map((s) => [s.label, ...targets.map((t) => fmt(med(r, t, s.id, (m) => m.rps), 0)), x(ratio(s.id))])
+  ))
+  out.push("")
+  out.push("### Latency (ms, p50 / p99, median of rounds)", "")
+  out.push(table(
+    ["scenario", ...targets],
+    r.scenarios.map((s) => [
+      s.label,
+      ...targets.map((t) => `${fmt(med(r, t, s.id, (m) => m.p50), 3)} / ${fmt(med(r, t, s.id, (m) => m.p99), 3)}`)
+    ])
+  ))
+  out.push("")
+  const gateways = targets.filter((t) => t !== "direct")
+  out.push("### CPU per call in the gateway process (ms, from /proc/<pid>/stat; the upstream not included)", "")
+  out.push(table(
+    ["scenario", ...gateways],
+    r.scenarios.map((s) => [s.label, ...gateways.map((t) => fmt(med(r, t, s.id, (m) => m.cpuPerCall), 3))])
+  ))
+  out.push("")
+  out.push("### Memory (RSS of the gateway process, MB)", "")
+  const memRows: Array<Array<string>> = Object.entries(r.idleRss).map(([k, v]) => [k, fmt(v, 0)])
+  for (const t of gateways) memRows.push([`${t}, highest during modern c=64`, fmt(med(r, t, "modern-c64", (m) => m.maxRss), 0)])
+  if (r.fiftyUpstreamsRss !== undefined) memRows.push(["mcpx-fx with 50 started upstreams", fmt(r.fiftyUpstreamsRss, 0)])
+  out.push(table(["when", "RSS"], memRows))
+  if (r.soak !== undefined) {
+    out.push("", `Over ${r.soak.calls.toLocaleString("en")} modern calls at c=16 (mcpx-fx): ` +
+      r.soak.samples.map((s) => `${(s.calls / 1000).toFixed(0)}k ${s.rss.toFixed(0)} MB`).join(", ") + ".")
+  }
+  out.push("")
+  out.push(`### Cold start (${cold.runs} runs each, interleaved; ratio = median of each run ÷ the \`node -e 0\` run next to it)`, "")
+  out.push(table(
+    ["command", "median", "÷ node -e 0", "peak RSS"],
+    Object.keys(cold.medians).map((k) => [
+      k,
+      ms(cold.medians[k], 1),
+      k === "node -e 0" ? "1×" : x(cold.ratios[k]),
+      mb(cold.peakRss[k])
+    ])
+  ))
+  out.push("", End, "")
+  return out.join("\n")
+}
+
+/** Puts the rendered section into the file between the markers, or appends it. */
+export const writeReport = (file: string, section: string): void => {
+  const current = existsSync(file) ? readFileSync(file, "utf8") : "# Performance\n\n"
+  const begin = current.indexOf(Begin)
+  const end = current.indexOf(End)
+  const next = begin >= 0 && end > begin
+    ? current.slice(0, begin) + section.trimEnd() + current.slice(end + End.length)
+    : `${current.trimEnd()}\n\n${section}`
+  writeFileSync(file, next.endsWith("\n") ? next : `${next}\n`)
+}

@@ -1,0 +1,258 @@
+/**
+ * The gateways under test, each a child process of the bench in front of its own copy of the same
+ * stdio upstream (the era fixture in `legacy-32601` mode: a legacy-only server, as most servers in
+ * the wild are): the floor (a trivial Node HTTP server with no upstream), punkpeye/mcp-proxy and
+ * the mcpx-fx daemon. Each answers how to send it a modern (2026-07-28) echo call and how to open
+ * a legacy (2025-11-25) session and send echo calls in it.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import * as net from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { postOnce, type RequestShape } from "./load.js"
+
+export const ModernRevision = "2026-07-28"
+export const LegacyRevision = "2025-11-25"
+
+export interface Paths {
+  readonly root: string
+  readonly cli: string
+  readonly eraServer: string
+  readonly floorServer: string
+  readonly mcpProxy: string
+}
+
+export const pathsFrom = (root: string): Paths => ({
+  root,
+  cli: join(root, "packages/cli/dist/mcpx-fx.js"),
+  eraServer: join(root, "packages/testing/dist/era-server.js"),
+  floorServer: join(root, "bench/dist/floor-server.js"),
+  mcpProxy: join(root, "bench/peers/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs")
+})
+
+/** The upstream every gateway fronts, and the direct client talks to. */
+export const upstreamArgs = (paths: Paths): ReadonlyArray<string> => [paths.eraServer, "--mode", "legacy-32601"]
+
+export interface Target {
+  readonly name: string
+  /** The gateway process, whose CPU and memory are measured. */
+  readonly pid: number
+  readonly modern: RequestShape
+  /** Opens a legacy session (initialize, initialized) and answers how to call in it. */
+  readonly legacy: () => Promise<RequestShape>
+  readonly stop: () => Promise<void>
+}
+
+const accept = "application/json, text/event-stream"
+
+/** A 2026-07-28 tools/call of `tool`: its `_meta` envelope and the mirrored headers. */
+export const modernShape = (url: URL, tool: string): RequestShape => ({
+  url,
+  headers: () => ({ accept, "mcp-protocol-version": ModernRevision, "mcp-method": "tools/call", "mcp-name": tool }),
+  body: (id, message) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: {
+        name: tool,
+        arguments: { message },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": ModernRevision,
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "bench", version: "0" }
+        }
+      }
+    })
+})
+
+/** initialize + notifications/initialized, then tools/call of `tool` in that session. */
+export const openLegacySession = async (url: URL, tool: string): Promise<RequestShape> => {
+  const init = await postOnce(url, { accept }, JSON.stringify({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: LegacyRevision, capabilities: {}, clientInfo: { name: "bench", version: "0" } }
+  }))
+  const session = init.headers["mcp-session-id"]
+  if (init.status !== 200 || typeof session !== "string") {
+    throw new Error(`initialize at ${url.href} answered ${init.status} without a session: ${init.body.slice(0, 300)}`)
+  }
+  const headers = { accept, "mcp-session-id": session, "mcp-protocol-version": LegacyRevision }
+  const initialized = await postOnce(url, headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }))
+  if (initialized.status !== 202 && initialized.status !== 200) throw new Error(`notifications/initialized answered ${initialized.status}`)
+  return {
+    url,
+    headers: () => headers,
+    body: (id, message) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: { message } } })
+  }
+}
+
+/** Resolves with the child's first stdout line, parsed as JSON. */
+const firstLine = (child: ChildProcess, what: string, timeoutMs = 30_000): Promise<Record<string, unknown>> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} said nothing within ${timeoutMs} ms`)), timeoutMs)
+    const lines = createInterface({ input: child.stdout! })
+    lines.once("line", (line) => {
+      clearTimeout(timer)
+      lines.close()
+      child.stdout!.resume()
+      try {
+        resolve(JSON.parse(line) as Record<string, unknown>)
+      } catch {
+        reject(new Error(`${what} printed ${line.slice(0, 200)}`))
+      }
+    })
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`${what} exited ${code} before it was ready`))
+    })
+  })
+
+/** Ends a child and everything it started (its process group), SIGKILL after `graceMs`. */
+const stopGroup = (child: ChildProcess, graceMs = 15_000): Promise<void> =>
+  new Promise((resolve) => {
+    const pid = child.pid!
+    const signal = (s: NodeJS.Signals) => {
+      try {
+        process.kill(-pid, s)
+      } catch {
+        // Already gone.
+      }
+    }
+    if (child.exitCode !== null || child.signalCode !== null) {
+      signal("SIGKILL")
+      resolve()
+      return
+    }
+    const timer = setTimeout(() => signal("SIGKILL"), graceMs)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      // Whatever the gateway left of its group (an upstream it did not reap) goes too.
+      signal("SIGKILL")
+      resolve()
+    })
+    signal("SIGTERM")
+  })
+
+const spawnGateway = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+  const child = spawn(process.execPath, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+    // Its own process group, so the upstreams it starts can be ended with it.
+    detached: true
+  })
+  let stderr = ""
+  child.stderr!.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000)
+  })
+  return { child, stderrTail: () => stderr }
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.once("error", reject)
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address()
+      const port = typeof a === "object" && a !== null ? a.port : 0
+      s.close(() => resolve(port))
+    })
+  })
+
+const waitForHttp = async (url: URL, what: string, timeoutMs = 30_000): Promise<void> => {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      await postOnce(url, { accept }, "{}")
+      return
+    } catch (e) {
+      if (Date.now() > until) throw new Error(`${what} did not listen within ${timeoutMs} ms: ${String(e)}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+}
+
+/** The trivial Node HTTP server: what HTTP and JSON alone cost. */
+export const startFloor = async (paths: Paths): Promise<Target> => {
+  const { child } = spawnGateway([paths.floorServer])
+  const ready = await firstLine(child, "the floor server")
+  const url = new URL(`http://127.0.0.1:${String(ready.port)}/mcp`)
+  return {
+    name: "floor",
+    pid: child.pid!,
+    modern: modernShape(url, "echo"),
+    legacy: () => openLegacySession(url, "echo"),
+    stop: () => stopGroup(child)
+  }
+}
+
+/** punkpeye/mcp-proxy in front of the upstream: Streamable HTTP on /mcp, 2026-07-28 served alongside. */
+export const startMcpProxy = async (paths: Paths): Promise<Target> => {
+  if (!existsSync(paths.mcpProxy)) throw new Error(`mcp-proxy is not installed at ${paths.mcpProxy}`)
+  const port = await freePort()
+  const { child, stderrTail } = spawnGateway([
+    paths.mcpProxy,
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--server",
+    "stream",
+    "--",
+    process.execPath,
+    ...upstreamArgs(paths)
+  ])
+  child.stdout!.resume()
+  const url = new URL(`http://127.0.0.1:${port}/mcp`)
+  await waitForHttp(url, "mcp-proxy").catch((e: unknown) => {
+    throw new Error(`${String(e)}; stderr: ${stderrTail()}`)
+  })
+  return {
+    name: "mcp-proxy",
+    pid: child.pid!,
+    modern: modernShape(url, "echo"),
+    legacy: () => openLegacySession(url, "echo"),
+    stop: () => stopGroup(child)
+  }
+}
+
+/** A config file with the given servers, each an upstream fixture; answers its path. */
+export const writeConfig = (dir: string, paths: Paths, names: ReadonlyArray<string>): string => {
+  const file = join(dir, "mcpx.json")
+  const mcpServers = Object.fromEntries(names.map((n) => [n, { command: process.execPath, args: upstreamArgs(paths) }]))
+  writeFileSync(file, JSON.stringify({ mcpServers }))
+  return file
+}
+
+/** The mcpx-fx daemon on a config of `servers` (default one, `bench`), in a state directory of its own. */
+export const startMcpxFx = async (
+  paths: Paths,
+  servers: ReadonlyArray<string> = ["bench"],
+  nodeFlags: ReadonlyArray<string> = []
+): Promise<Target & { readonly dir: string }> => {
+  const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-"))
+  const config = writeConfig(dir, paths, servers)
+  const { child, stderrTail } = spawnGateway(
+    [...nodeFlags, paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"],
+    { MCPX_STATE_DIR: join(dir, "state") }
+  )
+  const info = await firstLine(child, "the mcpx-fx daemon").catch((e: unknown) => {
+    throw new Error(`${String(e)}; stderr: ${stderrTail()}`)
+  })
+  const url = new URL(String(info.mcp))
+  const tool = `${servers[0]}__echo`
+  return {
+    name: "mcpx-fx",
+    pid: child.pid!,
+    dir,
+    modern: modernShape(url, tool),
+    legacy: () => openLegacySession(url, tool),
+    stop: async () => {
+      await stopGroup(child)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}

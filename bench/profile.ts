@@ -1,0 +1,112 @@
+/**
+ * `npm run bench:profile`: the mcpx-fx daemon under `node --cpu-prof` while it serves modern
+ * tools/call at c=16 (or `--legacy` for a legacy session), and where its CPU went: self time by
+ * source file (through the bundle's source map) and by function. What to optimise is read from
+ * here, before and after.
+ *
+ *   options: --seconds S (default 10) --legacy --keep (leave the .cpuprofile in out/profile/)
+ *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { runLoad } from "./lib/load.js"
+import { cpuMs } from "./lib/proc.js"
+import { readSourceMap, type SourceLookup } from "./lib/sourcemap.js"
+import { fmt } from "./lib/stats.js"
+import { pathsFrom, startMcpxFx } from "./lib/targets.js"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const paths = pathsFrom(root)
+const argv = process.argv.slice(2)
+const seconds = Number(argv[argv.indexOf("--seconds") + 1] ?? 10) || 10
+const legacy = argv.includes("--legacy")
+const keep = argv.includes("--keep")
+const profiling = !argv.includes("--no-profile")
+
+interface ProfileNode {
+  readonly id: number
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
+  readonly hitCount?: number
+}
+interface Profile {
+  readonly nodes: ReadonlyArray<ProfileNode>
+  readonly startTime: number
+  readonly endTime: number
+  readonly samples: ReadonlyArray<number>
+}
+
+/** A source path shortened to what says where it lives: the package and the file. */
+const shorten = (source: string): string => {
+  const nm = source.lastIndexOf("node_modules/")
+  if (nm >= 0) return source.slice(nm + "node_modules/".length)
+  const pk = source.indexOf("packages/")
+  return pk >= 0 ? source.slice(pk + "packages/".length) : source
+}
+
+const main = async () => {
+  const dir = join(root, "out/profile")
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  const daemon = await startMcpxFx(paths, ["bench"], profiling ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [])
+  let calls = 0
+  let cpu = 0
+  try {
+    const shape = legacy ? await daemon.legacy() : daemon.modern
+    await runLoad(shape, { concurrency: 16, durationMs: 2000 })
+    for (let run = 0; run < (profiling ? 1 : 3); run++) {
+      const before = cpuMs(daemon.pid)
+      const r = await runLoad(shape, { concurrency: 16, durationMs: seconds * 1000 })
+      cpu = cpuMs(daemon.pid) - before
+      calls = r.calls
+      process.stdout.write(`${r.calls} calls in ${fmt(r.seconds, 1)} s: ${fmt(r.rps, 0)}/s, ${fmt(cpu / r.calls, 3)} ms CPU per call\n`)
+    }
+  } finally {
+    await daemon.stop()
+  }
+  if (!profiling) return
+  const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"))
+  if (file === undefined) throw new Error(`no profile in ${dir}`)
+  const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as Profile
+  // Each bundle file has its map beside it (the CLI's code runs from dist/mcpx-fx-main.cjs).
+  const maps = new Map<string, SourceLookup | undefined>()
+  const lookupOf = (url: string): SourceLookup | undefined => {
+    if (!maps.has(url)) {
+      const file = url.startsWith("file:") ? fileURLToPath(url) : url
+      maps.set(url, url !== "" && existsSync(`${file}.map`) ? readSourceMap(`${file}.map`) : undefined)
+    }
+    return maps.get(url)
+  }
+  const total = profile.samples.length
+  const byFile = new Map<string, number>()
+  const byFunction = new Map<string, number>()
+  const hits = new Map<number, number>()
+  for (const s of profile.samples) hits.set(s, (hits.get(s) ?? 0) + 1)
+  for (const node of profile.nodes) {
+    const n = hits.get(node.id) ?? 0
+    if (n === 0) continue
+    const f = node.callFrame
+    const lookup = lookupOf(f.url)
+    const where = lookup !== undefined
+      ? shorten(lookup.sourceOf(f.lineNumber, f.columnNumber) ?? "bundle")
+      : f.url === "" ? `(${f.functionName || "native"})` : shorten(f.url.replace(/^file:\/\//, ""))
+    byFile.set(where, (byFile.get(where) ?? 0) + n)
+    const name = `${f.functionName || "(anonymous)"}  ${where}`
+    byFunction.set(name, (byFunction.get(name) ?? 0) + n)
+  }
+  const top = (m: Map<string, number>, k: number) =>
+    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, k).map(([key, n]) => `${fmt((100 * n) / total, 1).padStart(5)} %  ${key}`)
+  process.stdout.write(`\nself time by source file (${total} samples, ${fmt((profile.endTime - profile.startTime) / 1e6, 1)} s):\n`)
+  process.stdout.write(`${top(byFile, 30).join("\n")}\n\nself time by function:\n${top(byFunction, 40).join("\n")}\n`)
+  if (calls > 0) process.stdout.write(`\n(${fmt(cpu / calls, 3)} ms CPU per call over the measured run)\n`)
+  if (!keep) rmSync(dir, { recursive: true, force: true })
+  else process.stdout.write(`profile kept in ${join(dir, file)}\n`)
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`profile failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,77 @@
+/**
+ * The CLI as the process runs it (loaded by bin.ts): the only place that reads `process`
+ * (arguments, environment, working directory, home, which streams are terminals) and decides the
+ * exit code. Logs go to stderr: stdout is reserved for command output and, under `serve`, for
+ * JSON-RPC frames only.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import { existsSync } from "node:fs"
+import { homedir } from "node:os"
+import { fileURLToPath } from "node:url"
+import * as Argv from "./Argv.js"
+import { argumentWords, run, tree } from "./Cli.js"
+import * as Colour from "./Colour.js"
+import * as Completion from "./Completion.js"
+import * as ExitCode from "./ExitCode.js"
+import { ProcessEnvironment } from "./Layers.js"
+import * as TopHelp from "./TopHelp.js"
+import { version } from "./version.js"
+
+const colour = {
+  stdout: Colour.enabled(process.stdout.isTTY, process.env),
+  stderr: Colour.enabled(process.stderr.isTTY, process.env)
+}
+
+const planned = Argv.plan(process.argv.slice(2), tree)
+
+// Warnings and worse by default: a command's output is what a person asked for; `--log-level`
+// shows more.
+const level = Either.isRight(planned) && planned.right._tag === "Run"
+  ? Option.getOrElse(planned.right.logLevel, () => LogLevel.Warning)
+  : LogLevel.Warning
+const StderrLogger = Layer.merge(
+  Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: colour.stderr })),
+  Logger.minimumLogLevel(level)
+)
+
+const environment = ProcessEnvironment.layer({ env: process.env, cwd: process.cwd(), home: homedir() })
+
+// Beside the bundle in the repository and in the published package alike.
+const readme = fileURLToPath(new URL("../README.md", import.meta.url))
+
+const main = Effect.gen(function*() {
+  if (Either.isLeft(planned)) return yield* planned.left
+  const plan = planned.right
+  switch (plan._tag) {
+    case "TopHelp":
+      return yield* Console.log(TopHelp.render(tree, version, existsSync(readme) ? readme : undefined))
+    case "Version":
+      return yield* Console.log(version)
+    case "Completions":
+      return yield* Effect.sync(() => process.stdout.write(Completion.script(plan.shell, tree, argumentWords)))
+    case "Run":
+      return yield* run([...process.argv.slice(0, 2), ...plan.args])
+  }
+})
+
+main.pipe(
+  // runMain would exit 1 for every failure; the code depends on the failure, so it is set here
+  // and runMain sees success (it then leaves the exit to Node, which keeps process.exitCode).
+  Effect.catchAllCause((cause) =>
+    Effect.flatMap(ExitCode.report(cause), (code) =>
+      Effect.sync(() => {
+        process.exitCode = code
+      }))
+  ),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, StderrLogger, environment)),
+  (program) => Effect.consoleWith((base) => Effect.withConsole(program, Colour.console(base, colour))),
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+)

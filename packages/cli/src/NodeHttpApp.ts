@@ -1,0 +1,238 @@
+/**
+ * A thin node:http adapter for an HttpApp: one fiber per request, the app's response written
+ * straight to the node response. The platform's handler (`NodeHttpServer.makeHandler`) wraps every
+ * request in a tracing span, a request scope, pre-response handlers and error middleware; on the
+ * daemon's `/mcp`, which carries every tool call, that wrapping cost more CPU than the call itself
+ * (docs/performance.md), so `/mcp` is served here and `/v1` stays on the platform's handler.
+ *
+ * What the app sees is an ordinary `HttpServerRequest` whose body is read from the node stream
+ * directly. A client that goes away before its response has ended interrupts the request's fiber
+ * (as the platform does, with `clientAbortFiberId`), so the call under it is cancelled.
+ */
+import * as NodeMultipart from "@effect/platform-node/NodeMultipart"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Cookies from "@effect/platform/Cookies"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import type * as Headers from "@effect/platform/Headers"
+import type * as HttpMethod from "@effect/platform/HttpMethod"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Inspectable from "effect/Inspectable"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
+import type * as Http from "node:http"
+
+/** The request as the app sees it: the node request, with its body read on demand. */
+class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
+  readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  private body: Effect.Effect<Uint8Array, HttpServerError.RequestError> | undefined
+
+  constructor(
+    readonly source: Http.IncomingMessage,
+    readonly url: string = source.url ?? "/",
+    private readonly headersOverride?: Headers.Headers,
+    private readonly remoteAddressOverride?: string
+  ) {
+    super()
+  }
+
+  private error(cause: unknown, description?: string): HttpServerError.RequestError {
+    return new HttpServerError.RequestError({
+      request: this,
+      reason: "Decode",
+      cause,
+      ...(description === undefined ? {} : { description })
+    })
+  }
+
+  get originalUrl(): string {
+    return this.source.url ?? "/"
+  }
+
+  get method(): HttpMethod.HttpMethod {
+    return (this.source.method ?? "GET").toUpperCase() as HttpMethod.HttpMethod
+  }
+
+  get headers(): Headers.Headers {
+    // Node lower-cases the names; the values are what the platform's own request hands over too.
+    return this.headersOverride ?? (this.source.headers as Headers.Headers)
+  }
+
+  get remoteAddress(): Option.Option<string> {
+    return Option.fromNullable(this.remoteAddressOverride ?? this.source.socket.remoteAddress)
+  }
+
+  get cookies(): Record<string, string> {
+    return Cookies.parseHeader(this.headers.cookie ?? "")
+  }
+
+  /** The whole body, read once from the node stream (no Stream in between). */
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)
+  }
+
+  private get bytes(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
+    if (this.body !== undefined) return this.body
+    const source = this.source
+    return Effect.async<Uint8Array, HttpServerError.RequestError>((resume) => {
+      const chunks: Array<Buffer> = []
+      const onData = (c: Buffer) => void chunks.push(c)
+      const onEnd = () => {
+        cleanup()
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+        // Read once: a second look at the body is the same bytes.
+        this.body = Effect.succeed(bytes)
+        resume(this.body)
+      }
+      const onError = (e: Error) => {
+        cleanup()
+        resume(Effect.fail(this.error(e)))
+      }
+      // A client that closes before the end of its body has left nothing to read.
+      const onClose = () => {
+        if (!source.complete) onError(new Error("the client closed the connection before the end of the body"))
+      }
+      const cleanup = () => {
+        source.off("data", onData)
+        source.off("end", onEnd)
+        source.off("error", onError)
+        source.off("close", onClose)
+      }
+      source.on("data", onData)
+      source.once("end", onEnd)
+      source.once("error", onError)
+      source.once("close", onClose)
+      return Effect.sync(cleanup)
+    })
+  }
+
+  get text(): Effect.Effect<string, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8"))
+  }
+
+  get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
+    return Effect.flatMap(this.text, (t) =>
+      Effect.try({ try: () => (t === "" ? null : JSON.parse(t)), catch: (e) => this.error(e) }))
+  }
+
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
+    return Effect.flatMap(this.text, (t) =>
+      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(t)), catch: (e) => this.error(e) }))
+  }
+
+  get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
+    return NodeStream.fromReadable<HttpServerError.RequestError, Uint8Array>(() => this.source, (e) => this.error(e))
+  }
+
+  get multipart() {
+    return NodeMultipart.persisted(this.source, this.source.headers)
+  }
+
+  get multipartStream() {
+    return NodeMultipart.stream(this.source, this.source.headers)
+  }
+
+  get upgrade() {
+    return Effect.fail(this.error(undefined, "not an upgradeable ServerRequest"))
+  }
+
+  modify(options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }): HttpServerRequest.HttpServerRequest {
+    return new NodeRequest(
+      this.source,
+      options.url ?? this.url,
+      options.headers ?? this.headersOverride,
+      options.remoteAddress ?? this.remoteAddressOverride
+    )
+  }
+
+  override toJSON(): unknown {
+    return { _id: "@effect/platform/HttpServerRequest", method: this.method, url: this.originalUrl }
+  }
+}
+
+const headersOf = (response: HttpServerResponse.HttpServerResponse): Http.OutgoingHttpHeaders => {
+  if (Cookies.isEmpty(response.cookies)) return response.headers
+  const existing = response.headers["set-cookie"]
+  return {
+    ...response.headers,
+    "set-cookie": [...Cookies.toSetCookieHeaders(response.cookies), ...(existing === undefined ? [] : [existing])]
+  }
+}
+
+/** Writes the response; a stream body is written as it comes, waiting for the socket when it is full. */
+const write = (res: Http.ServerResponse, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (res.writableEnded) return Effect.void
+    const body = response.body
+    switch (body._tag) {
+      case "Empty":
+        res.writeHead(response.status, headersOf(response)).end()
+        return Effect.void
+      case "Uint8Array":
+        res.writeHead(response.status, headersOf(response)).end(body.body)
+        return Effect.void
+      case "Raw":
+        if (typeof body.body === "string" || body.body instanceof Uint8Array) {
+          res.writeHead(response.status, headersOf(response)).end(body.body)
+          return Effect.void
+        }
+        return Effect.die(new Error("NodeHttpApp: a raw body must be a string or bytes"))
+      case "FormData":
+        return Effect.die(new Error("NodeHttpApp: form data bodies are not served here"))
+      case "Stream": {
+        res.writeHead(response.status, headersOf(response))
+        // Headers go out now: a client waiting for them must not wait for the first event.
+        res.flushHeaders()
+        const drained = Effect.unsafeMakeLatch(true)
+        res.on("drain", () => drained.unsafeOpen())
+        return body.stream.pipe(
+          Stream.orDie,
+          Stream.runForEachChunk((chunk) => {
+            let full = false
+            for (const bytes of Chunk.toReadonlyArray(chunk)) full = !res.write(bytes) || full
+            if (!full) return Effect.void
+            drained.unsafeClose()
+            return drained.await
+          }),
+          Effect.ensuring(Effect.sync(() => {
+            if (!res.writableEnded) res.end()
+          }))
+        )
+      }
+    }
+  })
+
+/** A failure of the app, answered as the platform would (a 500 unless the error says otherwise). */
+const failed = (res: Http.ServerResponse) => (cause: Parameters<typeof HttpServerError.causeResponse>[0]) =>
+  Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => write(res, response))
+
+/**
+ * A node request listener serving `app` with the given runtime. `onStart`/`onEnd` bracket each
+ * request (the daemon counts requests in flight for its shutdown grace).
+ */
+export const makeHandler = <R>(
+  app: HttpApp.Default<never, R>,
+  runtime: Runtime.Runtime<Exclude<R, HttpServerRequest.HttpServerRequest>>,
+  hooks: { readonly onStart?: () => void; readonly onEnd?: () => void } = {}
+): Http.RequestListener => {
+  const runFork = Runtime.runFork(runtime)
+  return (req, res) => {
+    hooks.onStart?.()
+    const served = Effect.provideService(app, HttpServerRequest.HttpServerRequest, new NodeRequest(req)).pipe(
+      Effect.matchCauseEffect({ onFailure: failed(res), onSuccess: (response) => write(res, response) })
+    )
+    const fiber = runFork(served)
+    const onEnd = hooks.onEnd
+    if (onEnd !== undefined) fiber.addObserver(() => onEnd())
+    res.once("close", () => {
+      if (!res.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
+    })
+  }
+}

@@ -1,0 +1,13 @@
+/** What `mcpx-fx daemon` alone uses, loaded (dynamically) only when a daemon starts. */
+export * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+export * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+export * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+export * as Api from "@mcpx-fx/gateway/Api"
+export * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
+export * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+export * as ToolSchemas from "@mcpx-fx/gateway/ToolSchemas"
+export * as HttpEdge from "@mcpx-fx/server/HttpEdge"
+export * as HttpHost from "@mcpx-fx/server/HttpHost"
+export * as Server from "@mcpx-fx/server/Server"
+export * as Listeners from "../Listeners.js"
+export { stopsWith } from "../DaemonShutdown.js"

@@ -1,0 +1,4 @@
+/** What `mcpx-fx serve` alone uses, loaded (dynamically) only when it starts. */
+export * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+export * as Server from "@mcpx-fx/server/Server"
+export * as StdioHost from "@mcpx-fx/server/StdioHost"

@@ -1,0 +1,56 @@
+/**
+ * A call that can be cut short from outside with a typed error: its upstream crashed, it ran out
+ * of time, the host turned out unable to answer it. The call runs in one fiber of its own and
+ * whoever holds `abort` ends it at once with their error — the call is interrupted (so its
+ * finalizers cancel the upstream request) and waited for, as a race would.
+ *
+ * It exists because a race forks a fiber for each side and a timeout forks two, on every call; here
+ * the reasons register a callback instead (a pool instance's crash, a shared deadline timer), and
+ * the call costs one fiber however many reasons it has.
+ */
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+
+/** Ends the call with `error`, unless it has already ended or been aborted. */
+export type Abort<E> = (error: E) => void
+
+/** Runs `use` in a fiber that `abort` ends with its error. Interrupting the caller interrupts the call. */
+export const abortable = <A, E, R, E2 = never>(
+  use: (abort: Abort<E2>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | E2, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.suspend(() => {
+      let aborted: { readonly error: E2 } | undefined
+      let wake: (() => void) | undefined
+      const abort: Abort<E2> = (error) => {
+        if (aborted !== undefined) return
+        aborted = { error }
+        wake?.()
+      }
+      return Effect.flatMap(Effect.fork(restore(use(abort))), (fiber) => {
+        const settled = Effect.async<void>((resume) => {
+          const done = () => {
+            wake = undefined
+            fiber.removeObserver(done)
+            resume(Effect.void)
+          }
+          if (aborted !== undefined) return resume(Effect.void)
+          wake = done
+          fiber.addObserver(done)
+          return Effect.sync(() => {
+            wake = undefined
+            fiber.removeObserver(done)
+          })
+        })
+        return restore(settled).pipe(
+          Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+          Effect.flatMap((): Effect.Effect<A, E | E2> => {
+            const exit = fiber.unsafePoll()
+            // Ended on its own first: its outcome stands, even if an abort came after.
+            if (exit !== null) return Effect.zipRight(fiber.inheritAll, exit)
+            return Effect.zipRight(Fiber.interrupt(fiber), Effect.fail(aborted!.error))
+          })
+        )
+      })
+    })
+  )

@@ -48,7 +48,7 @@ export const make = (deps: Deps) => {
 
   // Every listing of a server's tools keeps the catalog current.
   const listServerTools = (server: GatewayServer, caller: Caller) =>
-    Effect.tap(deps.listAll(server, caller), (tools) => catalog.remember(server.catalog, tools))
+    catalog.refresh(server.catalog, deps.listAll(server, caller))
 
   /** The visible tools of a server as the catalog knows them, without listing it. */
   const catalogued = (server: GatewayServer) =>

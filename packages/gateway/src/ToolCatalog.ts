@@ -62,6 +62,15 @@ export class ToolCatalog extends Context.Tag("@mcpx-fx/gateway/ToolCatalog")<Too
   readonly stored: (server: CatalogServer) => Effect.Effect<Option.Option<Known>>
   /** Remembers a listing just had from the server (and stores it when it changed). */
   readonly remember: (server: CatalogServer, tools: ReadonlyArray<JsonObject>) => Effect.Effect<void>
+  /**
+   * Lists the server with `list` and remembers what it answered, unless the server said its tools
+   * changed while the listing was under way: that answer may predate the change, so it is handed
+   * back to the caller but not kept.
+   */
+  readonly refresh: <E, R>(
+    server: CatalogServer,
+    list: Effect.Effect<ReadonlyArray<JsonObject>, E, R>
+  ) => Effect.Effect<ReadonlyArray<JsonObject>, E, R>
   /** Forgets the live listing (the server's tools changed, or it was reconfigured); the stored one stays. */
   readonly forget: (server: string) => Effect.Effect<void>
   /**
@@ -113,8 +122,18 @@ function make(store: SchemaStore.SchemaStore) {
         stored = yield* store.update((entries) => void entries.set(key, { at, tools }))
       })
 
+    // Bumped by every change a server tells of, so a listing begun before it is not kept after it.
+    const changes = new Map<string, number>()
+    const changesOf = (server: string) => changes.get(server) ?? 0
+
+    const refresh = <E, R>(server: CatalogServer, lister: Effect.Effect<ReadonlyArray<JsonObject>, E, R>) =>
+      Effect.suspend(() => {
+        const before = changesOf(server.name)
+        return Effect.tap(lister, (tools) => (changesOf(server.name) === before ? remember(server, tools) : Effect.void))
+      })
+
     const list = <E>(server: CatalogServer, lister: Effect.Effect<ReadonlyArray<JsonObject>, E>) =>
-      Effect.flatMap(lister, (tools) => Effect.zipRight(remember(server, tools), Effect.sync(() => live.get(server.name)!)))
+      Effect.map(refresh(server, lister), (tools) => live.get(server.name) ?? entryOf(tools, "live", Date.now()))
 
     return ToolCatalog.of({
       live: (server) => Effect.sync(() => Option.fromNullable(live.get(server))),
@@ -126,7 +145,12 @@ function make(store: SchemaStore.SchemaStore) {
             at: s.at
           }))),
       remember,
-      forget: (server) => Effect.sync(() => void live.delete(server)),
+      refresh,
+      forget: (server) =>
+        Effect.sync(() => {
+          live.delete(server)
+          changes.set(server, changesOf(server) + 1)
+        }),
       lookup: (server, name, lister) =>
         Effect.suspend(() => {
           const entry = live.get(server.name)

@@ -151,7 +151,8 @@ describe("mcpx-fx config: the effective configuration", () => {
         args: ["-y", "server-github"],
         env: { GITHUB_TOKEN: "<redacted>" },
         protocol: "prefer-initialize",
-        pool: { max: 3, scope: "session", idleTimeout: "1m", callTimeout: "2m", startTimeout: "30s" }
+        pool: { max: 3, scope: "session", idleTimeout: "1m", callTimeout: "2m", startTimeout: "30s" },
+        expose: "all"
       })
       assert.deepStrictEqual(config.servers.docs, {
         namespace: "docs",
@@ -160,7 +161,8 @@ describe("mcpx-fx config: the effective configuration", () => {
         url: "https://docs.example.com/mcp",
         headers: { Authorization: "<redacted>" },
         protocol: "force-discover",
-        pool: { max: 1, scope: "session", idleTimeout: "5m", callTimeout: "2m", startTimeout: "30s" }
+        pool: { max: 1, scope: "session", idleTimeout: "5m", callTimeout: "2m", startTimeout: "30s" },
+        expose: "all"
       })
       assert.deepStrictEqual(Object.keys(config.settings), Settings.registry.map((s) => s.path))
       assert.strictEqual(config.settings["upstream.protocol"], "force-discover")
@@ -174,6 +176,42 @@ describe("mcpx-fx config: the effective configuration", () => {
       assert.include(text.stdout, "    command    npx -y server-github")
       assert.include(text.stdout, "    protocol   prefer-initialize")
       assert.match(text.stdout, /^ {2}upstream\.protocol +force-discover$/m)
+    }))
+
+  it.scopedLive("shows each server's tool patterns and how its tools are offered, and an OAuth server's auth without its secret", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      yield* sb.writeJson(".mcpx.json", {
+        mcpServers: {
+          files: { command: "files-server", tools: ["read_*", "/^list/"], excludeTools: ["read_secret"], expose: "search" },
+          remote: {
+            url: "https://remote.example.com/mcp",
+            auth: { type: "oauth", clientId: "mcpx-client", clientSecret: "\${SECRET}", scopes: ["read", "write"] }
+          }
+        }
+      })
+      const env = { SECRET: "s3cret-client" }
+      const r = yield* sb.run(["config", "--json"], { env })
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.notInclude(r.stdout, "s3cret-client")
+      const config = JSON.parse(r.stdout)
+      assert.deepInclude(config.servers.files, { tools: ["read_*", "/^list/"], excludeTools: ["read_secret"], expose: "search" })
+      assert.deepStrictEqual(config.servers.remote.auth, {
+        type: "oauth",
+        clientId: "mcpx-client",
+        clientSecret: "<redacted>",
+        scopes: ["read", "write"]
+      })
+      assert.strictEqual(config.servers.remote.expose, "all")
+      assert.isUndefined(config.servers.remote.tools)
+
+      const text = yield* sb.run(["config"], { env })
+      assert.strictEqual(text.code, 0, text.stderr)
+      assert.notInclude(text.stdout, "s3cret-client")
+      assert.match(text.stdout, /^ {4}tools +read_\* \/\^list\/$/m)
+      assert.match(text.stdout, /^ {4}excludeTools +read_secret$/m)
+      assert.match(text.stdout, /^ {4}expose +search$/m)
+      assert.match(text.stdout, /^ {4}auth +oauth, clientId mcpx-client, clientSecret <redacted>, scopes read write$/m)
     }))
 
   it.scopedLive("drops a server that a nearer file disables, and reports it", () =>

@@ -62,6 +62,18 @@ const Redacted = "<redacted>"
 const redact = (map: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.keys(map).map((k) => [k, Redacted]))
 
+/** An upstream's OAuth settings as shown: the client secret only as being set. */
+const authView = (auth: NonNullable<ServerDefinitionAuth>) => ({
+  type: auth.type,
+  ...(auth.clientId !== undefined ? { clientId: auth.clientId } : {}),
+  ...(auth.clientSecret !== undefined ? { clientSecret: Redacted } : {}),
+  ...(auth.clientMetadataUrl !== undefined ? { clientMetadataUrl: auth.clientMetadataUrl } : {}),
+  ...(auth.scopes !== undefined ? { scopes: auth.scopes } : {}),
+  ...(auth.redirectPort !== undefined ? { redirectPort: auth.redirectPort } : {})
+})
+
+type ServerDefinitionAuth = Extract<Config.ConfiguredServer["definition"], { readonly transport: "http" }>["auth"]
+
 /** One server with its effective protocol and pool options (its own, else the settings'). */
 const serverView = (server: Config.ConfiguredServer, settings: Settings.SettingsService) =>
   Effect.gen(function*() {
@@ -85,8 +97,19 @@ const serverView = (server: Config.ConfiguredServer, settings: Settings.Settings
         env: redact(def.env),
         ...(def.cwd !== undefined ? { cwd: def.cwd } : {})
       }
-      : { transport: def.transport, url: secrets.text(def.url), headers: redact(def.headers) }
-    return { namespace: server.namespace, file: server.file, ...connection, protocol, pool }
+      : {
+        transport: def.transport,
+        url: secrets.text(def.url),
+        headers: redact(def.headers),
+        ...(def.auth !== undefined ? { auth: authView(def.auth) } : {})
+      }
+    // What a host sees of its tools: the patterns as written, and how they are offered.
+    const tools = {
+      ...(server.tools !== undefined ? { tools: server.tools } : {}),
+      ...(server.excludeTools !== undefined ? { excludeTools: server.excludeTools } : {}),
+      expose: server.expose ?? (yield* settings.get("tools.expose"))
+    }
+    return { namespace: server.namespace, file: server.file, ...connection, protocol, pool, ...tools }
   })
 
 type ServerView = Effect.Effect.Success<ReturnType<typeof serverView>>
@@ -95,6 +118,16 @@ const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : JSON.
 
 const pairs = (map: Readonly<Record<string, string>>): string =>
   Object.entries(map).map(([k, v]) => `${k}=${v}`).join(" ")
+
+const authText = (auth: ReturnType<typeof authView>): string =>
+  [
+    auth.type,
+    ...(auth.clientId !== undefined ? [`clientId ${auth.clientId}`] : []),
+    ...(auth.clientSecret !== undefined ? [`clientSecret ${auth.clientSecret}`] : []),
+    ...(auth.clientMetadataUrl !== undefined ? [`clientMetadataUrl ${auth.clientMetadataUrl}`] : []),
+    ...(auth.scopes !== undefined ? [`scopes ${auth.scopes.join(" ")}`] : []),
+    ...(auth.redirectPort !== undefined ? [`redirectPort ${auth.redirectPort}`] : [])
+  ].join(", ")
 
 const serverText = (name: string, v: ServerView): string => {
   const lines: Array<[string, string]> = [["transport", v.transport]]
@@ -105,6 +138,7 @@ const serverText = (name: string, v: ServerView): string => {
   } else {
     lines.push(["url", v.url])
     if (Object.keys(v.headers).length > 0) lines.push(["headers", pairs(v.headers)])
+    if (v.auth !== undefined) lines.push(["auth", authText(v.auth)])
   }
   lines.push(["protocol", v.protocol])
   const p = v.pool
@@ -112,6 +146,9 @@ const serverText = (name: string, v: ServerView): string => {
     "pool",
     `max ${p.max}, scope ${p.scope}, idleTimeout ${p.idleTimeout}, callTimeout ${p.callTimeout}, startTimeout ${p.startTimeout}`
   ])
+  if (v.tools !== undefined) lines.push(["tools", v.tools.join(" ")])
+  if (v.excludeTools !== undefined) lines.push(["excludeTools", v.excludeTools.join(" ")])
+  lines.push(["expose", v.expose])
   return `  ${name}  (namespace ${v.namespace}, from ${v.file})\n${Output.columns(lines, "    ")}`
 }
 

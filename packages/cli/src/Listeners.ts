@@ -203,7 +203,12 @@ export const serve = <E, R, MR, BE, BR>(
     const address = tcp.address()
     const port = typeof address === "object" && address !== null ? address.port : options.port
     const listening: Listening = { host: options.host, port, socket: options.socket }
-    const apps = yield* build(listening, { draining: Deferred.await(draining), stopping: Deferred.await(stopping) })
+    let stoppingCome = false
+    const apps = yield* build(listening, {
+      draining: Deferred.await(draining),
+      stopping: Deferred.await(stopping),
+      stoppingNow: () => stoppingCome
+    })
     const runtime = yield* Effect.runtime<Exclude<MR, HttpServerRequest.HttpServerRequest>>()
     const routed = (mcp: Http.RequestListener, other: Http.RequestListener): Http.RequestListener => (request, response) =>
       isMcpPath(request.url) ? mcp(request, response) : other(request, response)
@@ -215,6 +220,7 @@ export const serve = <E, R, MR, BE, BR>(
       const closed = yield* Effect.fork(Effect.all([close(tcp), close(unix)], { concurrency: 2 }))
       yield* Deferred.succeed(draining, undefined)
       yield* Effect.timeoutOption(idle, options.grace)
+      stoppingCome = true
       yield* Deferred.succeed(stopping, undefined)
       yield* Effect.timeoutOption(idle, AnswerWindow)
       tcp.closeAllConnections()

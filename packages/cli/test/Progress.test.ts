@@ -28,6 +28,7 @@ const fakePool = (current: { value: ReadonlyArray<PoolStatus> }) =>
       restart: () => Effect.dieMessage("unused"),
       stop: () => Effect.succeed(0),
       retire: () => Effect.void,
+      stopCalls: Effect.void,
       events: Stream.empty,
       subscribe: Effect.dieMessage("unused"),
       notifications: Effect.dieMessage("unused")

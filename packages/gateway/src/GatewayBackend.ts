@@ -137,6 +137,7 @@ export const toBackendError = (e: GatewayCallError, redact: Redact.Redactor = Re
         ...(e.data === undefined ? {} : { data: redact.json(e.data) })
       })
     case "PoolError":
+      if (e.reason === "shutdown") return new Backend.ShuttingDown()
       return new Backend.BackendUnavailable({ server: e.server, reason: redact.text(e.message) })
     default:
       return new Backend.BackendUnavailable({ reason: redact.text(e.message) })

@@ -163,6 +163,9 @@ export class BackendUnavailable extends Schema.TaggedError<BackendUnavailable>("
   }
 }
 
+/** The process is stopping and the call was cut short after the grace (answered -32603, `data.reason: "shutdown"`). */
+export class ShuttingDown extends Schema.TaggedError<ShuttingDown>("@mcpx-fx/server/ShuttingDown")("ShuttingDown", {}) {}
+
 /**
  * Something a host may be told about: one of the aggregated lists changed, or a resource was
  * updated. The `uri` is in the host's form (the gateway's `mcpx://<namespace>/<uri>`), the one the
@@ -178,7 +181,14 @@ export const Change = Schema.Union(
 export type Change = typeof Change.Type
 
 /** Everything a Backend call can fail with. */
-export type BackendError = UnknownName | UpstreamError | CallTimedOut | CapabilityRequired | BackendUnavailable | InputRefused
+export type BackendError =
+  | UnknownName
+  | UpstreamError
+  | CallTimedOut
+  | CapabilityRequired
+  | BackendUnavailable
+  | InputRefused
+  | ShuttingDown
 
 /**
  * The Server's view of the gateway. `meta` is the request's `_meta` without the protocol's own

@@ -101,8 +101,9 @@ export interface HttpHostOptions {
    */
   readonly inputSchemaOf?: (tool: string) => Effect.Effect<unknown>
   /**
-   * When the process stops: at `draining` GET streams and listens end (calls carry on); at
-   * `stopping` every request still running is interrupted and answered with the shutdown error.
+   * When the process stops: at `draining` GET streams and listens end (calls carry on) and no
+   * legacy GET stream opens. Calls still running at `stopping` are cut short where their upstream
+   * call is made (the daemon's Pool), and answer the shutdown error themselves.
    */
   readonly shutdown?: Shutdown.ShutdownSignals
 }
@@ -164,17 +165,15 @@ const make = (options: HttpHostOptions) =>
     ))
 
     /**
-     * What a running request answers: its own response, or — once the grace period is over — the
-     * shutdown error, the request interrupted (which cancels it upstream) without waiting for it.
      * A listen never ends by itself: when the process starts to stop it is closed, as the
-     * specification lets a server close one.
+     * specification lets a server close one. Other requests are not watched here: what keeps one
+     * running past the grace is its upstream call, which the process cuts short where it is made
+     * (the daemon tells its Pool), so the request answers the shutdown error itself at no cost
+     * per call.
      */
-    const atStopping = options.shutdown === undefined ? StopCut.never : yield* StopCut.make(signals.stopping)
     const atDraining = options.shutdown === undefined ? StopCut.never : yield* StopCut.make(signals.draining)
     const settled = (message: JsonRpc.Request, handled: Effect.Effect<JsonRpc.Response | undefined>) =>
-      message.method === Method.SubscriptionsListen
-        ? atDraining(handled, () => ProtocolSubscriptions.closed(message.id))
-        : atStopping(handled, () => Shutdown.shutdownError(message.id))
+      message.method === Method.SubscriptionsListen ? atDraining(handled, () => ProtocolSubscriptions.closed(message.id)) : handled
 
     const keepAlive = Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(Wire.sseKeepAlive))
 

@@ -34,6 +34,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
 import * as RequestState from "./RequestState.js"
+import * as Shutdown from "./Shutdown.js"
 import * as Subscriptions from "./Subscriptions.js"
 
 /** mcpx-fx's own `_meta` key naming the caller's session (call scope) explicitly. */
@@ -199,6 +200,8 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
         e.message,
         e.server === undefined ? { reason: "unavailable" } : { reason: "unavailable", server: e.server }
       )
+    case "ShuttingDown":
+      return obj(ErrorCode.InternalError, Shutdown.ShutdownMessage, { reason: Shutdown.ShutdownReason })
   }
 }
 

@@ -16,16 +16,22 @@ import * as Effect from "effect/Effect"
 export interface ShutdownSignals {
   readonly draining: Effect.Effect<void>
   readonly stopping: Effect.Effect<void>
+  /**
+   * Whether `stopping` has come, known before anything waiting on it runs: a request that fails
+   * from then on failed because of the stop, and is answered as such.
+   */
+  readonly stoppingNow: () => boolean
 }
 
 /** Signals that never come: a host that is never told to stop. */
-export const never: ShutdownSignals = { draining: Effect.never, stopping: Effect.never }
+export const never: ShutdownSignals = { draining: Effect.never, stopping: Effect.never, stoppingNow: () => false }
 
 /** `error.data.reason` of a request cut short by a stop, for clients that tell it from other failures. */
 export const ShutdownReason = "shutdown"
 
+/** What a request cut short by a stop is told. */
+export const ShutdownMessage = "mcpx-fx is shutting down: the request was cancelled before it finished"
+
 /** The answer to a request still running when the grace period ran out: -32603, data saying why. */
 export const shutdownError = (id: JsonRpc.RequestId): JsonRpc.ErrorResponse =>
-  JsonRpc.failure(id, ErrorCode.InternalError, "mcpx-fx is shutting down: the request was cancelled before it finished", {
-    reason: ShutdownReason
-  })
+  JsonRpc.failure(id, ErrorCode.InternalError, ShutdownMessage, { reason: ShutdownReason })

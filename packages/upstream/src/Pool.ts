@@ -56,7 +56,7 @@ import {
   type ServerPool,
   type Settings
 } from "./internal/PoolState.js"
-import { type PoolError, type PoolEvent, type UpstreamNotification } from "./PoolEvents.js"
+import { PoolError, type PoolEvent, type UpstreamNotification } from "./PoolEvents.js"
 import { type Caller, type Lane, OneShot, type PoolServer, requestedLane, type ScopeKey } from "./PoolModel.js"
 import type { PoolStatus, RestartResult } from "./PoolStatus.js"
 import { Prober, type ProbeReport } from "./Prober.js"
@@ -109,6 +109,11 @@ export class Pool extends Context.Tag("@mcpx-fx/upstream/Pool")<Pool, {
    * for a server removed from the configuration or redefined: calls in flight are not cut short.
    */
   readonly retire: (server: string) => Effect.Effect<void>
+  /**
+   * The process is stopping and its grace is over: every call in flight is cut short (interrupted,
+   * which cancels it upstream) with a PoolError of reason `shutdown`, and so is every later one.
+   */
+  readonly stopCalls: Effect.Effect<void>
   /** Lifecycle events from now on. */
   readonly events: Stream.Stream<PoolEvent>
   /** A subscription to lifecycle events that is in place once this returns. */
@@ -234,20 +239,41 @@ const make = Effect.gen(function*() {
   // A legacy-only session that cannot be had is no reason to fail a call the server's own session can serve.
   const legacyFallsBack = (e: PoolError): boolean => e.reason === "start-failed" || e.reason === "cooling-down"
 
+  // The calls in flight, each a way to cut it short at shutdown: a stop answers them through the
+  // abort every call already has, rather than a race or a fiber of its own per call.
+  const inFlight = new Set<() => void>()
+  let shuttingDown = false
+  const shutdownError = (server: PoolServer) =>
+    new PoolError({ server: server.definition.name, lane: "modern", reason: "shutdown", detail: "shutdown" })
+
   const withSession = <A, E, R, E2 = never>(
     server: PoolServer,
     caller: Caller,
     use: (session: Session) => Effect.Effect<A, E, R>,
     options?: WithSessionOptions<E2>
   ): Effect.Effect<A, E | E2 | PoolError, R> =>
-    abortable<A, E | PoolError, R, E2 | PoolError>((abort) => {
-      const cutShort = options?.cutShort
-      if (cutShort === undefined) return routed(server, caller, use, abort)
-      return Effect.suspend(() => {
-        const cancel = cutShort(abort)
-        return Effect.ensuring(routed(server, caller, use, abort), Effect.sync(cancel))
+    abortable<A, E | PoolError, R, E2 | PoolError>((abort) =>
+      Effect.suspend(() => {
+        if (shuttingDown) return Effect.fail(shutdownError(server))
+        const stop = () => abort(shutdownError(server))
+        inFlight.add(stop)
+        const cancel = options?.cutShort?.(abort)
+        return Effect.ensuring(
+          routed(server, caller, use, abort),
+          Effect.sync(() => {
+            inFlight.delete(stop)
+            cancel?.()
+          })
+        )
       })
-    })
+    )
+
+  const stopCalls = Effect.sync(() => {
+    shuttingDown = true
+    const all = [...inFlight]
+    inFlight.clear()
+    for (const stop of all) stop()
+  })
 
   const routed = <A, E, R>(
     server: PoolServer,
@@ -368,6 +394,7 @@ const make = Effect.gen(function*() {
     restart,
     stop,
     retire,
+    stopCalls,
     events: Stream.fromPubSub(events),
     subscribe: PubSub.subscribe(events),
     notifications: PubSub.subscribe(notes)

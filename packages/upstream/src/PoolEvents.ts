@@ -9,7 +9,7 @@ import { formatMs } from "./internal/formatMs.js"
 import { Lane } from "./PoolModel.js"
 
 /** Why a call could not be served. */
-export const PoolErrorReason = Schema.Literal("start-failed", "cooling-down", "saturated", "crashed", "stopped")
+export const PoolErrorReason = Schema.Literal("start-failed", "cooling-down", "saturated", "crashed", "stopped", "shutdown")
 /** Why a call could not be served. */
 export type PoolErrorReason = typeof PoolErrorReason.Type
 
@@ -45,6 +45,8 @@ export class PoolError extends Schema.TaggedError<PoolError>("@mcpx-fx/upstream/
       }
       case "stopped":
         return `upstream ${where} was stopped during the call (${this.detail})`
+      case "shutdown":
+        return `mcpx-fx is shutting down: the call to ${where} was cancelled before it finished`
     }
   }
 }

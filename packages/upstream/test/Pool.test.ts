@@ -875,6 +875,24 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
+    it.effect("pool/stopCalls: a call in flight is cut short as shutdown, and every later call fails the same at once", () => {
+      const entered = Deferred.unsafeMake<number>(FiberId.none)
+      const { layer, recorder } = setup(serve(dual, { hold: (n) => n === 1, entered }))
+      return Effect.gen(function*() {
+        const pool = yield* Pool
+        const server = serverOf("prefer-discover")
+        const inFlight = yield* Effect.fork(Effect.flip(call(server, modern())))
+        yield* Deferred.await(entered)
+        yield* pool.stopCalls
+        const e = poolErrorOf(yield* Fiber.join(inFlight))
+        assert.strictEqual(e.reason, "shutdown")
+        assert.include(e.message, "shutting down")
+        const later = poolErrorOf(yield* Effect.flip(call(server, modern())))
+        assert.strictEqual(later.reason, "shutdown")
+        assert.strictEqual(recorder.opened, 1)
+      }).pipe(Effect.provide(layer))
+    })
+
     it.effect("pool/restart: stops every instance, forgets the cooldown and starts the kept keys again", () => {
       let healthy = true
       const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))

@@ -20,6 +20,7 @@ import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Pool from "@mcpx-fx/upstream/Pool"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -109,8 +110,12 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
         Layer.provideMerge(GatewayBackend.layer),
         Layer.provide(Layers.requestState)
       )
+      const pool = yield* Pool.Pool
       const listening = yield* Listeners.serve((where, shutdown) =>
         Effect.gen(function*() {
+          // Once the grace is over, every upstream call still running is cut short, and its
+          // request (on /mcp, in any era) is answered -32603 with data.reason "shutdown".
+          yield* Effect.forkScoped(Effect.zipRight(shutdown.stopping, pool.stopCalls))
           const own = `http://${urlHost(where.host)}:${where.port}`
           // Built here, once the port is known, so the daemon's own origin is one of the allowed;
           // its sessions end in this scope, before the listeners give requests their grace.

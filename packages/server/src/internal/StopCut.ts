@@ -3,8 +3,9 @@
  * it comes is interrupted (which cancels it upstream) and answered at once with what the moment
  * says, without waiting for its cleanup. Requests that end first keep their own answers.
  *
- * One fiber per request and a callback, not a race per request (which forks two): the answer to
- * a modern call already costs few fibers, and this is on every one of them in the daemon.
+ * One fiber per request and a callback, not a race (which forks two). The HTTP host uses it for
+ * the requests that never end by themselves (a listen, closed at `draining`); calls are cut short
+ * by the process where their upstream call is made, at no cost per call.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -11,7 +11,7 @@ import { spawn } from "node:child_process"
 import { readFileSync, statSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import * as DaemonProcess from "./support/DaemonProcess.js"
-import * as Processes from "./support/Processes.js"
+import * as Processes from "@mcpx-fx/testing/Processes"
 import { type Sandbox, sandbox } from "./support/Sandbox.js"
 
 // The grandchild ignores SIGTERM and writes its pid; `exec` makes the era-server the group's leader.

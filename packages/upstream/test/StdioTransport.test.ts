@@ -8,7 +8,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -17,6 +16,7 @@ import { join } from "node:path"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import { openStdio } from "../src/StdioTransport.js"
 import type { Connection } from "../src/Transport.js"
+import * as Processes from "@mcpx-fx/testing/Processes"
 
 const eraServer = (mode: string, extra: ReadonlyArray<string> = []) => {
   const { command, args } = Fixtures.stdioCommand("era-server", ["--mode", mode, ...extra])
@@ -48,28 +48,6 @@ const handshake = (conn: Connection) =>
     yield* conn.notify(JsonRpc.notification("notifications/initialized"))
     return init
   })
-
-// A killed process lingers as a zombie until something reaps it (a grandchild is reparented and
-// reaped by init, on init's schedule); a zombie runs nothing, so it counts as gone.
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
-
-// SIGKILL to a process group is delivered at once but acted on when each process is next
-// scheduled, and no event tells another process when that was: poll, briefly and boundedly.
-const gone = (pid: number) =>
-  Effect.suspend(() => (isAlive(pid) ? Effect.fail(`process ${pid} is still running`) : Effect.void)).pipe(
-    Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("3 seconds")))
-  )
 
 describe("StdioTransport", () => {
   it.scopedLive("stdio/transport/round-trip: requests are answered by id", () =>
@@ -263,10 +241,10 @@ describe("StdioTransport", () => {
       ).pipe(Scope.extend(scope))
       const first = Option.getOrThrow(yield* Stream.runHead(conn.unsolicited))
       const { pid, child } = (first.message as JsonRpc.Notification).params as { pid: number; child: number }
-      assert.isTrue(isAlive(pid) && isAlive(child))
+      assert.isTrue(Processes.alive(pid) && Processes.alive(child))
       yield* Scope.close(scope, Exit.void)
-      assert.isFalse(isAlive(pid), "the server process survived")
-      yield* gone(child)
+      assert.isFalse(Processes.alive(pid), "the server process survived")
+      yield* Processes.gone(child)
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("stdio/transport/group: a grandchild that ignores SIGTERM goes with the group, even when the process itself leaves on EOF", () =>
@@ -285,8 +263,8 @@ describe("StdioTransport", () => {
       ).pipe(Scope.extend(scope))
       const first = Option.getOrThrow(yield* Stream.runHead(conn.unsolicited))
       const { child } = (first.message as JsonRpc.Notification).params as { pid: number; child: number }
-      assert.isTrue(isAlive(child))
+      assert.isTrue(Processes.alive(child))
       yield* Scope.close(scope, Exit.void)
-      yield* gone(child)
+      yield* Processes.gone(child)
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -60,6 +60,19 @@ const grants = (as: AuthServer, grantType: string) =>
 
 const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "mcpx-auth-" }))
 
+/** An authorization server, a protected server behind it, an empty token store and the server's definition. */
+const fixture = (servers: { readonly as?: AuthServerOptions; readonly rs?: ProtectedServerOptions } = {}) =>
+  Effect.gen(function*() {
+    const as = yield* authServer(servers.as)
+    const rs = yield* protectedServer(as, servers.rs)
+    const dir = yield* tempDir
+    return { as, rs, dir, def: definition(rs.url) }
+  })
+
+/** The same after a first call that logged in, with someone there to approve it. */
+const loggedIn = (servers: { readonly as?: AuthServerOptions; readonly rs?: ProtectedServerOptions } = {}) =>
+  Effect.tap(fixture(servers), ({ def, dir }) => callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove))))
+
 const readStore = (dir: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(`${dir}/${FileName}`)).pipe(
     Effect.map((text) => parseStore(text))
@@ -68,10 +81,7 @@ const readStore = (dir: string) =>
 describe("UpstreamAuth against a local authorization server", () => {
   it.scoped("a first call logs in (metadata, registration, PKCE code flow with the resource) and later ones reuse the stored token", () =>
     Effect.gen(function*() {
-      const as = yield* authServer()
-      const rs = yield* protectedServer(as)
-      const dir = yield* tempDir
-      const def = definition(rs.url)
+      const { as, def, dir, rs } = yield* fixture()
       const first = yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove)))
       assert.include(first, "hello, authorized caller")
       assert.strictEqual(kinds(as, "register").length, 1)
@@ -90,10 +100,7 @@ describe("UpstreamAuth against a local authorization server", () => {
 
   it.scoped("without a login the call fails with AuthorizationRequired naming `auth login`, and status says needs-login", () =>
     Effect.gen(function*() {
-      const as = yield* authServer()
-      const rs = yield* protectedServer(as)
-      const dir = yield* tempDir
-      const def = definition(rs.url)
+      const { as, def, dir } = yield* fixture()
       const failure = yield* Effect.flip(callTool(def, "whoami").pipe(Effect.provide(engine(dir))))
       assert.strictEqual(failure._tag, "AuthorizationRequired")
       assert.include(failure.message, "mcpx-fx auth login docs")
@@ -102,11 +109,7 @@ describe("UpstreamAuth against a local authorization server", () => {
 
   it.scoped("an expired access token is refreshed before the call, and the rotated refresh token is stored", () =>
     Effect.gen(function*() {
-      const as = yield* authServer({ tokenLifetimeSeconds: 600 })
-      const rs = yield* protectedServer(as)
-      const dir = yield* tempDir
-      const def = definition(rs.url)
-      yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove)))
+      const { as, def, dir, rs } = yield* loggedIn({ as: { tokenLifetimeSeconds: 600 } })
       const before = yield* readStore(dir)
       yield* TestClock.adjust("11 minutes")
       const text = yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir)))
@@ -121,11 +124,7 @@ describe("UpstreamAuth against a local authorization server", () => {
 
   it.scoped("a token the server stops accepting is refreshed on its 401, once, and the request is sent again", () =>
     Effect.gen(function*() {
-      const as = yield* authServer()
-      const rs = yield* protectedServer(as)
-      const dir = yield* tempDir
-      const def = definition(rs.url)
-      yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove)))
+      const { as, def, dir } = yield* loggedIn()
       as.invalidateAccessTokens()
       const text = yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir)))
       assert.include(text, "hello")
@@ -135,11 +134,7 @@ describe("UpstreamAuth against a local authorization server", () => {
 
   it.scoped("a revoked refresh token means a new login: AuthorizationRequired for the daemon, a new authorization for a login", () =>
     Effect.gen(function*() {
-      const as = yield* authServer()
-      const rs = yield* protectedServer(as)
-      const dir = yield* tempDir
-      const def = definition(rs.url)
-      yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove)))
+      const { as, def, dir } = yield* loggedIn()
       as.invalidateAccessTokens()
       as.revokeRefreshTokens()
       const failure = yield* Effect.flip(callTool(def, "whoami").pipe(Effect.provide(engine(dir))))
@@ -154,11 +149,7 @@ describe("UpstreamAuth against a local authorization server", () => {
 
   it.scoped("a 403 insufficient_scope steps up to the union of the scopes, and a daemon remembers them for the login", () =>
     Effect.gen(function*() {
-      const as = yield* authServer()
-      const rs = yield* protectedServer(as, { scopesSupported: ["notes:read"], toolScopes: { write_note: "notes:write" } })
-      const dir = yield* tempDir
-      const def = definition(rs.url)
-      yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir, autoApprove)))
+      const { as, def, dir } = yield* loggedIn({ rs: { scopesSupported: ["notes:read"], toolScopes: { write_note: "notes:write" } } })
       // The daemon cannot step up; it says which scopes the login must ask for.
       const failure = yield* Effect.flip(callTool(def, "write_note").pipe(Effect.provide(engine(dir))))
       assert.strictEqual(failure._tag, "AuthorizationRequired")

@@ -21,7 +21,7 @@ export interface AuthServerOptions {
   readonly tokenLifetimeSeconds?: number
   /** Scopes listed in the metadata (none by default). */
   readonly scopesSupported?: ReadonlyArray<string>
-  /** Scopes it is willing to grant; others asked for are left out of the grant (default: any). */
+  /** Scopes it is willing to grant; others asked for are left out of the grant (default: every scope asked for). */
   readonly grantable?: ReadonlyArray<string>
 }
 

@@ -25,6 +25,7 @@ import { EraCache, type EraRecord } from "@mcpx-fx/upstream/EraCache"
 import { type Caller as PoolCaller, Pool, type PoolError, type PoolServer, ScopeKey } from "@mcpx-fx/upstream/Pool"
 import type { Preference } from "@mcpx-fx/upstream/Preference"
 import { type ProbeError, Prober, type ProbeReport } from "@mcpx-fx/upstream/Prober"
+import type { Abort } from "@mcpx-fx/upstream/Abortable"
 import type { CallContext, SessionError } from "@mcpx-fx/upstream/Session"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -40,9 +41,10 @@ import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
 import { callDeadline } from "./internal/CallTimeout.js"
 import * as Deadlines from "./internal/Deadlines.js"
+import type { CutShort } from "./internal/Unaskable.js"
 import * as GatewayTools from "./GatewayTools.js"
 import * as Names from "./Names.js"
-import { PendingCalls } from "./PendingCalls.js"
+import { type CapabilitiesLacking, PendingCalls } from "./PendingCalls.js"
 import * as ServerTable from "./ServerTable.js"
 import { Settings } from "./Settings.js"
 import { type CatalogServer, ToolCatalog } from "./ToolCatalog.js"
@@ -76,6 +78,12 @@ export interface Caller extends CallContext {
   readonly sessionId?: string
   /** The revision the caller reached mcpx-fx with; none (CLI, /v1) counts as modern. */
   readonly revision?: Revision.Revision
+  /**
+   * Called as each upstream call begins with a way to end it at once because the caller cannot
+   * answer what it asks (a modern caller that declared nothing it can be asked); answers how to
+   * let go of it, called when the call ends.
+   */
+  readonly cutShort?: CutShort
 }
 
 /** A name that no configured server offers; `suggestions` are the closest known names. */
@@ -215,6 +223,7 @@ export class GatewayConfigError extends Schema.TaggedError<GatewayConfigError>("
 export type GatewayCallError =
   | UnknownName
   | CallTimedOut
+  | CapabilitiesLacking
   | PoolError
   | SessionError
   | ProbeError
@@ -315,6 +324,15 @@ const make = Effect.gen(function*() {
     return caller.revision === undefined ? { key } : { key, revision: caller.revision }
   }
 
+  const both = <A, B>(a: (abort: Abort<A>) => () => void, b: (abort: Abort<B>) => () => void) => (abort: Abort<A | B>) => {
+    const letGoA = a(abort)
+    const letGoB = b(abort)
+    return () => {
+      letGoA()
+      letGoB()
+    }
+  }
+
   // pool.callTimeout bounds what the upstream takes, not what a person takes to answer its questions.
   const request = (configured: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
     Effect.flatMap(current(configured), (server) => {
@@ -324,8 +342,9 @@ const make = Effect.gen(function*() {
         server.callTimeout,
         () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
       )
+      const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
       return pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => session.request(method, params, timed.caller), {
-        cutShort: timed.cutShort
+        cutShort
       })
     })
 

@@ -11,6 +11,7 @@ import * as Questions from "@mcpx-fx/upstream/Questions"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./Gateway.js"
+import { type CutShort, unaskable } from "./internal/Unaskable.js"
 import * as Names from "./Names.js"
 import * as PendingCalls from "./PendingCalls.js"
 import * as QuestionFit from "./QuestionFit.js"
@@ -109,8 +110,6 @@ export const moveResult = (move: Exclude<PendingCalls.Move, { readonly _tag: "Ru
 /** Retells a pending call's own failures as Backend errors. */
 export const toBackendPendingError = (e: PendingCalls.PendingError, redact: Redact.Redactor = Redact.make([])): Backend.BackendError => {
   switch (e._tag) {
-    case "CapabilitiesLacking":
-      return new Backend.CapabilityRequired({ requiredCapabilities: e.requiredCapabilities })
     case "PendingCallRefused":
       return new Backend.InputRefused({ reason: e.reason, detail: e.detail, clientError: e.reason !== "rounds" && e.reason !== "full" && e.reason !== "ended" })
     default:
@@ -126,6 +125,8 @@ export const toBackendError = (e: GatewayCallError, redact: Redact.Redactor = Re
   switch (e._tag) {
     case "UnknownName":
       return new Backend.UnknownName({ kind: e.kind, name: e.name, suggestions: e.suggestions })
+    case "CapabilitiesLacking":
+      return new Backend.CapabilityRequired({ requiredCapabilities: e.requiredCapabilities })
     case "CallTimedOut":
       return new Backend.CallTimedOut({ server: e.server, method: e.method, timeoutMs: e.timeoutMs })
     case "UpstreamRpcError":
@@ -163,6 +164,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         return { ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }
       })
     const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
+    const gather = settings.get("questions.gather")
 
     /**
      * A call, or — for a modern retry — its repetition sent to the server that asked (the one the
@@ -172,7 +174,8 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
      * A modern host cannot be asked on a channel, so its call runs in PendingCalls: a legacy
      * upstream's question ends the host's request with `input_required`, the upstream call waits,
      * and the retry that brings mcpx-fx's handle answers it. A modern upstream's own
-     * `input_required` passes through as a result.
+     * `input_required` passes through as a result. A modern host that declared nothing it can be
+     * asked has its call run in its own request (internal/Unaskable.ts), told the same.
      */
     const routed = (
       caller: Backend.Caller,
@@ -183,14 +186,18 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       first: (gc: GatewayCaller) => Effect.Effect<JsonObject, GatewayCallError>
     ): Effect.Effect<JsonObject, Backend.BackendError> => {
       const gc = toGatewayCaller(caller)
-      const run = (questions?: Questions.QuestionHandler) => {
-        const asking = questions === undefined ? gc : { ...gc, questions }
+      const run = (questions?: Questions.QuestionHandler, cutShort?: CutShort) => {
+        const asking = questions === undefined ? gc : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }) }
         return caller.retry === undefined || found === undefined
           ? first(asking)
           : gateway.forward(asking, found.server.namespace, method, withMeta({ ...found.params, ...retryParams(caller.retry) }, meta))
       }
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
+      if (!PendingCalls.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
+        return Effect.flatMap(gather, (g) =>
+          Effect.mapError(unaskable(QuestionFit.asker(caller.clientCapabilities), g, run), (e) => toBackendPendingError(e, redactor())))
+      }
       const move = PendingCalls.isHandle(handle)
         ? pending.resume({ handle }, caller.retry?.inputResponses ?? {})
         : pending.begin(label, QuestionFit.asker(caller.clientCapabilities), run)

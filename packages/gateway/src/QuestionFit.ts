@@ -141,3 +141,11 @@ export const fit = (asked: Question, answer: unknown): Either.Either<JsonObject,
 
 /** The asker for a caller that declared `capabilities` for its request. */
 export const asker = (capabilities: JsonObject): Asker => ({ take: take(capabilities), fit })
+
+/**
+ * Whether a caller that declared `capabilities` can be asked nothing at all: every question but
+ * `ping` would be `Lacking`, so its calls never end in `input_required`.
+ */
+export const asksNothing = (capabilities: JsonObject): boolean =>
+  capability(capabilities, "elicitation") === undefined && capability(capabilities, "sampling") === undefined &&
+  capability(capabilities, "roots") === undefined

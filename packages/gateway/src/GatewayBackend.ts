@@ -195,8 +195,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
       if (!PendingCalls.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
-        return Effect.flatMap(gather, (g) =>
-          Effect.mapError(unaskable(QuestionFit.asker(caller.clientCapabilities), g, run), (e) => toBackendPendingError(e, redactor())))
+        return Effect.mapError(unaskable(QuestionFit.asker(caller.clientCapabilities), gather, run), (e) => toBackendPendingError(e, redactor()))
       }
       const move = PendingCalls.isHandle(handle)
         ? pending.resume({ handle }, caller.retry?.inputResponses ?? {})

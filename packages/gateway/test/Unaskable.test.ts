@@ -51,7 +51,7 @@ describe("Unaskable", () => {
     Effect.gen(function*() {
       const answers: Array<Either.Either<JsonObject, string>> = []
       const cancelled = yield* Deferred.make<void>()
-      const call = yield* Effect.fork(unaskable(nothing, gather, pooled((questions) =>
+      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
         Effect.gen(function*() {
           yield* ask(questions, elicit, answers)
           yield* TestClock.adjust(Duration.millis(20))
@@ -75,7 +75,7 @@ describe("Unaskable", () => {
 
   it.effect("gateway/unaskable/ping is answered and the call's result returned", () =>
     Effect.gen(function*() {
-      const result = yield* unaskable(nothing, gather, pooled((questions) =>
+      const result = yield* unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
         Effect.map(questions({ method: "ping", params: {} }), (pong) => ({ pong, content: [] }))))
       assert.deepStrictEqual(result, { pong: {}, content: [] })
     }))
@@ -84,7 +84,7 @@ describe("Unaskable", () => {
     Effect.gen(function*() {
       const answers: Array<Either.Either<JsonObject, string>> = []
       const finish = yield* Deferred.make<JsonObject>()
-      const call = yield* Effect.fork(unaskable(nothing, gather, pooled((questions) =>
+      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
         Effect.zipRight(ask(questions, elicit, answers), Deferred.await(finish)))))
       yield* TestClock.adjust(Duration.millis(10))
       yield* Deferred.succeed(finish, { content: [{ type: "text", text: "done anyway" }] })
@@ -96,7 +96,7 @@ describe("Unaskable", () => {
   it.effect("gateway/unaskable/a question after the call ended is answered for the caller at once", () =>
     Effect.gen(function*() {
       let kept: QuestionHandler | undefined
-      yield* unaskable(nothing, gather, pooled((questions) => Effect.sync(() => void (kept = questions))))
+      yield* unaskable(nothing, Effect.succeed(gather), pooled((questions) => Effect.sync(() => void (kept = questions))))
       assert.deepStrictEqual(yield* kept!(elicit), { action: "cancel" })
     }))
 })

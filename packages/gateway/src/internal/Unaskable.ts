@@ -24,7 +24,8 @@ export type CutShort = (abort: Abort<CapabilitiesLacking>) => () => void
 /** Runs `run` with the questions handler and the hook that lets a question end the call. */
 export const unaskable = <A, E, R>(
   asker: Asker,
-  gather: Duration.DurationInput,
+  /** `questions.gather`, read only when a question comes. */
+  gather: Effect.Effect<Duration.DurationInput>,
   run: (questions: QuestionHandler, cutShort: CutShort) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
@@ -64,7 +65,7 @@ export const unaskable = <A, E, R>(
       // Nothing is put to this caller: a question it could take is not one it declared.
       if (over) return onBehalf(question)
       required.push(take._tag === "Lacking" ? take.required : {})
-      const wait = required.length === 1 ? Effect.zipRight(Effect.sleep(gather), endCall) : ended
+      const wait = required.length === 1 ? Effect.zipRight(Effect.flatMap(gather, Effect.sleep), endCall) : ended
       return Effect.zipRight(wait, onBehalf(question))
     }
     return run(questions, cutShort)

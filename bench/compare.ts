@@ -1,0 +1,74 @@
+/**
+ * `npm run bench:compare -- --against DIR`: this checkout's daemon and another build's (DIR holds
+ * that build's `mcpx-fx.js`, e.g. a copy of packages/cli/dist made before a change), both up at
+ * once in front of their own copy of the same upstream, under modern tools/call at c=16 in
+ * alternating runs. Reports each one's CPU per call and calls per second, and the same-round
+ * ratios: a change to the call path is judged here, where the machine's load falls on both alike.
+ *
+ *   options: --against DIR (required) --rounds N (default 8) --seconds S (default 3) --concurrency C (16)
+ */
+import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { runLoad } from "./lib/load.js"
+import { cpuMs } from "./lib/proc.js"
+import { fmt, median } from "./lib/stats.js"
+import { pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const argv = process.argv.slice(2)
+const option = (name: string): string | undefined => {
+  const at = argv.indexOf(`--${name}`)
+  return at >= 0 ? argv[at + 1] : undefined
+}
+const against = option("against")
+const rounds = Number(option("rounds") ?? 8) || 8
+const seconds = Number(option("seconds") ?? 3) || 3
+const concurrency = Number(option("concurrency") ?? 16) || 16
+
+interface Sample {
+  readonly cpuPerCall: number
+  readonly rps: number
+}
+
+const measure = async (target: Target): Promise<Sample> => {
+  const before = cpuMs(target.pid)
+  const r = await runLoad(target.modern, { concurrency, durationMs: seconds * 1000 })
+  return { cpuPerCall: (cpuMs(target.pid) - before) / r.calls, rps: r.rps }
+}
+
+const main = async () => {
+  if (against === undefined) throw new Error("--against DIR is required: the directory of the other build's mcpx-fx.js")
+  const paths = pathsFrom(root)
+  const here = await startMcpxFx(paths)
+  const there = await startMcpxFx({ ...paths, cli: join(resolve(against), "mcpx-fx.js") })
+  const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
+  try {
+    for (const t of [here, there]) await runLoad(t.modern, { concurrency, durationMs: 2000 })
+    for (let round = 0; round < rounds; round++) {
+      // Who goes first alternates, so neither always meets the other's leftovers.
+      const order = round % 2 === 0 ? (["here", "there"] as const) : (["there", "here"] as const)
+      for (const which of order) samples[which].push(await measure(which === "here" ? here : there))
+      const [a, b] = [samples.here[round]!, samples.there[round]!]
+      process.stdout.write(
+        `round ${round + 1}: this build ${fmt(a.cpuPerCall, 3)} ms/call ${fmt(a.rps, 0)}/s; ` +
+          `the other ${fmt(b.cpuPerCall, 3)} ms/call ${fmt(b.rps, 0)}/s\n`
+      )
+    }
+  } finally {
+    await Promise.all([here.stop(), there.stop()])
+  }
+  const ratio = (f: (s: Sample) => number) => median(samples.here.map((s, i) => f(s) / f(samples.there[i]!)))
+  process.stdout.write(
+    `\nc=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${fmt(ratio((s) => s.cpuPerCall), 3)}×; ` +
+      `calls/s ${fmt(ratio((s) => s.rps), 3)}×; medians ${fmt(median(samples.here.map((s) => s.cpuPerCall)), 3)} vs ` +
+      `${fmt(median(samples.there.map((s) => s.cpuPerCall)), 3)} ms\n`
+  )
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`bench:compare failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`)
+    process.exit(1)
+  }
+)

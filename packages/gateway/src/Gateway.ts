@@ -305,9 +305,18 @@ const make = Effect.gen(function*() {
     a.upstreamProtocol === b.upstreamProtocol && a.probeTimeout === b.probeTimeout && a.idleTimeout === b.idleTimeout &&
     a.callTimeout === b.callTimeout && a.startTimeout === b.startTimeout
 
+  // The hot settings as of a settings generation: read again only once it moves. The generation is
+  // read first, so what is kept is never older than the generation it is kept under.
+  let hotAt = { generation: -1, hot: atStart }
+  const hotNow = Effect.flatMap(settings.generation, (generation) =>
+    generation === hotAt.generation ? Effect.succeed(hotAt.hot) : Effect.map(hotSettings, (hot) => {
+      hotAt = { generation, hot }
+      return hot
+    }))
+
   /** The server as the settings stand now. */
   const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>
-    Effect.map(hotSettings, (hot) => {
+    Effect.map(hotNow, (hot) => {
       const last = built.get(server.configured)
       if (last !== undefined && sameHot(last.hot, hot)) return last.server
       const next = build(server.configured, hot)

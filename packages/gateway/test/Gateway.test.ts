@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Gateway } from "../src/Gateway.js"
 import * as Names from "../src/Names.js"
+import * as Settings from "../src/Settings.js"
 import { era, layer as gatewayFor } from "./support/TestGateway.js"
 
 const names = (items: ReadonlyArray<Record<string, unknown>>) => items.map((t) => String(t.name)).sort()
@@ -36,6 +37,20 @@ describe("Gateway", () => {
       const failed = yield* gateway.callTool({}, "alpha__boom", {})
       assert.isTrue(failed.isError === true)
     }).pipe(Effect.provide(gatewayFor({ alpha: era("dual"), beta: era("legacy-32601") }))))
+
+  it.scopedLive("gateway/calls/a runtime change of a hot setting reaches the next call", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      const settings = yield* Settings.Settings
+      const slept = yield* gateway.callTool({}, "alpha__slow", { ms: 300 })
+      assert.include(JSON.stringify(slept.content), "slept 300ms")
+      yield* settings.set("pool.callTimeout", "100ms")
+      const cut = yield* Effect.flip(gateway.callTool({}, "alpha__slow", { ms: 5000 }))
+      assert.strictEqual(cut._tag, "CallTimedOut")
+      yield* settings.unset("pool.callTimeout")
+      const again = yield* gateway.callTool({}, "alpha__slow", { ms: 300 })
+      assert.include(JSON.stringify(again.content), "slept 300ms")
+    }).pipe(Effect.provide(gatewayFor({ alpha: era("legacy-32601") }))))
 
   it.scopedLive("gateway/calls/unknown-tools-name-the-closest-ones", () =>
     Effect.gen(function*() {

@@ -21,6 +21,24 @@ describe("Settings runtime overrides", () => {
         assert.strictEqual(row.text, "90s")
       })))
 
+  it.effect("settings/runtime/the generation moves with every change of an effective value, and only then", () =>
+    withSettings({}, (s) =>
+      Effect.gen(function*() {
+        const start = yield* s.generation
+        yield* s.get("pool.callTimeout")
+        yield* s.set("daemon.port", 8123)
+        assert.strictEqual(yield* s.generation, start, "reads and a refused cold setting change nothing")
+        yield* s.set("pool.callTimeout", "90s")
+        const afterSet = yield* s.generation
+        assert.notStrictEqual(afterSet, start)
+        yield* s.unset("pool.callTimeout")
+        const afterUnset = yield* s.generation
+        assert.notStrictEqual(afterUnset, afterSet)
+        yield* s.replaceFiles([{ file: "/config.json", values: { "pool.callTimeout": "5s" } }])
+        assert.notStrictEqual(yield* s.generation, afterUnset)
+        assert.strictEqual(Duration.toMillis(yield* s.get("pool.callTimeout")), 5000)
+      })))
+
   it.effect("settings/runtime/unset brings back the flag's value", () =>
     withSettings({ flags: { "--pool-call-timeout": "30s" } }, (s) =>
       Effect.gen(function*() {

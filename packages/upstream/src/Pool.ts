@@ -43,6 +43,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Abort, abortable } from "./Abortable.js"
 import { makeInstances } from "./internal/PoolInstances.js"
+import { makeInPlace } from "./internal/PoolInPlace.js"
 import { makeLeases } from "./internal/PoolLeases.js"
 import {
   type Attempt,
@@ -234,7 +235,16 @@ const make = Effect.gen(function*() {
     })
 
 
-  const { settle, tryLane } = makeLeases({ noteCrash, spawnCloser, startInstance })
+  const leases = makeLeases({ noteCrash, spawnCloser, startInstance })
+  const { settle, tryLane } = leases
+  const inPlace = makeInPlace({
+    poolNamed: (server) => {
+      const found = pools.get(server.definition.name)
+      return found !== undefined && found.fingerprint === resolve(server).fingerprint ? found : undefined
+    },
+    keyFor,
+    leases
+  })
 
   // A legacy-only session that cannot be had is no reason to fail a call the server's own session can serve.
   const legacyFallsBack = (e: PoolError): boolean => e.reason === "start-failed" || e.reason === "cooling-down"
@@ -252,21 +262,27 @@ const make = Effect.gen(function*() {
     use: (session: Session) => Effect.Effect<A, E, R>,
     options?: WithSessionOptions<E2>
   ): Effect.Effect<A, E | E2 | PoolError, R> =>
-    abortable<A, E | PoolError, R, E2 | PoolError>((abort) =>
-      Effect.suspend(() => {
-        if (shuttingDown) return Effect.fail(shutdownError(server))
+    Effect.suspend(() => {
+      if (shuttingDown) return Effect.fail(shutdownError(server))
+      // Every way to cut the call short, registered as it begins and let go of as it ends.
+      const register = (abort: Abort<E2 | PoolError>) => {
         const stop = () => abort(shutdownError(server))
         inFlight.add(stop)
         const cancel = options?.cutShort?.(abort)
-        return Effect.ensuring(
-          routed(server, caller, use, abort),
-          Effect.sync(() => {
-            inFlight.delete(stop)
-            cancel?.()
-          })
-        )
-      })
-    )
+        return () => {
+          inFlight.delete(stop)
+          cancel?.()
+        }
+      }
+      const here = inPlace.target(server, caller)
+      if (here !== undefined) return inPlace.run(here, use, register)
+      return abortable<A, E | PoolError, R, E2 | PoolError>((abort) =>
+        Effect.suspend(() => {
+          const letGo = register(abort)
+          return Effect.ensuring(routed(server, caller, use, abort), Effect.sync(letGo))
+        })
+      )
+    })
 
   const stopCalls = Effect.sync(() => {
     shuttingDown = true

@@ -104,6 +104,12 @@ export type SessionError = TransportError | UpstreamRpcError | TooManyInputRound
 export interface Session extends Established {
   readonly name: string
   readonly wire: Connection["wire"]
+  /**
+   * Whether a request on this session only ever waits for its answer from a connection that ends
+   * that wait when the call is cut in place (a legacy session over stdio): the Pool then runs its
+   * calls without a fiber of their own.
+   */
+  readonly runsInPlace: boolean
   /** Sends a request and returns the raw result object (unknown fields intact). */
   readonly request: (method: string, params?: JsonObject, ctx?: CallContext) => Effect.Effect<JsonObject, SessionError>
   /** Sends a notification. */
@@ -440,6 +446,8 @@ export const makeSession = (
       name,
       ...established,
       wire: conn.wire,
+      // A legacy request is one exchange; a modern one may wait on a caller between rounds.
+      runsInPlace: conn.cutsInPlace === true && !isModern,
       request,
       notify: (method, params) =>
         Effect.flatMap(

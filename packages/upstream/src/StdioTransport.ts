@@ -33,6 +33,7 @@ import * as ProcessTable from "./ProcessTable.js"
 import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
 import { makeLineSplitter } from "./internal/lines.js"
+import { CurrentInPlace, CutInPlace } from "./internal/InPlace.js"
 import * as Waiting from "./internal/Waiting.js"
 
 /** Tunables of the stdio transport. */
@@ -269,25 +270,34 @@ export const openStdio = (
       )
 
     // The same exchange as `request`, read straight off the box: a Stream per call costs
-    // more than the rest of the round trip.
+    // more than the rest of the round trip. A call running in place (internal/InPlace.ts) is cut
+    // short by ending its box; an answer that arrived first stands.
     const call: Connection["call"] = (req, onMessage) =>
       Effect.acquireUseRelease(
         register(req),
         (box) =>
-          Effect.zipRight(
-            send(req),
-            Effect.gen(function*() {
-              let response: JsonRpc.Response | undefined
-              for (;;) {
-                const [messages, done] = yield* box.takeAll
-                for (const parsed of messages) {
-                  if (JsonRpc.isResponse(parsed.message)) response = parsed.message
-                  else yield* onMessage(parsed)
+          Effect.withFiberRuntime<JsonRpc.Response | undefined, TransportError>((fiber) => {
+            const inPlace = fiber.getFiberRef(CurrentInPlace)
+            const exchange = Effect.zipRight(
+              send(req),
+              Effect.gen(function*() {
+                let response: JsonRpc.Response | undefined
+                for (;;) {
+                  const [messages, done] = yield* box.takeAll
+                  for (const parsed of messages) {
+                    if (JsonRpc.isResponse(parsed.message)) response = parsed.message
+                    else yield* onMessage(parsed)
+                  }
+                  if (response === undefined && inPlace?.isCut === true) return yield* Effect.die(new CutInPlace())
+                  if (done) return response
                 }
-                if (done) return response
-              }
-            })
-          ),
+              })
+            )
+            if (inPlace === undefined) return exchange
+            if (inPlace.isCut) return Effect.die(new CutInPlace())
+            const letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
+            return Effect.ensuring(exchange, Effect.sync(letGo))
+          }),
         () => unregister(req)
       )
 
@@ -300,7 +310,8 @@ export const openStdio = (
       closed: Deferred.await(closedWith),
       stderrTail: Ref.get(stderrTail),
       openNotificationStream: Effect.void,
-      wire: "stdio"
+      wire: "stdio",
+      cutsInPlace: true
     } satisfies Connection
   })
 

@@ -73,6 +73,11 @@ export interface Connection {
   readonly openNotificationStream: Effect.Effect<void, TransportError>
   /** Which wire this connection uses, for the era record. */
   readonly wire: "stdio" | "streamable-http" | "http+sse"
+  /**
+   * Whether `call` ends its wait for the answer when the call running in place in its fiber is
+   * cut (internal/InPlace.ts), so the Pool may run a call on it without a fiber of its own.
+   */
+  readonly cutsInPlace?: boolean
 }
 
 /** `Connection["call"]` on top of a transport's `request` stream. */

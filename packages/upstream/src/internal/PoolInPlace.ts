@@ -1,0 +1,83 @@
+/**
+ * The call that needs no fiber of its own: one whose key's instance in the server's own lane is up
+ * and serving a legacy stdio session (nearly every call to most servers). Such a call only waits
+ * for its answer on stdout, so it runs in its caller's fiber (internal/InPlace.ts) and is cut
+ * short by ending that wait; every other call runs under `Abortable`, which can interrupt it
+ * wherever it waits (a start, an HTTP request, a question between rounds).
+ *
+ * What the caller sees is the same either way: the crash, stop, deadline or shutdown that ends
+ * the call is its error, the upstream request is cancelled, and an answer that came first stands.
+ */
+import * as Effect from "effect/Effect"
+import type { Abort } from "../Abortable.js"
+import type { PoolError } from "../PoolEvents.js"
+import { type Caller, type PoolServer, requestedLane, type ScopeKey } from "../PoolModel.js"
+import type { Session } from "../Session.js"
+import { CurrentInPlace, CutInPlace, InPlaceCall } from "./InPlace.js"
+import type { makeLeases } from "./PoolLeases.js"
+import type { Attempt, Instance, Key, LaneState, ServerPool } from "./PoolState.js"
+
+/** A serving instance a call can be run on in place. */
+export interface InPlaceTarget {
+  readonly pool: ServerPool
+  readonly lane: LaneState
+  readonly inst: Instance
+  readonly session: Session
+}
+
+/** What the in-place path needs of the Pool. */
+export interface InPlaceEnv {
+  readonly poolNamed: (server: PoolServer) => ServerPool | undefined
+  readonly keyFor: (scope: ScopeKey) => Key
+  readonly leases: ReturnType<typeof makeLeases>
+}
+
+export const makeInPlace = (env: InPlaceEnv) => {
+  /**
+   * Where `caller`'s call would be leased in place by the Pool's own routing (the server's own
+   * lane, its key's instance serving), when that is a legacy stdio session; otherwise undefined.
+   */
+  const target = (server: PoolServer, caller: Caller): InPlaceTarget | undefined => {
+    if (caller.key.kind === "call" || requestedLane(server.probe.preference, caller.revision) !== "modern") return undefined
+    const pool = env.poolNamed(server)
+    if (pool === undefined) return undefined
+    const inst = pool.modern.instances.get(env.keyFor(caller.key).id)
+    const session = inst?.serving?.session
+    if (inst === undefined || session === undefined || !session.runsInPlace) return undefined
+    return { pool, lane: pool.modern, inst, session }
+  }
+
+  /**
+   * Runs `use` on the target's session in this fiber; `register` is handed the call's abort as it
+   * begins and answers how to let go of it.
+   */
+  const run = <A, E, R, E2>(
+    here: InPlaceTarget,
+    use: (session: Session) => Effect.Effect<A, E, R>,
+    register: (abort: Abort<E2 | PoolError>) => () => void
+  ): Effect.Effect<A, E | E2 | PoolError, R> =>
+    Effect.clockWith((clock) => {
+      const call = new InPlaceCall<E2 | PoolError>()
+      const letGo = register(call.abort)
+      const abort: Abort<PoolError> = call.abort
+      return Effect.locally(
+        Effect.flatMap(
+          env.leases.useServing(here.pool, here.lane, here.inst, here.session, use, abort, false, clock.unsafeCurrentTimeMillis()),
+          (attempt: Attempt<A>) => env.leases.settle(attempt, here.pool)
+        ),
+        CurrentInPlace,
+        call
+      ).pipe(
+        Effect.catchAllDefect((defect): Effect.Effect<never, E2 | PoolError> => {
+          const cut = call.error
+          return defect instanceof CutInPlace && cut !== undefined ? Effect.fail(cut.error) : Effect.die(defect)
+        }),
+        Effect.ensuring(Effect.sync(() => {
+          call.finish()
+          letGo()
+        }))
+      )
+    })
+
+  return { target, run }
+}

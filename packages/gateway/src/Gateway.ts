@@ -358,11 +358,11 @@ const make = Effect.gen(function*() {
     })
 
   // Every page, so hosts see the whole list; a server that never stops paging is cut off. A
-  // listing asks its caller nothing: a stdio question names no call, and a listing in flight that
+  // listing asks its caller nothing (nor is it ended by what the caller cannot answer): a stdio question names no call, and a listing in flight that
   // could be asked would make every other caller's question on that process unattributable.
   const listAll = (server: GatewayServer, caller: Caller, method: string, key: string) =>
     Effect.gen(function*() {
-      const { questions: _, ...lister } = caller
+      const { cutShort: _cut, questions: _, ...lister } = caller
       const items: Array<JsonObject> = []
       let cursor: string | undefined
       for (let page = 0; page < 100; page++) {

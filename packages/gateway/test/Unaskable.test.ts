@@ -73,6 +73,20 @@ describe("Unaskable", () => {
       ])
     }))
 
+  it.effect("gateway/unaskable/an upstream call made before the one that asks (a listing) leaves the lane able to end the next", () =>
+    Effect.gen(function*() {
+      const answers: Array<Either.Either<JsonObject, string>> = []
+      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), (questions, cutShort) =>
+        Effect.zipRight(
+          pooled(() => Effect.succeed({ tools: [] }))(questions, cutShort),
+          pooled((asked) => Effect.zipRight(ask(asked, elicit, answers), Effect.never))(questions, cutShort)
+        )))
+      yield* TestClock.adjust(gather)
+      const failed = yield* Effect.flip(Fiber.join(call))
+      assert.strictEqual(failed._tag, "CapabilitiesLacking")
+      assert.deepStrictEqual(failed.requiredCapabilities, { elicitation: {} })
+    }))
+
   it.effect("gateway/unaskable/ping is answered and the call's result returned", () =>
     Effect.gen(function*() {
       const result = yield* unaskable(nothing, Effect.succeed(gather), pooled((questions) =>

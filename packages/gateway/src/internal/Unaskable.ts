@@ -38,11 +38,13 @@ export const unaskable = <A, E, R>(
       over = true
       for (const wake of waiting.splice(0)) wake()
     }
+    // Each upstream call of the run (a retry's forward, say) registers in turn; ending one wakes
+    // the questions waiting on it, which are then answered for the caller.
     const cutShort: CutShort = (abort) => {
       abortCall = abort
       return () => {
-        abortCall = undefined
-        finish()
+        if (abortCall === abort) abortCall = undefined
+        for (const wake of waiting.splice(0)) wake()
       }
     }
     // The first lacking question waits `gather` for others, then ends the call; the others wait for that.
@@ -68,5 +70,5 @@ export const unaskable = <A, E, R>(
       const wait = required.length === 1 ? Effect.zipRight(Effect.flatMap(gather, Effect.sleep), endCall) : ended
       return Effect.zipRight(wait, onBehalf(question))
     }
-    return run(questions, cutShort)
+    return Effect.ensuring(run(questions, cutShort), Effect.sync(finish))
   })

@@ -18,143 +18,47 @@
  * are forwarded to the owning upstream and counted, so one upstream subscription serves every
  * host watching that URI and the last one to leave unsubscribes.
  */
-import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
-import type * as Revision from "@mcpx-fx/protocol/Revision"
-import { EraCache, type EraRecord } from "@mcpx-fx/upstream/EraCache"
-import { type Caller as PoolCaller, Pool, type PoolError, type PoolServer, ScopeKey } from "@mcpx-fx/upstream/Pool"
-import type { Preference } from "@mcpx-fx/upstream/Preference"
-import { type ProbeError, Prober, type ProbeReport } from "@mcpx-fx/upstream/Prober"
+import { EraCache } from "@mcpx-fx/upstream/EraCache"
+import { type Caller as PoolCaller, Pool, ScopeKey } from "@mcpx-fx/upstream/Pool"
+import { Prober, type ProbeReport } from "@mcpx-fx/upstream/Prober"
 import type { Abort } from "@mcpx-fx/upstream/Abortable"
-import type { CallContext, SessionError } from "@mcpx-fx/upstream/Session"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Predicate from "effect/Predicate"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
 import { callDeadline } from "./internal/CallTimeout.js"
 import * as Deadlines from "./internal/Deadlines.js"
-import type { CutShort } from "./internal/Unaskable.js"
+import * as ResourceWatches from "./internal/ResourceWatches.js"
 import * as GatewayTools from "./GatewayTools.js"
 import * as Names from "./Names.js"
-import { type CapabilitiesLacking, PendingCalls } from "./PendingCalls.js"
+import { PendingCalls } from "./PendingCalls.js"
 import * as ServerTable from "./ServerTable.js"
 import { Settings } from "./Settings.js"
-import { type CatalogServer, ToolCatalog } from "./ToolCatalog.js"
+import { ToolCatalog } from "./ToolCatalog.js"
+import {
+  type Caller,
+  CallTimedOut,
+  ClientInfo,
+  DefaultClientCapabilities,
+  GatewayConfigError,
+  type GatewayCallError,
+  type GatewayChange,
+  type GatewayServer,
+  type KnownTools,
+  type Listing,
+  type ListingFailure,
+  type ServerProtocol,
+  UnknownName
+} from "./GatewayModel.js"
 
-/** mcpx-fx's identity towards upstreams. */
-export const ClientInfo = { name: "mcpx-fx", version: "0.1.0" } as const
-
-/**
- * Capabilities mcpx-fx declares to upstreams when a call brings none of its own. A shared upstream
- * session outlives the host that started it, so it declares what any host might answer: an
- * elicitation is cancelled and roots are none when nobody can be asked, and sampling is passed to
- * a host that declared it and refused for one that did not.
- */
-export const DefaultClientCapabilities: JsonObject = { elicitation: { form: {} }, roots: {}, sampling: {} }
-
-/** One configured server as the gateway runs it. */
-export interface GatewayServer extends Names.Named {
-  readonly name: string
-  readonly configured: ConfiguredServer
-  readonly pool: PoolServer
-  readonly preference: Preference
-  readonly callTimeout: Duration.Duration
-  readonly scope: "global" | "session" | "call"
-  /** How the ToolCatalog knows it. */
-  readonly catalog: CatalogServer
-}
-
-/** Who is asking, and how to reach them with questions. */
-export interface Caller extends CallContext {
-  /** A caller-provided session identity (`dev.mcpx/session`, a host's session id, a legacy session). */
-  readonly sessionId?: string
-  /** The revision the caller reached mcpx-fx with; none (CLI, /v1) counts as modern. */
-  readonly revision?: Revision.Revision
-  /**
-   * Called as each upstream call begins with a way to end it at once because the caller cannot
-   * answer what it asks (a modern caller that declared nothing it can be asked); answers how to
-   * let go of it, called when the call ends.
-   */
-  readonly cutShort?: CutShort
-}
-
-/** A name that no configured server offers; `suggestions` are the closest known names. */
-export class UnknownName extends Schema.TaggedError<UnknownName>("@mcpx-fx/gateway/UnknownName")("UnknownName", {
-  kind: Schema.Literal("tool", "prompt", "resource", "server"),
-  name: Schema.String,
-  suggestions: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    const hint = this.suggestions.length > 0 ? `; did you mean ${this.suggestions.join(", ")}?` : ""
-    return `unknown ${this.kind} ${JSON.stringify(this.name)}${hint}`
-  }
-}
-
-/** A call ran past `pool.callTimeout` and was cancelled upstream. */
-export class CallTimedOut extends Schema.TaggedError<CallTimedOut>("@mcpx-fx/gateway/CallTimedOut")("CallTimedOut", {
-  server: Schema.String,
-  method: Schema.String,
-  timeoutMs: Schema.Number
-}) {
-  override get message(): string {
-    return `${this.server} did not answer ${this.method} within ${Duration.format(Duration.millis(this.timeoutMs))}; the call was cancelled`
-  }
-}
-
-/** A server that could not be listed, and why (shown beside the others' results). */
-export interface ListingFailure {
-  readonly server: string
-  readonly message: string
-}
-
-/** An aggregated listing. */
-export interface Listing {
-  readonly items: ReadonlyArray<JsonObject>
-  readonly failures: ReadonlyArray<ListingFailure>
-}
-
-/** A visible tool (its host-visible name) and the server it comes from. */
-export interface KnownTool {
-  readonly server: GatewayServer
-  readonly tool: JsonObject
-}
-
-/** The tools known without starting a server, and the servers nothing is known of yet. */
-export interface KnownTools {
-  readonly items: ReadonlyArray<KnownTool>
-  /** Servers never listed (not started in this process and not in the schema cache). */
-  readonly unlisted: ReadonlyArray<string>
-  readonly failures: ReadonlyArray<ListingFailure>
-}
-
-/** What `mcpx-fx protocol` and `GET /v1/protocol` report for one upstream. */
-export interface ServerProtocol {
-  readonly server: string
-  readonly namespace: string
-  readonly preference: Preference
-  readonly era: Revision.Era | null
-  readonly negotiated: string | null
-  readonly eraSource: ProbeReport["eraSource"] | null
-  readonly cached: EraRecord | null
-}
-
-/**
- * A change upstream, as hosts are told it: which list changed, or which resource (its URI re-homed
- * as `mcpx://<namespace>/<uri>`) was updated, and the server it came from.
- */
-export type GatewayChange =
-  | { readonly _tag: "ToolsListChanged"; readonly server: string }
-  | { readonly _tag: "PromptsListChanged"; readonly server: string }
-  | { readonly _tag: "ResourcesListChanged"; readonly server: string }
-  | { readonly _tag: "ResourceUpdated"; readonly server: string; readonly uri: string }
+export * from "./GatewayModel.js"
 
 /** The gateway's upstream side. */
 export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
@@ -208,25 +112,6 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
     Effect.suspend(() => make)
   )
 }
-
-/** The configuration cannot be run as given (e.g. prefixing off with several servers). */
-export class GatewayConfigError extends Schema.TaggedError<GatewayConfigError>("@mcpx-fx/gateway/GatewayConfigError")(
-  "GatewayConfigError",
-  { detail: Schema.String }
-) {
-  override get message(): string {
-    return this.detail
-  }
-}
-
-/** What a routed call can fail with (the upstream's own errors pass through as they are). */
-export type GatewayCallError =
-  | UnknownName
-  | CallTimedOut
-  | CapabilitiesLacking
-  | PoolError
-  | SessionError
-  | ProbeError
 
 const make = Effect.gen(function*() {
   const config = yield* Config
@@ -473,39 +358,13 @@ const make = Effect.gen(function*() {
     Effect.forkScoped
   )
 
-  // Upstream subscriptions by server and upstream URI, with how many watches hold each.
-  const watching = new Map<string, number>()
-  // Modern upstreams' URI watches: the scope of the subscriptions/listen that serves each.
-  const listens = new Map<string, Scope.CloseableScope>()
-  const watchResource = (caller: Caller, uri: string): Effect.Effect<void, GatewayCallError, Scope.Scope> => {
-    const found = Names.resolveUri(table.servers, uri)
-    if (found === undefined) return unknown("resource", uri, listResources, caller)
-    const key = `${found.server.name}\u0000${found.uri}`
-    const params = { uri: found.uri }
-    const release = Effect.suspend(() => {
-      const left = (watching.get(key) ?? 1) - 1
-      if (left > 0) return Effect.sync(() => void watching.set(key, left))
-      watching.delete(key)
-      const listening = listens.get(key)
-      if (listening !== undefined) {
-        listens.delete(key)
-        return Scope.close(listening, Exit.void)
-      }
-      // A session request must stay interruptible inside this finalizer: its stream ends by
-      // interrupting its own reader.
-      return Effect.interruptible(request(found.server, caller, "resources/unsubscribe", params)).pipe(
-        Effect.catchAll((e) => Effect.logDebug(`${found.server.name}: resources/unsubscribe ${found.uri} failed: ${e.message}`))
-      )
-    })
-    const hold = Effect.uninterruptible(
-      Effect.zipRight(Effect.sync(() => void watching.set(key, (watching.get(key) ?? 0) + 1)), Effect.addFinalizer(() => release))
-    )
-    // A modern upstream has no resources/subscribe (-32601): the URI is watched with a
-    // subscriptions/listen of its own instead, held open (no call timeout) for as long as the
-    // watch, its updates published like any other.
-    const listen = Effect.flatMap(current(found.server), (server) =>
+  // A modern upstream has no resources/subscribe (-32601): the URI is watched with a
+  // subscriptions/listen of its own instead, held open (no call timeout) for as long as the
+  // watch, its updates published like any other.
+  const listen = (configured: GatewayServer, caller: Caller, uri: string) =>
+    Effect.flatMap(current(configured), (server) =>
       pool.withSession(server.pool, poolCaller(server, caller), (session) =>
-        session.request("subscriptions/listen", { notifications: { resourceSubscriptions: [found.uri] } }, {
+        session.request("subscriptions/listen", { notifications: { resourceSubscriptions: [uri] } }, {
           ...caller,
           onNotification: (n) => {
             const change = changeOf(server, n.method, n.params)
@@ -513,24 +372,15 @@ const make = Effect.gen(function*() {
           }
         }))
     ).pipe(
-      Effect.catchAll((e) => Effect.logDebug(`${found.server.name}: subscriptions/listen for ${found.uri} ended: ${e.message}`)),
+      Effect.catchAll((e) => Effect.logDebug(`${configured.name}: subscriptions/listen for ${uri} ended: ${e.message}`)),
       Effect.interruptible
     )
-    const subscribe = request(found.server, caller, "resources/subscribe", params).pipe(
-      Effect.asVoid,
-      Effect.catchIf(
-        (e) => e._tag === "UpstreamRpcError" && e.code === ErrorCode.MethodNotFound,
-        () =>
-          Effect.gen(function*() {
-            // Owned by the count, not by this watcher: the listen lasts until the last one leaves.
-            const scope = yield* Scope.make()
-            listens.set(key, scope)
-            yield* Effect.forkIn(listen, scope)
-          })
-      )
-    )
-    return Effect.suspend(() => (watching.get(key) ?? 0) > 0 ? hold : Effect.zipRight(subscribe, hold))
-  }
+  const { watchResource } = ResourceWatches.make({
+    servers: () => table.servers,
+    request,
+    listen,
+    unknownResource: (uri, caller) => unknown("resource", uri, listResources, caller)
+  })
 
   const reconfigure = (next: LoadedConfig): Effect.Effect<ServerTable.Diff, GatewayConfigError> =>
     Effect.gen(function*() {

@@ -1,12 +1,15 @@
 /**
  * The headers a modern request mirrors on HTTP (MCP-Protocol-Version, Mcp-Method, Mcp-Name and
  * Mcp-Param-* from the tool's `x-mcp-header` annotations), and the tool index that remembers
- * those annotations between a listing and a call.
+ * those annotations between a listing and a call, filled from each listing (which leaves out the
+ * tools whose annotations cannot be sent).
  */
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
-import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type { Connection } from "./Transport.js"
 
 /** Tool name → input schema, as last listed, for `Mcp-Param-*`. */
 export type ToolHeaderIndex = Map<string, JsonObject>
@@ -33,4 +36,24 @@ export const modernHeaders = (
     params === undefined ? { method } : { method, params },
     inputSchema === undefined ? {} : { inputSchema }
   ).pipe(Either.mapLeft((e) => new UnsendableRequest({ method, reason: e.reason })))
+}
+
+// Over HTTP a tool with invalid x-mcp-header annotations cannot be called correctly, so the
+// specification has clients leave it out of the listing and say why.
+export const keepSendableTools = (server: string, wire: Connection["wire"], result: JsonObject) =>
+  Effect.gen(function*() {
+    if (wire === "stdio" || !Array.isArray(result.tools)) return result
+    const { excluded, kept } = HeaderCodec.partitionTools(result.tools)
+    for (const e of excluded) yield* Effect.logWarning(`${server}: left out tool ${e.name}: ${e.reason}`)
+    return excluded.length === 0 ? result : { ...result, tools: kept }
+  })
+
+// Remember each tool's x-mcp-header annotations so later calls can mirror Mcp-Param-* headers.
+export const recordToolHeaders = (index: ToolHeaderIndex, result: JsonObject): void => {
+  if (!Array.isArray(result.tools)) return
+  for (const tool of result.tools) {
+    if (isJsonObject(tool) && typeof tool.name === "string" && isJsonObject(tool.inputSchema)) {
+      index.set(tool.name, tool.inputSchema)
+    }
+  }
 }

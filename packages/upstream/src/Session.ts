@@ -19,8 +19,6 @@
  * modern answers (a 400/404/405 without a modern error) marks the session's era as doubted, which
  * the Pool reads to probe again.
  */
-import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -31,12 +29,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { modernHeaders, type ToolHeaderIndex, UnsendableRequest } from "./ModernHeaders.js"
+import { keepSendableTools, modernHeaders, recordToolHeaders, type ToolHeaderIndex, type UnsendableRequest } from "./ModernHeaders.js"
 import { answerAlone, type Question, type QuestionHandler, type QuestionRefused } from "./Questions.js"
-import type { Connection, HTTPStatusError, RequestHints, TransportClosed, TransportError } from "./Transport.js"
+import { isHeaderMismatch, refusedAsNotModern, type SessionError, TooManyInputRounds, UpstreamRpcError } from "./SessionErrors.js"
+import type { Connection, RequestHints, TransportClosed, TransportError } from "./Transport.js"
+
+export * from "./SessionErrors.js"
 
 /** How a session's era was decided. */
 export type EraSource = "probe" | "cache" | "forced"
@@ -76,29 +76,6 @@ export interface CallContext {
    */
   readonly inputRequired?: "return" | "resolve"
 }
-
-/** The upstream answered with a JSON-RPC error; passed on with its code, message and data. */
-export class UpstreamRpcError extends Schema.TaggedError<UpstreamRpcError>("@mcpx-fx/upstream/UpstreamRpcError")(
-  "UpstreamRpcError",
-  { server: Schema.String, method: Schema.String, code: Schema.Number, rpcMessage: Schema.String, data: Schema.optional(Schema.Unknown) }
-) {
-  override get message(): string {
-    return `${this.server} answered ${this.method} with error ${this.code}: ${this.rpcMessage}`
-  }
-}
-
-/** A modern upstream kept asking for input past the round limit. */
-export class TooManyInputRounds extends Schema.TaggedError<TooManyInputRounds>("@mcpx-fx/upstream/TooManyInputRounds")(
-  "TooManyInputRounds",
-  { server: Schema.String, method: Schema.String, rounds: Schema.Number }
-) {
-  override get message(): string {
-    return `${this.server} was still asking for input on ${this.method} after ${this.rounds} rounds`
-  }
-}
-
-/** Everything a session request can fail with. */
-export type SessionError = TransportError | UpstreamRpcError | TooManyInputRounds | UnsendableRequest
 
 /** A live, negotiated upstream connection. */
 export interface Session extends Established {
@@ -464,43 +441,3 @@ export const makeSession = (
 
 /** How many pages of tools/list a session reads for its Mcp-Param-* index. */
 const MaxListingPages = 100
-
-// Statuses with which a server that is not modern refuses a modern request it cannot place
-// (no session id, unknown endpoint, no POST); a modern server says why with a modern error.
-const notModernStatuses: ReadonlySet<number> = new Set([400, 404, 405])
-
-const refusedAsNotModern = (e: SessionError): e is HTTPStatusError =>
-  e._tag === "HTTPStatusError" && notModernStatuses.has(e.status) &&
-  (e.rpcError === undefined || !ErrorCode.isModernErrorCode(e.rpcError.code))
-
-const isHeaderMismatch = (e: SessionError): e is UpstreamRpcError | HTTPStatusError =>
-  (e._tag === "UpstreamRpcError" && e.code === ErrorCode.HeaderMismatch) ||
-  (e._tag === "HTTPStatusError" && e.rpcError?.code === ErrorCode.HeaderMismatch)
-
-// Over HTTP a tool with invalid x-mcp-header annotations cannot be called correctly, so the
-// specification has clients leave it out of the listing and say why.
-const keepSendableTools = (server: string, wire: Connection["wire"], result: JsonObject) =>
-  Effect.gen(function*() {
-    if (wire === "stdio" || !Array.isArray(result.tools)) return result
-    const { excluded, kept } = HeaderCodec.partitionTools(result.tools)
-    for (const e of excluded) yield* Effect.logWarning(`${server}: left out tool ${e.name}: ${e.reason}`)
-    return excluded.length === 0 ? result : { ...result, tools: kept }
-  })
-
-// Remember each tool's x-mcp-header annotations so later calls can mirror Mcp-Param-* headers.
-const recordToolHeaders = (index: ToolHeaderIndex, result: JsonObject): void => {
-  if (!Array.isArray(result.tools)) return
-  for (const tool of result.tools) {
-    if (isJsonObject(tool) && typeof tool.name === "string" && isJsonObject(tool.inputSchema)) {
-      index.set(tool.name, tool.inputSchema)
-    }
-  }
-}
-
-/** The JSON-RPC code of an error an upstream returned, when the error is one. */
-export const rpcCodeOf = (e: SessionError): Option.Option<number> =>
-  e._tag === "UpstreamRpcError" ? Option.some(e.code) : Option.none()
-
-/** Whether an upstream error says a capability was missing (so the caller should be told, not retried). */
-export const isMissingCapability = (e: SessionError): boolean =>
-  e._tag === "UpstreamRpcError" && e.code === ErrorCode.MissingRequiredClientCapability

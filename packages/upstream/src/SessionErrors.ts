@@ -1,0 +1,54 @@
+/**
+ * What a session request can fail with besides its transport, and how those failures are told
+ * apart (Session.ts re-exports them).
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { UnsendableRequest } from "./ModernHeaders.js"
+import type { HTTPStatusError, TransportError } from "./Transport.js"
+
+/** The upstream answered with a JSON-RPC error; passed on with its code, message and data. */
+export class UpstreamRpcError extends Schema.TaggedError<UpstreamRpcError>("@mcpx-fx/upstream/UpstreamRpcError")(
+  "UpstreamRpcError",
+  { server: Schema.String, method: Schema.String, code: Schema.Number, rpcMessage: Schema.String, data: Schema.optional(Schema.Unknown) }
+) {
+  override get message(): string {
+    return `${this.server} answered ${this.method} with error ${this.code}: ${this.rpcMessage}`
+  }
+}
+
+/** A modern upstream kept asking for input past the round limit. */
+export class TooManyInputRounds extends Schema.TaggedError<TooManyInputRounds>("@mcpx-fx/upstream/TooManyInputRounds")(
+  "TooManyInputRounds",
+  { server: Schema.String, method: Schema.String, rounds: Schema.Number }
+) {
+  override get message(): string {
+    return `${this.server} was still asking for input on ${this.method} after ${this.rounds} rounds`
+  }
+}
+
+/** Everything a session request can fail with. */
+export type SessionError = TransportError | UpstreamRpcError | TooManyInputRounds | UnsendableRequest
+
+/** The JSON-RPC code of an error an upstream returned, when the error is one. */
+export const rpcCodeOf = (e: SessionError): Option.Option<number> =>
+  e._tag === "UpstreamRpcError" ? Option.some(e.code) : Option.none()
+
+/** Whether an upstream error says a capability was missing (so the caller should be told, not retried). */
+export const isMissingCapability = (e: SessionError): boolean =>
+  e._tag === "UpstreamRpcError" && e.code === ErrorCode.MissingRequiredClientCapability
+
+// Statuses with which a server that is not modern refuses a modern request it cannot place
+// (no session id, unknown endpoint, no POST); a modern server says why with a modern error.
+const notModernStatuses: ReadonlySet<number> = new Set([400, 404, 405])
+
+/** A modern request refused as only a server that is not modern refuses it. */
+export const refusedAsNotModern = (e: SessionError): e is HTTPStatusError =>
+  e._tag === "HTTPStatusError" && notModernStatuses.has(e.status) &&
+  (e.rpcError === undefined || !ErrorCode.isModernErrorCode(e.rpcError.code))
+
+/** The server said a mirrored header was missing or wrong (-32020). */
+export const isHeaderMismatch = (e: SessionError): e is UpstreamRpcError | HTTPStatusError =>
+  (e._tag === "UpstreamRpcError" && e.code === ErrorCode.HeaderMismatch) ||
+  (e._tag === "HTTPStatusError" && e.rpcError?.code === ErrorCode.HeaderMismatch)

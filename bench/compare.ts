@@ -6,13 +6,15 @@
  * ratios: a change to the call path is judged here, where the machine's load falls on both alike.
  *
  *   options: --against DIR (required) --rounds N (default 8) --seconds S (default 3) --concurrency C (16)
+ *            --capabilities JSON (what the host declares, default {}; e.g. '{"elicitation":{}}' for a
+ *            host that can be asked, whose calls run as pending calls)
  */
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
-import { pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
+import { modernShape, pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const argv = process.argv.slice(2)
@@ -24,15 +26,19 @@ const against = option("against")
 const rounds = Number(option("rounds") ?? 8) || 8
 const seconds = Number(option("seconds") ?? 3) || 3
 const concurrency = Number(option("concurrency") ?? 16) || 16
+const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
 
 interface Sample {
   readonly cpuPerCall: number
   readonly rps: number
 }
 
+// startMcpxFx's one server is "bench", so its echo tool is this.
+const shapeOf = (target: Target) => modernShape(target.modern.url, "bench__echo", capabilities)
+
 const measure = async (target: Target): Promise<Sample> => {
   const before = cpuMs(target.pid)
-  const r = await runLoad(target.modern, { concurrency, durationMs: seconds * 1000 })
+  const r = await runLoad(shapeOf(target), { concurrency, durationMs: seconds * 1000 })
   return { cpuPerCall: (cpuMs(target.pid) - before) / r.calls, rps: r.rps }
 }
 
@@ -43,7 +49,7 @@ const main = async () => {
   const there = await startMcpxFx({ ...paths, cli: join(resolve(against), "mcpx-fx.js") })
   const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
   try {
-    for (const t of [here, there]) await runLoad(t.modern, { concurrency, durationMs: 2000 })
+    for (const t of [here, there]) await runLoad(shapeOf(t), { concurrency, durationMs: 2000 })
     for (let round = 0; round < rounds; round++) {
       // Who goes first alternates, so neither always meets the other's leftovers.
       const order = round % 2 === 0 ? (["here", "there"] as const) : (["there", "here"] as const)

@@ -47,8 +47,11 @@ export interface Target {
 
 const accept = "application/json, text/event-stream"
 
-/** A 2026-07-28 tools/call of `tool`: its `_meta` envelope and the mirrored headers. */
-export const modernShape = (url: URL, tool: string): RequestShape => ({
+/**
+ * A 2026-07-28 tools/call of `tool`: its `_meta` envelope and the mirrored headers. The host
+ * declares `capabilities` (none by default, as the bench's host can answer no question).
+ */
+export const modernShape = (url: URL, tool: string, capabilities: Record<string, unknown> = {}): RequestShape => ({
   url,
   headers: () => ({ accept, "mcp-protocol-version": ModernRevision, "mcp-method": "tools/call", "mcp-name": tool }),
   body: (id, message) =>
@@ -61,7 +64,7 @@ export const modernShape = (url: URL, tool: string): RequestShape => ({
         arguments: { message },
         _meta: {
           "io.modelcontextprotocol/protocolVersion": ModernRevision,
-          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientCapabilities": capabilities,
           "io.modelcontextprotocol/clientInfo": { name: "bench", version: "0" }
         }
       }

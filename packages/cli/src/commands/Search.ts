@@ -6,8 +6,6 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as ToolSearch from "@mcpx-fx/gateway/ToolSearch"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -16,6 +14,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadApi } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -41,6 +40,7 @@ export const command = Command.make(
   ({ globals, limit, local, refresh, terms }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      const { Api, ApiHandlers } = yield* loadApi
       const query = {
         q: terms.join(" "),
         ...(Option.isSome(limit) ? { limit: Math.min(ToolSearch.MaxLimit, Math.max(1, limit.value)) } : {}),

@@ -4,7 +4,7 @@
  * so the answer is the live one, not a file's.
  */
 import * as Command from "@effect/cli/Command"
-import * as Api from "@mcpx-fx/gateway/Api"
+import type * as Api from "@mcpx-fx/gateway/Api"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +15,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadApi } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 
 /** No daemon runs for this state directory; exit 1 so scripts can test for one. */
@@ -70,6 +71,7 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
     if (outcome._tag === "Unreachable") return yield* new Unreachable({ socket: daemon.socket, detail: outcome.detail })
     const status = outcome.value
     if (options.json) {
+      const { Api } = yield* loadApi
       const encoded = yield* Effect.orDie(Schema.encode(Api.Status)(status))
       return yield* Output.json({ running: true, ...daemon, status: encoded })
     }

@@ -4,8 +4,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
+import type * as Api from "@mcpx-fx/gateway/Api"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +14,7 @@ import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadApi } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -54,6 +54,7 @@ export const command = Command.make(
   ({ globals, local, namespace }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      const { Api, ApiHandlers } = yield* loadApi
       const only = Option.getOrUndefined(namespace)
       const { count, listing } = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) =>

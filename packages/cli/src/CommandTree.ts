@@ -110,13 +110,17 @@ const nodeOf = (descriptor: Descriptor.Command<unknown>, extraOptions: ReadonlyA
   const children = [...HashMap.values(Descriptor.getSubcommands(descriptor))]
     .filter((child) => !HashSet.has(Descriptor.getNames(child), name))
     .map((child) => nodeOf(child, builtIns))
-  // Rendering a command's help is most of the tree's cost, and only the top-level help and the
-  // completions read what comes from it: it is worked out when first read, not at every start.
+  // Rendering a command's help and usage is most of the tree's cost, and a command line reads only
+  // the options of the commands it names (the top-level help and the completions read the rest):
+  // each is worked out when first read, not at every start.
   let paragraphs: ReadonlyArray<string> | undefined
   const described = () => (paragraphs ??= descriptionParagraphs(Descriptor.getHelp(descriptor, CliConfig.defaultConfig)))
+  let options: ReadonlyArray<OptionSpec> | undefined
   return {
     name,
-    options: [...optionsOf(Descriptor.getUsage(descriptor)), ...extraOptions],
+    get options() {
+      return (options ??= [...optionsOf(Descriptor.getUsage(descriptor)), ...extraOptions])
+    },
     children,
     get summary() {
       return firstSentence(described().find((p) => !p.startsWith(ExamplePrefix)) ?? "")
@@ -138,7 +142,9 @@ export const make = (root: HasDescriptor, subcommands: ReadonlyArray<HasDescript
   const children = subcommands.map((c) => nodeOf(c.descriptor, builtIns))
   return {
     name: top.name,
-    options: top.options,
+    get options() {
+      return top.options
+    },
     children,
     get summary() {
       return top.summary

@@ -18,7 +18,7 @@ import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
-import { loadApi } from "./LazyApi.js"
+import { loadAsking } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -119,7 +119,7 @@ export const command = Command.make(
   ({ args, globals, local, noInput, resume, tool }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
-      const { Asking } = yield* loadApi
+      const { Asking } = yield* loadAsking
       const given = Option.getOrUndefined(args)
       // A person can be asked only on a terminal, and not when stdin carries the arguments.
       const interactive = !noInput && process.stdin.isTTY === true && given !== "-"

@@ -14,7 +14,7 @@ import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
-import { loadApi } from "./LazyApi.js"
+import { loadAsking } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 
 const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("The question's id, as `mcpx-fx elicit list` or the exit-75 message shows it."))
@@ -27,7 +27,7 @@ const list = Command.make("list", { globals: GlobalOptions.options }, ({ globals
     const options = yield* globalsFrom(globals)
     const open = yield* ViaDaemon.required("elicit list", (client) => client.ask.questions())
     if (options.json) {
-      const { AskApi } = yield* loadApi
+      const { AskApi } = yield* loadAsking
       return yield* ViaDaemon.printJson(AskApi.OpenQuestions, open)
     }
     if (open.questions.length === 0) return yield* Output.text("(no open questions)")

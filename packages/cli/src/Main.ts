@@ -67,7 +67,7 @@ const main = Effect.gen(function*() {
     case "Completions":
       return yield* Effect.sync(() => process.stdout.write(Completion.script(plan.shell, tree, argumentWords)))
     case "Run":
-      return yield* run([...process.argv.slice(0, 2), ...plan.args])
+      return yield* run(plan.command)([...process.argv.slice(0, 2), ...plan.args])
   }
 })
 

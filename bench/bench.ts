@@ -11,6 +11,7 @@
  *
  *   npm run bench                      5 rounds of 3 s per run, 500k-call soak; writes the doc
  *   npm run bench -- --quick           1 round of 1 s, no soak, prints only (for development)
+ *   npm run bench -- --cold-only       only the cold starts, printed with the load average (for development)
  *   options: --rounds N --seconds S --soak CALLS --starts N --write / --no-write
  *            --only mcpx-fx,mcp-proxy,floor,direct
  */
@@ -22,7 +23,7 @@ import { fileURLToPath } from "node:url"
 import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
-import { type Measurement, type Report, writeReport, renderReport } from "./lib/report.js"
+import { type Measurement, type Report, renderCold, renderReport, writeReport } from "./lib/report.js"
 import { median, quantile, rotate } from "./lib/stats.js"
 import { runStdioLoad, startStdio, type StdioClient } from "./lib/stdio-client.js"
 import {
@@ -100,8 +101,15 @@ const summarize = (r: LoadResult, cpuPerCall: number | undefined, maxRss: number
 })
 
 const main = async () => {
-  installPeers()
   if (!existsSync(paths.cli)) throw new Error(`no CLI bundle at ${paths.cli}; run npm run bundle`)
+  if (flag("cold-only")) {
+    const load = (l: ReadonlyArray<number>) => l.map((v) => v.toFixed(2)).join(" / ")
+    const before = os.loadavg()
+    const cold = await coldStarts()
+    process.stdout.write(`${renderCold(cold)}\n\nLoad average (1 / 5 / 15 min) at the start ${load(before)}, at the end ${load(os.loadavg())}.\n`)
+    return
+  }
+  installPeers()
   const loadAtStart = os.loadavg()
   const startedAt = new Date()
   const wanted = (name: string) => only === undefined || only.includes(name)

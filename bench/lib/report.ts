@@ -181,19 +181,26 @@ export const renderReport = (r: Report): string => {
       r.soak.samples.map((s) => `${(s.calls / 1000).toFixed(0)}k ${s.rss.toFixed(0)} MB`).join(", ") + ".")
   }
   out.push("")
-  out.push(`### Cold start (${cold.runs} runs each, interleaved; ratio = median of each run ÷ the \`node -e 0\` run next to it)`, "")
-  out.push(table(
-    ["command", "median", "÷ node -e 0", "peak RSS"],
-    Object.keys(cold.medians).map((k) => [
-      k,
-      ms(cold.medians[k], 1),
-      k === "node -e 0" ? "1×" : x(cold.ratios[k]),
-      mb(cold.peakRss[k])
-    ])
-  ))
+  out.push(renderCold(cold))
   out.push("", End, "")
   return out.join("\n")
 }
+
+/** The cold-start table alone (also what `--cold-only` prints). */
+export const renderCold = (cold: Report["cold"]): string =>
+  [
+    `### Cold start (${cold.runs} runs each, interleaved; ratio = median of each run ÷ the \`node -e 0\` run next to it)`,
+    "",
+    table(
+      ["command", "median", "÷ node -e 0", "peak RSS"],
+      Object.keys(cold.medians).map((k) => [
+        k,
+        ms(cold.medians[k], 1),
+        k === "node -e 0" ? "1×" : x(cold.ratios[k]),
+        mb(cold.peakRss[k])
+      ])
+    )
+  ].join("\n")
 
 /** Puts the rendered section into the file between the markers, or appends it. */
 export const writeReport = (file: string, section: string): void => {

@@ -25,6 +25,8 @@ export type Plan =
     readonly _tag: "Run"
     /** The arguments for @effect/cli, `--log-level` taken out. */
     readonly args: ReadonlyArray<string>
+    /** The command named (its first word), or none (`mcpx-fx --wizard`). */
+    readonly command: string | undefined
     readonly logLevel: Option.Option<LogLevel.LogLevel>
   }
   | { readonly _tag: "TopHelp" }
@@ -145,5 +147,5 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
     if (version && !help) return Either.right({ _tag: "Version" })
     return Either.right({ _tag: "TopHelp" })
   }
-  return Either.right({ _tag: "Run", args: [...rest, ...tail], logLevel: level })
+  return Either.right({ _tag: "Run", args: [...rest, ...tail], command: path[0], logLevel: level })
 }

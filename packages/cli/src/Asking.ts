@@ -9,9 +9,9 @@ import * as Ask from "@mcpx-fx/gateway/Ask"
 import type * as AskApi from "@mcpx-fx/gateway/AskApi"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Console from "effect/Console"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Prompt from "./Prompt.js"
+import { QuestionsPending } from "./QuestionsPending.js"
 
 /** Where an asking call stands. */
 export type Status = typeof AskApi.AskStatus.Type
@@ -26,14 +26,9 @@ export interface Route<E> {
   readonly abandon: (id: string) => Effect.Effect<void>
 }
 
-/** A question nobody at a terminal could answer: the command exits 75. */
-export class QuestionsPending extends Data.TaggedError("QuestionsPending")<{ readonly tool: string; readonly kept: boolean }> {
-  override get message(): string {
-    return this.kept
-      ? `${this.tool} is waiting for an answer (see above); it is kept by the daemon until answered or expired`
-      : `${this.tool} asked a question that nobody here could answer; the call was cancelled`
-  }
-}
+// In a file of its own: ExitCode.ts knows it at every start, while the rest of this file is loaded
+// only when `call` runs.
+export { QuestionsPending }
 
 /** What the CLI can be asked: form and URL elicitations (it has no model for sampling, no roots of its own). */
 export const Capabilities: JsonObject = { elicitation: { form: {}, url: {} } }

@@ -53,5 +53,12 @@ export const argumentWords: Completion.ArgumentWords = {
   "settings unset": Settings.paths
 }
 
-/** Parses argv and runs the matching command. */
-export const run = Command.run(command, { name: "mcpx-fx", version })
+/**
+ * Parses argv and runs the matching command. With the command word already known (Argv.ts), only
+ * that command goes under the root: @effect/cli works out the help and usage of every command it
+ * is given at each parse, and the others' would be for nothing.
+ */
+export const run = (word: string | undefined) => {
+  const named = subcommands.find((_, i) => tree.children[i]?.name === word)
+  return Command.run(named === undefined ? command : root.pipe(Command.withSubcommands([named])), { name: "mcpx-fx", version })
+}

@@ -106,17 +106,28 @@ const ExamplePrefix = "Example: "
 
 const nodeOf = (descriptor: Descriptor.Command<unknown>, extraOptions: ReadonlyArray<OptionSpec>): Node => {
   const name = HashSet.values(Descriptor.getNames(descriptor)).next().value ?? ""
-  const paragraphs = descriptionParagraphs(Descriptor.getHelp(descriptor, CliConfig.defaultConfig))
   // getSubcommands gives a plain command itself back, and a group's children (one level deep).
   const children = [...HashMap.values(Descriptor.getSubcommands(descriptor))]
     .filter((child) => !HashSet.has(Descriptor.getNames(child), name))
     .map((child) => nodeOf(child, builtIns))
+  // Rendering a command's help and usage is most of the tree's cost, and a command line reads only
+  // the options of the commands it names (the top-level help and the completions read the rest):
+  // each is worked out when first read, not at every start.
+  let paragraphs: ReadonlyArray<string> | undefined
+  const described = () => (paragraphs ??= descriptionParagraphs(Descriptor.getHelp(descriptor, CliConfig.defaultConfig)))
+  let options: ReadonlyArray<OptionSpec> | undefined
   return {
     name,
-    options: [...optionsOf(Descriptor.getUsage(descriptor)), ...extraOptions],
+    get options() {
+      return (options ??= [...optionsOf(Descriptor.getUsage(descriptor)), ...extraOptions])
+    },
     children,
-    summary: firstSentence(paragraphs.find((p) => !p.startsWith(ExamplePrefix)) ?? ""),
-    examples: paragraphs.filter((p) => p.startsWith(ExamplePrefix)).map((p) => p.slice(ExamplePrefix.length))
+    get summary() {
+      return firstSentence(described().find((p) => !p.startsWith(ExamplePrefix)) ?? "")
+    },
+    get examples() {
+      return described().filter((p) => p.startsWith(ExamplePrefix)).map((p) => p.slice(ExamplePrefix.length))
+    }
   }
 }
 
@@ -125,10 +136,24 @@ const nodeOf = (descriptor: Descriptor.Command<unknown>, extraOptions: ReadonlyA
  * in that order). A group's own subcommands are read from it; deeper levels are not (mcpx-fx has
  * none).
  */
-export const make = (root: HasDescriptor, subcommands: ReadonlyArray<HasDescriptor>): Node => ({
-  ...nodeOf(root.descriptor, builtIns),
-  children: subcommands.map((c) => nodeOf(c.descriptor, builtIns))
-})
+export const make = (root: HasDescriptor, subcommands: ReadonlyArray<HasDescriptor>): Node => {
+  const top = nodeOf(root.descriptor, builtIns)
+  // Not a spread: that would read (and so render) the lazy summary and examples.
+  const children = subcommands.map((c) => nodeOf(c.descriptor, builtIns))
+  return {
+    name: top.name,
+    get options() {
+      return top.options
+    },
+    children,
+    get summary() {
+      return top.summary
+    },
+    get examples() {
+      return top.examples
+    }
+  }
+}
 
 /** A command of @effect/cli, as far as the tree reads it. */
 export interface HasDescriptor {

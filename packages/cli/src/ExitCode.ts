@@ -11,7 +11,7 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { QuestionsPending } from "./Asking.js"
+import { QuestionsPending } from "./QuestionsPending.js"
 import { UsageError } from "./UsageError.js"
 
 /** The command did what was asked. */

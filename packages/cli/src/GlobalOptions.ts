@@ -10,7 +10,6 @@
  */
 import * as Options from "@effect/cli/Options"
 import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Record from "effect/Record"
@@ -26,17 +25,15 @@ export interface Globals {
   readonly flags: Readonly<Record<string, string>>
 }
 
-/**
- * The registry as rows at their defaults: every entry's names and documentation with its default
- * already rendered as text, whatever the entry's value type.
- */
-const defaults: ReadonlyArray<Settings.SettingRow> = Effect.runSync(Effect.flatMap(Settings.make({}), (s) => s.list))
+// Read from the registry itself, not from a Settings service's listing: these options are built
+// at every start, and a listing encodes every value through its Schema.
+const settingHelp = (row: Settings.AnySetting): string => {
+  const text = Settings.defaultText(row)
+  return `${row.description} Accepts ${row.expected}. Default: ${text === "" ? "none" : text}. ` +
+    `Environment: ${row.env}. Setting: ${row.path}${row.hot ? "" : " (read at start)"}.`
+}
 
-const settingHelp = (row: Settings.SettingRow): string =>
-  `${row.description} Accepts ${row.expected}. Default: ${row.text === "" ? "none" : row.text}. ` +
-  `Environment: ${row.env}. Setting: ${row.path}${row.hot ? "" : " (read at start)"}.`
-
-const settingOption = (row: Settings.SettingRow) =>
+const settingOption = (row: Settings.AnySetting) =>
   // Plain text: the value is decoded by Settings, so a bad one is refused with the same message
   // whether it came from a flag, the environment or a file.
   Options.text(row.flag.replace(/^--/, "")).pipe(
@@ -47,7 +44,7 @@ const settingOption = (row: Settings.SettingRow) =>
 
 /** One optional text option per registry entry, keyed by its flag name. */
 const settingOptions: Options.Options<Record<string, Option.Option<string>>> = Options.all(
-  Object.fromEntries(defaults.map((row) => [row.flag, settingOption(row)] as const))
+  Object.fromEntries(Settings.registry.map((row) => [row.flag, settingOption(row)] as const))
 )
 
 /** The global options, for a command's config: `Command.make(name, { globals: options, … })`. */

@@ -4,8 +4,11 @@
  * exit code. Logs go to stderr: stdout is reserved for command output and, under `serve`, for
  * JSON-RPC frames only.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -42,6 +45,12 @@ const StderrLogger = Layer.merge(
   Logger.minimumLogLevel(level)
 )
 
+// NodeContext.layer without its worker manager, which nothing here uses: the platform's worker
+// modules are then never loaded.
+const platform = Layer.mergeAll(NodePath.layer, NodeCommandExecutor.layer, NodeTerminal.layer).pipe(
+  Layer.provideMerge(NodeFileSystem.layer)
+)
+
 const environment = ProcessEnvironment.layer({ env: process.env, cwd: process.cwd(), home: homedir() })
 
 // Beside the bundle in the repository and in the published package alike.
@@ -58,7 +67,7 @@ const main = Effect.gen(function*() {
     case "Completions":
       return yield* Effect.sync(() => process.stdout.write(Completion.script(plan.shell, tree, argumentWords)))
     case "Run":
-      return yield* run([...process.argv.slice(0, 2), ...plan.args])
+      return yield* run(plan.command)([...process.argv.slice(0, 2), ...plan.args])
   }
 })
 
@@ -71,7 +80,7 @@ main.pipe(
         process.exitCode = code
       }))
   ),
-  Effect.provide(Layer.mergeAll(NodeContext.layer, StderrLogger, environment)),
+  Effect.provide(Layer.mergeAll(platform, StderrLogger, environment)),
   (program) => Effect.consoleWith((base) => Effect.withConsole(program, Colour.console(base, colour))),
   NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -4,7 +4,8 @@
  * other command line runs the CLI (Main.ts, bundled as mcpx-fx-main.cjs beside this file)
  * compiled from V8's code cache when there is one: compiling the bundle from source is a third of
  * a short command's CPU. The cache is written next to the bundle after a run that had none (or
- * whose cache this Node rejected); where that directory is not writable, every run compiles.
+ * whose cache this Node rejected), one for `serve`, one for `daemon` and one for every other
+ * command; where that directory is not writable, every run compiles.
  */
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -21,9 +22,12 @@ const runMain = (): void => {
   // The bundle is ASCII (the build sees to it), so one byte per character.
   const source = readFileSync(file, "latin1")
   // Named for the bundle it was made from: V8 checks little more than the source's length, so a
-  // rebuilt bundle must never meet an older build's cache.
+  // rebuilt bundle must never meet an older build's cache. The long-running commands run code the
+  // one-shot ones do not (and the reverse), so each has a cache of its own: none deserialises
+  // functions it never calls or compiles its own from source because another command ran first.
   const stat = statSync(file)
-  const cacheFile = join(here, `mcpx-fx-main.${stat.size}-${Math.trunc(stat.mtimeMs)}.cache`)
+  const own = args[0] === "serve" || args[0] === "daemon" ? `.${args[0]}` : ""
+  const cacheFile = join(here, `mcpx-fx-main.${stat.size}-${Math.trunc(stat.mtimeMs)}${own}.cache`)
   let cachedData: Buffer | undefined
   try {
     cachedData = readFileSync(cacheFile)

@@ -63,6 +63,13 @@ describe("Argv.plan", () => {
     assert.deepStrictEqual(run("tools", "stauts").args, ["tools", "stauts"])
   })
 
+  it("names the command it found, which is all @effect/cli is then given under the root", () => {
+    assert.strictEqual(run("--config", "tools", "status").command, "status")
+    assert.strictEqual(run("--config=x.json", "settings", "get", "pool.max").command, "settings")
+    assert.strictEqual(run("tools", "stauts").command, "tools")
+    assert.strictEqual(run("--wizard").command, undefined)
+  })
+
   it("gives the top-level help for no command, --help or help, and the version for --version", () => {
     for (const args of [[], ["--help"], ["-h"], ["help"], ["--json"], ["--log-level", "debug"]]) {
       assert.deepStrictEqual(plan(...args), Either.right({ _tag: "TopHelp" }), args.join(" "))

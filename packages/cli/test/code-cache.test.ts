@@ -1,7 +1,8 @@
 /**
  * The CLI's code cache (bin.ts): a copy of the built CLI in a directory of its own, so the cache
  * files written here are this test's. A damaged cache is set aside by V8 and replaced by a good
- * one; a rebuilt bundle of the same length never runs an older build's cached code.
+ * one; a rebuilt bundle of the same length never runs an older build's cached code; `serve` keeps
+ * a cache of its own beside the one every one-shot command shares.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -30,11 +31,25 @@ const help = (dir: string) => {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
-/** The cache file the entry looks for, named for the bundle as it is now. */
-const cacheName = (dir: string) => {
+/** The cache file the entry looks for, named for the bundle as it is now (and `serve`'s own). */
+const cacheName = (dir: string, own = "") => {
   const stat = statSync(join(dir, "mcpx-fx-main.cjs"))
-  return `mcpx-fx-main.${stat.size}-${Math.trunc(stat.mtimeMs)}.cache`
+  return `mcpx-fx-main.${stat.size}-${Math.trunc(stat.mtimeMs)}${own}.cache`
 }
+
+/** `serve` on a config without servers, its stdin closed at once: it starts, answers nothing and exits. */
+const serve = (dir: string) => {
+  const config = join(dir, "empty.json")
+  writeFileSync(config, JSON.stringify({ mcpServers: {} }))
+  const r = spawnSync(process.execPath, [join(dir, "mcpx-fx.js"), "serve", "--config", config], {
+    encoding: "utf8",
+    input: "",
+    env: { ...process.env, MCPX_STATE_DIR: join(dir, "state") }
+  })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const modified = (dir: string) => Object.fromEntries(caches(dir).map((f) => [f, statSync(join(dir, f)).mtimeMs]))
 
 describe("code cache", () => {
   it.scopedLive("cli/cold-start/the first run writes the cache; a damaged one is set aside and replaced", () =>
@@ -66,5 +81,21 @@ describe("code cache", () => {
       assert.strictEqual(rebuilt.code, 0, rebuilt.stderr)
       assert.include(rebuilt.stdout, "9.9.9")
       assert.notInclude(rebuilt.stdout, "0.1.0")
+    }))
+
+  it.scopedLive("cli/cold-start/serve writes a cache of its own and each kind of run keeps using its own", () =>
+    Effect.gen(function*() {
+      const dir = yield* copy
+      assert.strictEqual(help(dir).code, 0)
+      const served = serve(dir)
+      assert.strictEqual(served.code, 0, served.stderr)
+      assert.strictEqual(served.stdout, "")
+      assert.deepStrictEqual(caches(dir).sort(), [cacheName(dir), cacheName(dir, ".serve")].sort())
+      assert.isAbove(readFileSync(join(dir, cacheName(dir, ".serve"))).length, 100_000)
+      // Each cache is accepted by the next run of its kind, so neither is written again.
+      const before = modified(dir)
+      assert.strictEqual(serve(dir).code, 0)
+      assert.strictEqual(help(dir).code, 0)
+      assert.deepStrictEqual(modified(dir), before)
     }))
 })

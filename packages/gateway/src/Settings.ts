@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as Codec from "./internal/Codec.js"
 import * as Names from "./Names.js"
 import {
+  type AnySetting,
   byFlag,
   byPath,
   erase,
@@ -202,6 +203,9 @@ const shownJson = (setting: Erased, value: unknown): unknown =>
 
 const shownText = (setting: Erased, value: unknown): string =>
   setting.secret && setting.format(value) !== "" ? Hidden : setting.format(value)
+
+/** A setting's default as text, as a listing shows it before anything is set (the CLI's flag help). */
+export const defaultText = (setting: AnySetting): string => shownText(erase(setting), setting.default)
 
 const rowOf = (setting: Erased, entry: Entry): SettingRow => ({
   path: setting.path,

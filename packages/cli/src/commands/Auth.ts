@@ -17,7 +17,6 @@ import * as Layer from "effect/Layer"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
-import { browserAvailable, loopbackAuthorizer } from "../LoopbackAuthorizer.js"
 import * as Output from "../Output.js"
 import { closeMatches } from "../Suggest.js"
 import { UsageError } from "../UsageError.js"
@@ -81,6 +80,8 @@ const login = Command.make(
         Effect.gen(function*() {
           const def = yield* httpServer(server)
           const auth = yield* UpstreamAuth
+          // Only a login serves a page (node:http) and opens a browser: loaded when one runs.
+          const { browserAvailable, loopbackAuthorizer } = yield* Effect.promise(() => import("../LoopbackAuthorizer.js"))
           const authorizer = loopbackAuthorizer({ say: Console.error, browser: browserAvailable(environment.env, noBrowser) })
           return yield* auth.login(def, authorizer)
         })

@@ -12,12 +12,13 @@ import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Asking from "../Asking.js"
+import type * as Asking from "../Asking.js"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadAsking } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -118,6 +119,7 @@ export const command = Command.make(
   ({ args, globals, local, noInput, resume, tool }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      const { Asking } = yield* loadAsking
       const given = Option.getOrUndefined(args)
       // A person can be asked only on a terminal, and not when stdin carries the arguments.
       const interactive = !noInput && process.stdin.isTTY === true && given !== "-"

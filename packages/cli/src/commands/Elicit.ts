@@ -6,7 +6,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as AskApi from "@mcpx-fx/gateway/AskApi"
+import type * as AskApi from "@mcpx-fx/gateway/AskApi"
 import { isJsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as GlobalOptions from "../GlobalOptions.js"
@@ -14,6 +14,7 @@ import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadAsking } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 
 const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("The question's id, as `mcpx-fx elicit list` or the exit-75 message shows it."))
@@ -25,7 +26,10 @@ const list = Command.make("list", { globals: GlobalOptions.options }, ({ globals
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
     const open = yield* ViaDaemon.required("elicit list", (client) => client.ask.questions())
-    if (options.json) return yield* ViaDaemon.printJson(AskApi.OpenQuestions, open)
+    if (options.json) {
+      const { AskApi } = yield* loadAsking
+      return yield* ViaDaemon.printJson(AskApi.OpenQuestions, open)
+    }
     if (open.questions.length === 0) return yield* Output.text("(no open questions)")
     yield* Output.text(Output.table(
       ["ID", "FROM", "KIND", "QUESTION", "EXPIRES"],

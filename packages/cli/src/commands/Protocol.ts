@@ -6,20 +6,20 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
+import type * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadShapes } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
 /** What `protocol --json` prints: the upstream half of `GET /v1/protocol`. */
-const Servers = Schema.Struct({ servers: Schema.Array(Api.ProtocolServer) })
-type Servers = typeof Servers.Type
+const serversOf = (bodies: typeof ApiBodies) => Schema.Struct({ servers: Schema.Array(bodies.ProtocolServer) })
+type Servers = ReturnType<typeof serversOf>["Type"]
 
 const dash = (v: string | null | undefined): string => (v === null || v === undefined ? "-" : v)
 
@@ -27,11 +27,12 @@ const dash = (v: string | null | undefined): string => (v === null || v === unde
 export const protocol = Command.make("protocol", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
+    const { ApiBodies } = yield* loadShapes
     const rows: Servers["servers"] = yield* ViaDaemon.orInProcess(options, local, {
       daemon: (client) => Effect.map(client.system.protocol(), (report) => report.asClient.servers),
       inProcess: withGateway(options, (gateway) => gateway.protocol)
     })
-    if (options.json) return yield* ViaDaemon.printJson(Servers, { servers: rows })
+    if (options.json) return yield* ViaDaemon.printJson(serversOf(ApiBodies), { servers: rows })
     yield* Output.text(
       Output.table(
         ["SERVER", "PREFERENCE", "ERA", "NEGOTIATED", "SOURCE", "CACHED"],
@@ -69,11 +70,12 @@ export const probe = Command.make(
   ({ globals, local, namespace }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      const { ApiBodies, ApiShaping } = yield* loadShapes
       const report = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) => client.system.probe({ path: { server: namespace } }),
-        inProcess: withGateway(options, (gateway) => ApiHandlers.probeServer(gateway, namespace))
+        inProcess: withGateway(options, (gateway) => ApiShaping.probeServer(gateway, namespace))
       })
-      if (options.json) return yield* ViaDaemon.printJson(Api.ProbeResult, report)
+      if (options.json) return yield* ViaDaemon.printJson(ApiBodies.ProbeResult, report)
       yield* Output.text(
         [
           `${report.server}: ${report.era} ${report.negotiated} over ${report.wire} (upstream.protocol=${report.preference}, ${report.durationMs}ms)`,

@@ -6,8 +6,6 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
 import * as ToolSearch from "@mcpx-fx/gateway/ToolSearch"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -16,6 +14,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadShapes } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -41,6 +40,7 @@ export const command = Command.make(
   ({ globals, limit, local, refresh, terms }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      const { ApiBodies, ApiShaping } = yield* loadShapes
       const query = {
         q: terms.join(" "),
         ...(Option.isSome(limit) ? { limit: Math.min(ToolSearch.MaxLimit, Math.max(1, limit.value)) } : {}),
@@ -48,9 +48,9 @@ export const command = Command.make(
       }
       const found = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) => client.tools.search({ urlParams: query }),
-        inProcess: withGateway(options, (gateway) => ApiHandlers.searchTools(gateway, query))
+        inProcess: withGateway(options, (gateway) => ApiShaping.searchTools(gateway, query))
       })
-      if (options.json) return yield* ViaDaemon.printJson(Api.SearchListing, found)
+      if (options.json) return yield* ViaDaemon.printJson(ApiBodies.SearchListing, found)
       yield* Output.text(
         found.tools.length === 0
           ? "(no tool matched)"

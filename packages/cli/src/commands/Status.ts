@@ -4,7 +4,7 @@
  * so the answer is the live one, not a file's.
  */
 import * as Command from "@effect/cli/Command"
-import * as Api from "@mcpx-fx/gateway/Api"
+import type * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
 import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +15,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadShapes } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 
 /** No daemon runs for this state directory; exit 1 so scripts can test for one. */
@@ -31,7 +32,7 @@ export class Unreachable extends Data.TaggedError("Unreachable")<{ readonly sock
   }
 }
 
-type Instance = typeof Api.InstanceRow.Type
+type Instance = typeof ApiBodies.InstanceRow.Type
 
 // A session by the era it speaks and the version it negotiated ("legacy 2025-11-25"); the pool
 // lane it sits in is not its era (a legacy server's own session sits in the modern lane).
@@ -42,7 +43,7 @@ const instancesText = (instances: ReadonlyArray<Instance>) =>
   instances.length === 0 ? "-" : instances.map(instanceText).join(", ")
 
 /** The config files, and a refused reload while it stands (the daemon runs the configuration before it). */
-const configLines = (config: typeof Api.Status.Type["config"], atStart: ReadonlyArray<string>): ReadonlyArray<string> => {
+const configLines = (config: typeof ApiBodies.Status.Type["config"], atStart: ReadonlyArray<string>): ReadonlyArray<string> => {
   const files = config?.files ?? atStart
   const lines = [`config    ${files.length === 0 ? "(none)" : files.join(", ")}`]
   if (config !== undefined && config.reloads > 0) {
@@ -70,7 +71,8 @@ export const command = Command.make("status", { globals: GlobalOptions.options }
     if (outcome._tag === "Unreachable") return yield* new Unreachable({ socket: daemon.socket, detail: outcome.detail })
     const status = outcome.value
     if (options.json) {
-      const encoded = yield* Effect.orDie(Schema.encode(Api.Status)(status))
+      const { ApiBodies } = yield* loadShapes
+      const encoded = yield* Effect.orDie(Schema.encode(ApiBodies.Status)(status))
       return yield* Output.json({ running: true, ...daemon, status: encoded })
     }
     const servers = status.servers

@@ -4,8 +4,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Api from "@mcpx-fx/gateway/Api"
-import * as ApiHandlers from "@mcpx-fx/gateway/ApiHandlers"
+import type * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +14,7 @@ import { describe } from "../Help.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
+import { loadShapes } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -23,7 +23,7 @@ const firstLine = (s: unknown): string => {
   return line.length > 90 ? `${line.slice(0, 87)}...` : line
 }
 
-type Listing = typeof Api.ToolsListing.Type
+type Listing = typeof ApiBodies.ToolsListing.Type
 
 const reportFailures = (failures: Listing["failures"]) =>
   Effect.forEach(failures, (f) => Console.error(`mcpx-fx: ${f.server}: ${f.message}`), { discard: true })
@@ -54,6 +54,7 @@ export const command = Command.make(
   ({ globals, local, namespace }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      const { ApiBodies, ApiShaping } = yield* loadShapes
       const only = Option.getOrUndefined(namespace)
       const { count, listing } = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) =>
@@ -65,12 +66,12 @@ export const command = Command.make(
         inProcess: withGateway(options, (gateway) =>
           Effect.gen(function*() {
             const count = yield* asked(gateway.servers, only)
-            const listing: Listing = yield* ApiHandlers.toolsListing(gateway, only)
+            const listing: Listing = yield* ApiShaping.toolsListing(gateway, only)
             return { count, listing }
           }))
       })
       const { failures, tools } = listing
-      if (options.json) yield* ViaDaemon.printJson(Api.ToolsListing, listing)
+      if (options.json) yield* ViaDaemon.printJson(ApiBodies.ToolsListing, listing)
       else {
         yield* Output.text(
           tools.length === 0

@@ -3,7 +3,6 @@
  * still cut short by whatever ends it (its caller's deadline, the process stopping, a crash), its
  * upstream request cancelled, exactly as a call under `Abortable`.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Data from "effect/Data"
@@ -11,24 +10,14 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
-import * as Layer from "effect/Layer"
 import type { Abort } from "../src/Abortable.js"
-import { EraCache } from "../src/EraCache.js"
 import { CurrentInPlace, InPlaceCall } from "../src/internal/InPlace.js"
-import { Negotiator } from "../src/Negotiator.js"
 import { type Caller, Pool, PoolError, type PoolServer, ScopeKey } from "../src/Pool.js"
-import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import type { Session } from "../src/Session.js"
-import { stdioTransport } from "./util/StdioOnly.js"
+import { stdioPool } from "./util/StdioPool.js"
 
-const layer = Pool.layer.pipe(
-  Layer.provide(Prober.layer),
-  Layer.provide(EraCache.layerMemory),
-  Layer.provide(Negotiator.layer),
-  Layer.provide(stdioTransport),
-  Layer.provide(NodeContext.layer)
-)
+const layer = stdioPool
 
 /**
  * A legacy stdio server: `ok` answers, `hold` says it got the call (a log message) and never

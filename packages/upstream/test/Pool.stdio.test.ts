@@ -1,25 +1,14 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { EraCache } from "../src/EraCache.js"
-import { Negotiator } from "../src/Negotiator.js"
 import { type Caller, Pool, PoolError, type PoolEvent, type PoolServer, ScopeKey } from "../src/Pool.js"
 import type { Preference } from "../src/Preference.js"
-import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import type { Session } from "../src/Session.js"
-import { stdioTransport } from "./util/StdioOnly.js"
+import { stdioPool } from "./util/StdioPool.js"
 
-const layer = Pool.layer.pipe(
-  Layer.provide(Prober.layer),
-  Layer.provide(EraCache.layerMemory),
-  Layer.provide(Negotiator.layer),
-  Layer.provide(stdioTransport),
-  Layer.provide(NodeContext.layer)
-)
+const layer = stdioPool
 
 const poolServer = (definition: StdioDefinition, preference: Preference): PoolServer => ({
   definition,

@@ -160,6 +160,6 @@ export interface HasDescriptor {
   readonly descriptor: Descriptor.Command<unknown>
 }
 
-/** The option of `node` spelled `word`, if any. */
+/** The option of `node` spelled `word`, or undefined. */
 export const findOption = (node: Node, word: string): OptionSpec | undefined =>
   node.options.find((o) => o.names.includes(word))

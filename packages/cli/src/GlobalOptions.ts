@@ -3,7 +3,7 @@
  * flags are built from the gateway's registry, so a setting added there is a flag here with no
  * edit, spelled exactly as `Settings` expects it back in its flag layer.
  *
- * Every command in the tree declares these options, so they may follow any command word
+ * Every command in the tree declares these options, so they may follow every command word
  * (`mcpx-fx --json settings list`, `mcpx-fx settings list --pool-max 3`) and every `--help` lists
  * them. @effect/cli hands each level only the options written next to it; `combine` folds the
  * levels into one value.

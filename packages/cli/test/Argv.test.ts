@@ -37,7 +37,7 @@ describe("Argv.plan", () => {
     }
     assert.deepStrictEqual(run("tools", "--log-level", "warn").logLevel, Option.some(LogLevel.Warning))
     assert.deepStrictEqual(run("tools").logLevel, Option.none())
-    // After --, it is an argument like any other.
+    // After --, it is an argument like the others.
     assert.deepStrictEqual(run("call", "a.b", "--", "--log-level", "x").args, ["call", "a.b", "--", "--log-level", "x"])
   })
 

@@ -360,7 +360,7 @@ const make = Effect.gen(function*() {
 
   // A modern upstream has no resources/subscribe (-32601): the URI is watched with a
   // subscriptions/listen of its own instead, held open (no call timeout) for as long as the
-  // watch, its updates published like any other.
+  // watch, its updates published like every other update.
   const listen = (configured: GatewayServer, caller: Caller, uri: string) =>
     Effect.flatMap(current(configured), (server) =>
       pool.withSession(server.pool, poolCaller(server, caller), (session) =>

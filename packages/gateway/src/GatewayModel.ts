@@ -22,7 +22,7 @@ export const ClientInfo = { name: "mcpx-fx", version: "0.1.0" } as const
 
 /**
  * Capabilities mcpx-fx declares to upstreams when a call brings none of its own. A shared upstream
- * session outlives the host that started it, so it declares what any host might answer: an
+ * session outlives the host that started it, so it declares what a host might answer: an
  * elicitation is cancelled and roots are none when nobody can be asked, and sampling is passed to
  * a host that declared it and refused for one that did not.
  */

@@ -2,7 +2,7 @@
  * Resource subscriptions forwarded to the owning upstream and counted, so one upstream
  * subscription serves every host watching a URI and the last one to leave unsubscribes. A modern
  * upstream, which has no `resources/subscribe`, is watched with a `subscriptions/listen` of its
- * own instead, owned by the count rather than by any one watcher.
+ * own instead, owned by the count rather than by a single watcher.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"

@@ -70,7 +70,7 @@ export class InPlaceCall<E> implements WaitingCall {
   }
 }
 
-/** The call running in place in this fiber, if any; a forked fiber starts without one. */
+/** The call running in place in this fiber (undefined when none is); a forked fiber starts without one. */
 export const CurrentInPlace: FiberRef.FiberRef<WaitingCall | undefined> = FiberRef.unsafeMake<WaitingCall | undefined>(
   undefined,
   { fork: () => undefined }

@@ -3,7 +3,7 @@
  * timer; questions nobody could be attributed held in another (HeldQuestions.ts).
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Question, QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/Questions"
+import type { QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/Questions"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -15,9 +15,7 @@ import * as FiberId from "effect/FiberId"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
-import type { GatewayCallError } from "../Gateway.js"
 import {
-  type Asker,
   type Bounds,
   CapabilitiesLacking,
   handleOf,
@@ -29,66 +27,12 @@ import {
   type PendingCallsService,
   type PendingError,
   type PendingInfo,
-  type PendingQuestion,
   type QuestionEvent,
   type RefusalReason,
   type Target
 } from "../PendingQuestions.js"
 import * as HeldQuestions from "./HeldQuestions.js"
-
-// ---------------------------------------------------------------------------------------------
-// In memory
-
-interface Asked {
-  readonly key: string
-  /** As the upstream asked it. */
-  readonly question: Question
-  /** As the caller is shown it. */
-  readonly shown: Question
-  readonly lacking?: JsonObject
-  readonly answer: Deferred.Deferred<JsonObject, QuestionRefused>
-}
-
-interface Entry {
-  readonly id: string
-  readonly label: string
-  readonly asker: Asker
-  readonly bounds: Bounds
-  /** Rounds handed out so far. */
-  round: number
-  /** Questions asked and not yet answered, in the order they came. */
-  readonly asked: Map<string, Asked>
-  /** Keys minted so far (a new question changes it). */
-  keys: number
-  /** Completed (and replaced) on every change a waiting caller must see. */
-  wake: Deferred.Deferred<void>
-  exit: Exit.Exit<JsonObject, GatewayCallError> | undefined
-  fiber: Fiber.RuntimeFiber<void> | undefined
-  /** Whether the questions now asked were handed out (the caller owes their answers). */
-  handedOut: boolean
-  expiresAt: number
-  /** A caller is waiting on this call's next move. */
-  busy: boolean
-  /** Ends the call when its caller does not come back in time. */
-  timer: Fiber.RuntimeFiber<void> | undefined
-  registered: boolean
-  /** Ended by mcpx-fx (TTL, abandon, a bound): whatever it still asks is answered for the caller. */
-  ended: boolean
-}
-
-/** How a call that is no longer registered ended, remembered so a late retry is told which. */
-type Ending = "completed" | "expired" | "abandoned" | "failed"
-
-/**
- * How many ended calls are remembered for that, the oldest forgotten first (a few dozen bytes
- * each); a retry naming an older one is told only that mcpx-fx holds no such call.
- */
-const RememberedEndings = 1024
-
-const mergeRequired = (all: ReadonlyArray<JsonObject>): JsonObject => Object.assign({}, ...all)
-
-const shownQuestions = (entry: Entry): ReadonlyArray<PendingQuestion> =>
-  [...entry.asked.values()].filter((a) => a.lacking === undefined).map((a) => ({ key: a.key, method: a.shown.method, params: a.shown.params }))
+import { type Asked, type Ending, type Entry, gone, mergeRequired, RememberedEndings, shownQuestions } from "./PendingEntry.js"
 
 /** A registry whose bounds are read when each call begins; it lives, and ends every call, with the scope. */
 export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCallsService, never, Scope.Scope> =>
@@ -347,37 +291,11 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         return yield* waitOn(entry, wait)
       })
 
-    /**
-     * Why a call that is not registered cannot be answered, as precisely as is remembered. Asked
-     * for by id (`/v1/ask`) it is simply gone; a retry's requestState is told what became of it.
-     */
-    const gone = (id: string, byHandle: boolean) => {
-      const what = byHandle ? "the requestState names a call that" : `pending call ${id}`
-      const again = byHandle ? "; send the request again without it" : ""
-      const ending = endings.get(id)
-      const reason = (specific: RefusalReason): RefusalReason => (byHandle ? specific : "unknown")
-      switch (ending) {
-        case "completed":
-          return refuse(reason("used"), `${what} has completed and its result was delivered, so the requestState was used already${again}`)
-        case "expired":
-          return refuse(
-            reason("expired"),
-            `${what} expired: nobody came back for it within questions.ttl, so its questions were answered for the caller and the call cancelled${again}`
-          )
-        case "abandoned":
-          return refuse(reason("abandoned"), `${what} was abandoned (its caller left, or it was cancelled)${again}`)
-        case "failed":
-          return refuse("unknown", `${what} has ended with an error${again}`)
-        case undefined:
-          return refuse("unknown", `${byHandle ? "the requestState names no call mcpx-fx holds" : `no pending call ${id}`} (it ended long ago)${again}`)
-      }
-    }
-
     const find = (target: Target): Effect.Effect<Entry, PendingCallRefused> =>
       Effect.suspend(() => {
         if ("id" in target) {
           const entry = entries.get(target.id)
-          if (entry === undefined) return gone(target.id, false)
+          if (entry === undefined) return gone(endings, target.id, false)
           return entry.busy ? refuse("busy", "another request is already waiting on this call") : Effect.succeed(entry)
         }
         const parsed = parseHandle(target.handle)
@@ -389,7 +307,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
           )
         }
         const entry = entries.get(parsed.id)
-        if (entry === undefined) return gone(parsed.id, true)
+        if (entry === undefined) return gone(endings, parsed.id, true)
         if (entry.busy) return refuse("busy", "another request is already answering this call's questions")
         if (parsed.round !== entry.round) {
           return refuse("used", `the requestState was for round ${parsed.round}, which was answered already; round ${entry.round} is waiting`)

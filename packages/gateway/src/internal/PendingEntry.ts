@@ -1,0 +1,89 @@
+/**
+ * What the in-memory PendingCalls keeps of one call (its questions, rounds, waiters and timer),
+ * and what it tells a caller about a call it no longer holds.
+ */
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import type { Question, QuestionRefused } from "@mcpx-fx/upstream/Questions"
+import type * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import type { GatewayCallError } from "../Gateway.js"
+import { type Asker, type Bounds, PendingCallRefused, type PendingQuestion, type RefusalReason } from "../PendingQuestions.js"
+
+export interface Asked {
+  readonly key: string
+  /** As the upstream asked it. */
+  readonly question: Question
+  /** As the caller is shown it. */
+  readonly shown: Question
+  readonly lacking?: JsonObject
+  readonly answer: Deferred.Deferred<JsonObject, QuestionRefused>
+}
+
+export interface Entry {
+  readonly id: string
+  readonly label: string
+  readonly asker: Asker
+  readonly bounds: Bounds
+  /** Rounds handed out so far. */
+  round: number
+  /** Questions asked and not yet answered, in the order they came. */
+  readonly asked: Map<string, Asked>
+  /** Keys minted so far (a new question changes it). */
+  keys: number
+  /** Completed (and replaced) on every change a waiting caller must see. */
+  wake: Deferred.Deferred<void>
+  exit: Exit.Exit<JsonObject, GatewayCallError> | undefined
+  fiber: Fiber.RuntimeFiber<void> | undefined
+  /** Whether the questions now asked were handed out (the caller owes their answers). */
+  handedOut: boolean
+  expiresAt: number
+  /** A caller is waiting on this call's next move. */
+  busy: boolean
+  /** Ends the call when its caller does not come back in time. */
+  timer: Fiber.RuntimeFiber<void> | undefined
+  registered: boolean
+  /** Ended by mcpx-fx (TTL, abandon, a bound): whatever it still asks is answered for the caller. */
+  ended: boolean
+}
+
+/** How a call that is no longer registered ended, remembered so a late retry is told which. */
+export type Ending = "completed" | "expired" | "abandoned" | "failed"
+
+/**
+ * How many ended calls are remembered for that, the oldest forgotten first (a few dozen bytes
+ * each); a retry naming an older one is told only that mcpx-fx holds no such call.
+ */
+export const RememberedEndings = 1024
+
+export const mergeRequired = (all: ReadonlyArray<JsonObject>): JsonObject => Object.assign({}, ...all)
+
+export const shownQuestions = (entry: Entry): ReadonlyArray<PendingQuestion> =>
+  [...entry.asked.values()].filter((a) => a.lacking === undefined).map((a) => ({ key: a.key, method: a.shown.method, params: a.shown.params }))
+
+/**
+ * Why a call that is not registered cannot be answered, as precisely as `endings` remembers. Asked
+ * for by id (`/v1/ask`) it is simply gone; a retry's requestState is told what became of it.
+ */
+export const gone = (endings: ReadonlyMap<string, Ending>, id: string, byHandle: boolean): Effect.Effect<never, PendingCallRefused> => {
+  const refuse = (reason: RefusalReason, detail: string) => Effect.fail(new PendingCallRefused({ reason, detail }))
+  const what = byHandle ? "the requestState names a call that" : `pending call ${id}`
+  const again = byHandle ? "; send the request again without it" : ""
+  const reason = (specific: RefusalReason): RefusalReason => (byHandle ? specific : "unknown")
+  switch (endings.get(id)) {
+    case "completed":
+      return refuse(reason("used"), `${what} has completed and its result was delivered, so the requestState was used already${again}`)
+    case "expired":
+      return refuse(
+        reason("expired"),
+        `${what} expired: nobody came back for it within questions.ttl, so its questions were answered for the caller and the call cancelled${again}`
+      )
+    case "abandoned":
+      return refuse(reason("abandoned"), `${what} was abandoned (its caller left, or it was cancelled)${again}`)
+    case "failed":
+      return refuse("unknown", `${what} has ended with an error${again}`)
+    case undefined:
+      return refuse("unknown", `${byHandle ? "the requestState names no call mcpx-fx holds" : `no pending call ${id}`} (it ended long ago)${again}`)
+  }
+}

@@ -213,12 +213,18 @@ const make = Effect.gen(function*() {
     return r
   }
 
+  /** The server's pool as it is configured now, if there is one yet. */
+  const poolNamed = (server: PoolServer): ServerPool | undefined => {
+    const found = pools.get(server.definition.name)
+    return found !== undefined && found.fingerprint === resolve(server).fingerprint ? found : undefined
+  }
+
   const poolFor = (server: PoolServer): Effect.Effect<ServerPool> =>
     Effect.suspend(() => {
+      const found = poolNamed(server)
+      if (found !== undefined) return Effect.succeed(found)
       const name = server.definition.name
       const { fingerprint, settings } = resolve(server)
-      const found = pools.get(name)
-      if (found !== undefined && found.fingerprint === fingerprint) return Effect.succeed(found)
       return registry.withPermits(1)(
         Effect.gen(function*() {
           const again = pools.get(name)
@@ -237,14 +243,7 @@ const make = Effect.gen(function*() {
 
   const leases = makeLeases({ noteCrash, spawnCloser, startInstance })
   const { settle, tryLane } = leases
-  const inPlace = makeInPlace({
-    poolNamed: (server) => {
-      const found = pools.get(server.definition.name)
-      return found !== undefined && found.fingerprint === resolve(server).fingerprint ? found : undefined
-    },
-    keyFor,
-    leases
-  })
+  const inPlace = makeInPlace({ poolNamed, keyFor, leases })
 
   // A legacy-only session that cannot be had is no reason to fail a call the server's own session can serve.
   const legacyFallsBack = (e: PoolError): boolean => e.reason === "start-failed" || e.reason === "cooling-down"

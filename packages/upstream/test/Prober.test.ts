@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -41,6 +42,10 @@ const modernOnly: Script = (req) =>
   req.method === "initialize"
     ? err(req, ErrorCode.UnsupportedProtocolVersion, "initialize is not served", { supported: ["2026-07-28"], requested: "2025-11-25" })
     : ok(req, discoverResult(["2026-07-28"]))
+
+/** A server whose discover answers modern after `delay`; every other request goes to `otherwise`. */
+const discoverAfter = (delay: Duration.DurationInput, otherwise: Script): Script => (req, n) =>
+  req.method === "server/discover" ? Effect.zipRight(Effect.sleep(delay), ok(req, discoverResult(["2026-07-28"]))) : otherwise(req, n)
 
 const start = (preference: Preference, extra: Partial<ProbeOptions> = {}) =>
   Effect.flatMap(Prober, (p) => p.start(def, options(preference, extra)))
@@ -86,10 +91,7 @@ describe("Prober", () => {
 
   it.effect("2026-07-28/era-probe/timeout-sends-initialize-alongside-and-a-slow-modern-server-stays-modern", () => {
     // A modern-only server still being downloaded: discover answers late, initialize is refused.
-    const slowModern: Script = (req) =>
-      req.method === "server/discover"
-        ? Effect.zipRight(Effect.sleep("5 seconds"), ok(req, discoverResult(["2026-07-28"])))
-        : modernOnly(req, 1)
+    const slowModern: Script = discoverAfter("5 seconds", (r) => modernOnly(r, 1))
     const { recorder, layer } = setup(slowModern)
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(Effect.scoped(start("prefer-discover")))
@@ -126,10 +128,7 @@ describe("Prober", () => {
 
   it.effect("2026-07-28/era-probe/a-slow-dual-server-that-answers-both-is-legacy-for-its-process-and-cached-modern", () => {
     // Reads nothing for 3.5 s (npx downloading it), then answers discover, then initialize.
-    const slowDual: Script = (req) =>
-      req.method === "server/discover"
-        ? Effect.zipRight(Effect.sleep("3500 millis"), ok(req, discoverResult(["2026-07-28"])))
-        : Effect.zipRight(Effect.sleep("1500 millis"), dual(req, 1))
+    const slowDual: Script = discoverAfter("3500 millis", (r) => Effect.zipRight(Effect.sleep("1500 millis"), dual(r, 1)))
     const { recorder, layer } = setup(slowDual)
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(start("prefer-discover"))
@@ -147,10 +146,7 @@ describe("Prober", () => {
   })
 
   it.effect("2026-07-28/era-probe/a-discover-that-answers-after-initialize-won-records-the-server-modern", () => {
-    const lateDiscover: Script = (req) =>
-      req.method === "server/discover"
-        ? Effect.zipRight(Effect.sleep("10 seconds"), ok(req, discoverResult(["2026-07-28"])))
-        : dual(req, 1)
+    const lateDiscover: Script = discoverAfter("10 seconds", (r) => dual(r, 1))
     const { recorder, layer } = setup(lateDiscover)
     return Effect.gen(function*() {
       const cache = yield* EraCache
@@ -172,10 +168,7 @@ describe("Prober", () => {
   })
 
   it.effect("2026-07-28/era-probe/discover-answered-first-with-initialize-unanswered-is-modern-and-initialize-is-not-cancelled", () => {
-    const ignoresInitialize: Script = (req) =>
-      req.method === "server/discover"
-        ? Effect.zipRight(Effect.sleep("3 seconds"), ok(req, discoverResult(["2026-07-28"])))
-        : Effect.never
+    const ignoresInitialize: Script = discoverAfter("3 seconds", () => Effect.never)
     const { recorder, layer } = setup(ignoresInitialize)
     return Effect.gen(function*() {
       const fiber = yield* Effect.fork(start("prefer-discover"))
@@ -190,10 +183,7 @@ describe("Prober", () => {
   })
 
   it.effect("2026-07-28/era-cache/a-cached-modern-server-gets-discover-alone-within-the-longer-bound", () => {
-    const slowModern: Script = (req) =>
-      req.method === "server/discover"
-        ? Effect.zipRight(Effect.sleep("3500 millis"), ok(req, discoverResult(["2026-07-28"])))
-        : dual(req, 1)
+    const slowModern: Script = discoverAfter("3500 millis", (r) => dual(r, 1))
     const { recorder, layer } = setup(slowModern)
     return Effect.gen(function*() {
       yield* Effect.flatMap(EraCache, (c) => c.set(def, { era: "modern", version: "2026-07-28" }))

@@ -17,6 +17,7 @@ import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { type Asker, CapabilitiesLacking, onBehalf } from "../PendingQuestions.js"
+import { mergeRequired } from "./PendingEntry.js"
 
 /** Registers the way to end the call with `CapabilitiesLacking`; answers how to let go of it. */
 export type CutShort = (abort: Abort<CapabilitiesLacking>) => () => void
@@ -49,7 +50,7 @@ export const unaskable = <A, E, R>(
     }
     // The first lacking question waits `gather` for others, then ends the call; the others wait for that.
     const endCall = Effect.sync(() => {
-      if (!over) abortCall?.(new CapabilitiesLacking({ requiredCapabilities: Object.assign({}, ...required) }))
+      if (!over) abortCall?.(new CapabilitiesLacking({ requiredCapabilities: mergeRequired(required) }))
       finish()
     })
     const ended = Effect.async<void>((resume) => {

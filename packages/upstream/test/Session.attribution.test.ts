@@ -13,7 +13,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type { Question, QuestionHandler } from "../src/Questions.js"
 import { type Established, makeSession } from "../src/Session.js"
-import type { Connection } from "../src/Transport.js"
+import { testConnection } from "./util/TestConnection.js"
 
 const legacy: Established = {
   era: "legacy",
@@ -29,17 +29,12 @@ const stdio = Effect.gen(function*() {
   const untied = yield* Queue.unbounded<JsonRpc.Parsed>()
   const answers = yield* Queue.unbounded<JsonRpc.Response>()
   const release = yield* Deferred.make<void>()
-  const conn: Connection = {
-    request: () => Stream.never,
+  const conn = testConnection(() => Stream.never, {
     call: (req) => Effect.as(Deferred.await(release), JsonRpc.success(req.id, {})),
-    notify: () => Effect.void,
     respond: (r) => Queue.offer(answers, r),
     unsolicited: Stream.fromQueue(untied),
-    closed: Effect.never,
-    stderrTail: Effect.succeed(""),
-    openNotificationStream: Effect.void,
     wire: "stdio"
-  }
+  })
   const ask = (id: number) =>
     Queue.offer(untied, { message: JsonRpc.request(id, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
   return { conn, ask, answers, release }

@@ -11,7 +11,8 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { type Established, makeSession } from "../src/Session.js"
-import { callThroughStream, type Connection, HTTPStatusError, type RequestHints, type TransportError } from "../src/Transport.js"
+import { type Connection, HTTPStatusError, type RequestHints, type TransportError } from "../src/Transport.js"
+import { testConnection } from "./util/TestConnection.js"
 
 const modern: Established = {
   era: "modern",
@@ -62,17 +63,7 @@ const strictServer = (state: { header: string; pages?: boolean }) =>
     }
     const request: Connection["request"] = (req, hints) =>
       Stream.make({ message: answer(req, hints), raw: {} })
-    const conn: Connection = {
-      request,
-      call: callThroughStream(request),
-      notify: () => Effect.void,
-      respond: () => Effect.void,
-      unsolicited: Stream.fromQueue(untied),
-      closed: Effect.never,
-      stderrTail: Effect.succeed(""),
-      openNotificationStream: Effect.void,
-      wire: "streamable-http"
-    }
+    const conn = testConnection(request, { unsolicited: Stream.fromQueue(untied) })
     const listChanged = Queue.offer(untied, {
       message: JsonRpc.notification("notifications/tools/list_changed"),
       raw: {}
@@ -159,18 +150,7 @@ describe("Session, modern over HTTP: Mcp-Param-* headers", () => {
 const refusing = (error: TransportError | undefined) => {
   const request: Connection["request"] = (req) =>
     error === undefined ? Stream.make({ message: JsonRpc.success(req.id, { tools: [] }), raw: {} }) : Stream.fail(error)
-  const conn: Connection = {
-    request,
-    call: callThroughStream(request),
-    notify: () => Effect.void,
-    respond: () => Effect.void,
-    unsolicited: Stream.never,
-    closed: Effect.never,
-    stderrTail: Effect.succeed(""),
-    openNotificationStream: Effect.void,
-    wire: "streamable-http"
-  }
-  return conn
+  return testConnection(request)
 }
 
 describe("Session, modern over HTTP: an era in doubt", () => {

@@ -6,7 +6,8 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { type Established, makeSession } from "../src/Session.js"
-import { callThroughStream, type Connection, HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
+import { type Connection, HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
+import { testConnection } from "./util/TestConnection.js"
 
 const legacy: Established = {
   era: "legacy",
@@ -26,17 +27,7 @@ const connection = (stream: Effect.Effect<void, TransportError>) => {
     opened.push(req.method)
     return Stream.make({ message: JsonRpc.success(req.id, {}), raw: {} })
   }
-  const conn: Connection = {
-    request,
-    call: callThroughStream(request),
-    notify: () => Effect.void,
-    respond: () => Effect.void,
-    unsolicited: Stream.never,
-    closed: Effect.never,
-    stderrTail: Effect.succeed(""),
-    openNotificationStream: Effect.zipRight(Effect.sync(() => void opened.push("GET")), stream),
-    wire: "streamable-http"
-  }
+  const conn = testConnection(request, { openNotificationStream: Effect.zipRight(Effect.sync(() => void opened.push("GET")), stream) })
   return { conn, opened }
 }
 

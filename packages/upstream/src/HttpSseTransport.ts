@@ -251,7 +251,7 @@ const make = (
         yield* ensureOpen
         const key = idKey(req.id)
         const token = Waiting.requestProgressKey(req.params)
-        const box: Waiting.Box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
+        const box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
         // Registered before the POST: the reply may overtake the POST's own 202.
         pending.set(key, box)
         if (token !== undefined) progress.set(token, box)

@@ -33,6 +33,7 @@ import * as ProcessTable from "./ProcessTable.js"
 import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
 import { makeLineSplitter } from "./internal/lines.js"
+import { CallBox } from "./internal/CallBox.js"
 import { CurrentInPlace, CutInPlace } from "./internal/InPlace.js"
 import * as Waiting from "./internal/Waiting.js"
 
@@ -232,74 +233,62 @@ export const openStdio = (
     // of its own, each grace period bounded, and the scope waits for it.
     yield* Scope.addFinalizer(scope, Effect.flatMap(Effect.forkDaemon(Effect.interruptible(stop)), Fiber.join))
 
+    // Queued for stdin in place; false once the connection is closed.
+    const unsafeSend = (message: JsonRpc.Message): boolean => {
+      if (closedReason !== undefined) return false
+      outbox.unsafeOffer(`${JsonRpc.encodeFrame(message)}\n`)
+      return true
+    }
+
     const send = (message: JsonRpc.Message) =>
-      Effect.suspend(() => {
-        if (closedReason !== undefined) return Effect.fail(closedReason)
-        outbox.unsafeOffer(`${JsonRpc.encodeFrame(message)}\n`)
-        return Effect.void
-      })
+      Effect.suspend(() => (unsafeSend(message) ? Effect.void : Effect.fail(closedReason!)))
+
+    // Still pending when the caller stops listening: the caller gave up, so tell the server to
+    // stop too (stdio has no other cancellation signal). Except initialize, which clients must not
+    // cancel.
+    const forget = (req: JsonRpc.Request, token: string | undefined) => {
+      if (token !== undefined) progress.delete(token)
+      if (!pending.delete(Waiting.idKey(req.id)) || req.method === "initialize") return
+      unsafeSend(JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" }))
+    }
 
     const register = (req: JsonRpc.Request) =>
-      Effect.map(Mailbox.make<JsonRpc.Parsed, TransportError>(), (box: Waiting.Box) => {
+      Effect.map(Mailbox.make<JsonRpc.Parsed, TransportError>(), (box) => {
         pending.set(Waiting.idKey(req.id), box)
         const token = Waiting.requestProgressKey(req.params)
         if (token !== undefined) progress.set(token, box)
         return box
       })
 
-    const unregister = (req: JsonRpc.Request) =>
-      Effect.suspend(() => {
-        const token = Waiting.requestProgressKey(req.params)
-        if (token !== undefined) progress.delete(token)
-        // Still pending when the caller stops listening: the caller gave up, so tell the
-        // server to stop too (stdio has no other cancellation signal). Except initialize,
-        // which clients must not cancel.
-        if (!pending.delete(Waiting.idKey(req.id)) || req.method === "initialize") return Effect.void
-        return send(
-          JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" })
-        ).pipe(Effect.ignore)
-      })
-
     const request: Connection["request"] = (req) =>
       Stream.unwrapScoped(
         Effect.gen(function*() {
-          const box = yield* Effect.acquireRelease(register(req), () => unregister(req))
+          const box = yield* Effect.acquireRelease(register(req), () => Effect.sync(() => forget(req, Waiting.requestProgressKey(req.params))))
           yield* send(req)
           return Mailbox.toStream(box)
         })
       )
 
-    // The same exchange as `request`, read straight off the box: a Stream per call costs
-    // more than the rest of the round trip. A call running in place (internal/InPlace.ts) is cut
-    // short by ending its box; an answer that arrived first stands.
+    // The same exchange as `request`, waited on in the caller's fiber (internal/CallBox.ts): a
+    // Stream per call costs more than the rest of the round trip. A call running in place
+    // (internal/InPlace.ts) is cut short by ending its box; an answer that arrived first stands.
     const call: Connection["call"] = (req, onMessage) =>
-      Effect.acquireUseRelease(
-        register(req),
-        (box) =>
-          Effect.withFiberRuntime<JsonRpc.Response | undefined, TransportError>((fiber) => {
-            const inPlace = fiber.getFiberRef(CurrentInPlace)
-            const exchange = Effect.zipRight(
-              send(req),
-              Effect.gen(function*() {
-                let response: JsonRpc.Response | undefined
-                for (;;) {
-                  const [messages, done] = yield* box.takeAll
-                  for (const parsed of messages) {
-                    if (JsonRpc.isResponse(parsed.message)) response = parsed.message
-                    else yield* onMessage(parsed)
-                  }
-                  if (response === undefined && inPlace?.isCut === true) return yield* Effect.die(new CutInPlace())
-                  if (done) return response
-                }
-              })
-            )
-            if (inPlace === undefined) return exchange
-            if (inPlace.isCut) return Effect.die(new CutInPlace())
-            const letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
-            return Effect.ensuring(exchange, Effect.sync(letGo))
-          }),
-        () => unregister(req)
-      )
+      Effect.withFiberRuntime<JsonRpc.Response | undefined, TransportError>((fiber) => {
+        const inPlace = fiber.getFiberRef(CurrentInPlace)
+        if (inPlace?.isCut === true) return Effect.die(new CutInPlace())
+        if (closedReason !== undefined) return Effect.fail(closedReason)
+        const token = Waiting.requestProgressKey(req.params)
+        let letGo: (() => void) | undefined
+        const box = new CallBox(() => {
+          letGo?.()
+          forget(req, token)
+        })
+        pending.set(Waiting.idKey(req.id), box)
+        if (token !== undefined) progress.set(token, box)
+        unsafeSend(req)
+        if (inPlace !== undefined) letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
+        return box.response(onMessage)
+      })
 
     return {
       request,

@@ -8,11 +8,16 @@ import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Mailbox from "effect/Mailbox"
 import type { TransportError } from "../Transport.js"
 
-/** Where one request's messages go: its tied notifications, then its response. */
-export type Box = Mailbox.Mailbox<JsonRpc.Parsed, TransportError>
+/**
+ * Where one request's messages go: its tied notifications, then its response. A Mailbox is one
+ * (read as a Stream); a stdio call waits on a lighter one (CallBox.ts).
+ */
+export interface Box {
+  readonly unsafeOffer: (parsed: JsonRpc.Parsed) => boolean
+  readonly unsafeDone: (exit: Exit.Exit<void, TransportError>) => boolean
+}
 
 /** JSON-RPC ids are strings or numbers, and `1` and `"1"` are different ids. */
 export const idKey = (id: JsonRpc.RequestId): string => `${typeof id}:${id}`

@@ -8,14 +8,18 @@
  * What the caller sees is the same either way: the crash, stop, deadline or shutdown that ends
  * the call is its error, the upstream request is cancelled, and an answer that came first stands.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import type { Abort } from "../Abortable.js"
 import type { PoolError } from "../PoolEvents.js"
 import { type Caller, type PoolServer, requestedLane, type ScopeKey } from "../PoolModel.js"
 import type { Session } from "../Session.js"
 import { CurrentInPlace, CutInPlace, InPlaceCall } from "./InPlace.js"
 import type { makeLeases } from "./PoolLeases.js"
-import type { Attempt, Instance, Key, LaneState, ServerPool } from "./PoolState.js"
+import type { Instance, Key, LaneState, ServerPool } from "./PoolState.js"
 
 /** A serving instance a call can be run on in place. */
 export interface InPlaceTarget {
@@ -50,34 +54,55 @@ export const makeInPlace = (env: InPlaceEnv) => {
   /**
    * Runs `use` on the target's session in this fiber; `register` is handed the call's abort as it
    * begins and answers how to let go of it.
+   *
+   * The lease, the in-place mark and the abort are taken and let go of in one uninterruptible
+   * stretch around `use`, in the order the general path keeps (the session's TransportClosed
+   * noted as a crash before the lease goes back): the combinators that path is built from were
+   * about fifty Effect operations of a call's two hundred and fifty.
    */
   const run = <A, E, R, E2>(
     here: InPlaceTarget,
     use: (session: Session) => Effect.Effect<A, E, R>,
     register: (abort: Abort<E2 | PoolError>) => () => void
   ): Effect.Effect<A, E | E2 | PoolError, R> =>
-    Effect.clockWith((clock) => {
-      const call = new InPlaceCall<E2 | PoolError>()
-      const letGo = register(call.abort)
-      const abort: Abort<PoolError> = call.abort
-      return Effect.locally(
-        Effect.flatMap(
-          env.leases.useServing(here.pool, here.lane, here.inst, here.session, use, abort, false, clock.unsafeCurrentTimeMillis()),
-          (attempt: Attempt<A>) => env.leases.settle(attempt, here.pool)
-        ),
-        CurrentInPlace,
-        call
-      ).pipe(
-        Effect.catchAllDefect((defect): Effect.Effect<never, E2 | PoolError> => {
-          const cut = call.error
-          return defect instanceof CutInPlace && cut !== undefined ? Effect.fail(cut.error) : Effect.die(defect)
-        }),
-        Effect.ensuring(Effect.sync(() => {
-          call.finish()
-          letGo()
-        }))
-      )
-    })
+    Effect.clockWith((clock) =>
+      Effect.uninterruptibleMask((restore) => {
+        const { inst, lane, pool, session } = here
+        const call = new InPlaceCall<E2 | PoolError>()
+        const letGo = register(call.abort)
+        const abort: Abort<PoolError> = call.abort
+        env.leases.takeLease(inst, clock.unsafeCurrentTimeMillis())
+        const gone = inst.gone
+        if (gone === undefined) inst.users.add(abort)
+        const released = env.leases.release(pool, lane, inst)
+        const work: Effect.Effect<A, E | PoolError, R> = gone === undefined ? restore(use(session)) : Effect.fail(gone)
+        return Effect.flatMap(FiberRef.getAndSet(CurrentInPlace, call), (outer) => {
+          const over = () => {
+            if (gone === undefined) inst.users.delete(abort)
+            call.finish()
+            letGo()
+            return FiberRef.set(CurrentInPlace, outer)
+          }
+          return Effect.matchCauseEffect(work, {
+            onSuccess: (value) => Effect.zipRight(over(), Effect.as(released, value)),
+            onFailure: (cause): Effect.Effect<never, E | E2 | PoolError> => {
+              const back = over()
+              // A cut ends the wait with CutInPlace; what the caller sees is the cut's own error.
+              const defect = Cause.dieOption(cause)
+              const cut = call.error
+              if (Option.isSome(defect) && defect.value instanceof CutInPlace && cut !== undefined) {
+                return Effect.zipRight(back, Effect.zipRight(released, Effect.fail(cut.error)))
+              }
+              const failure = Cause.failureOrCause(cause)
+              const told: Effect.Effect<never, E | PoolError> = Either.isLeft(failure)
+                ? Effect.onExit(env.leases.failedUse(pool, lane, inst, failure.left), () => released)
+                : Effect.zipRight(released, Effect.failCause(failure.right))
+              return Effect.zipRight(back, told)
+            }
+          })
+        })
+      })
+    )
 
   return { target, run }
 }

@@ -164,11 +164,14 @@ export const makeLeases = (env: LeasesEnv) => {
     Effect.suspend(() => {
       if (inst.gone !== undefined) return Effect.fail(inst.gone)
       inst.users.add(abort)
-      return Effect.catchAll(use(session), (e): Effect.Effect<never, E | PoolError> =>
-        e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)).pipe(
-          Effect.ensuring(Effect.sync(() => void inst.users.delete(abort)))
-        )
+      return Effect.catchAll(use(session), (e) => failedUse(pool, lane, inst, e)).pipe(
+        Effect.ensuring(Effect.sync(() => void inst.users.delete(abort)))
+      )
     })
+
+  /** How a failure of the caller's work is told: the session's TransportClosed as the instance's crash. */
+  const failedUse = <E>(pool: ServerPool, lane: LaneState, inst: Instance, e: E): Effect.Effect<never, E | PoolError> =>
+    e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)
 
   // A modern HTTP upstream that stopped answering modern requests has changed era under us: the
   // instance goes, and the lane's next start distrusts the era cache and probes again.
@@ -287,5 +290,5 @@ export const makeLeases = (env: LeasesEnv) => {
     }
   }
 
-  return { settle, tryLane, useServing }
+  return { failedUse, release, settle, takeLease, tryLane }
 }

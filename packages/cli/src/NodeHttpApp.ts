@@ -21,6 +21,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as UrlParams from "@effect/platform/UrlParams"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
@@ -222,13 +223,18 @@ export const makeHandler = <R>(
   runtime: Runtime.Runtime<Exclude<R, HttpServerRequest.HttpServerRequest>>,
   hooks: { readonly onStart?: () => void; readonly onEnd?: () => void } = {}
 ): Http.RequestListener => {
-  const runFork = Runtime.runFork(runtime)
   return (req, res) => {
     hooks.onStart?.()
-    const served = Effect.provideService(app, HttpServerRequest.HttpServerRequest, new NodeRequest(req)).pipe(
-      Effect.matchCauseEffect({ onFailure: failed(res), onSuccess: (response) => write(res, response) })
-    )
-    const fiber = runFork(served)
+    const served = Effect.matchCauseEffect(app, { onFailure: failed(res), onSuccess: (response) => write(res, response) })
+    // The request is in the fiber's context from its start: providing it around the app was a
+    // FiberRef swap guarded by acquire/use/release on every request.
+    // With the request added, the context holds all of R; TypeScript cannot see that through Exclude.
+    const context = Context.add(runtime.context, HttpServerRequest.HttpServerRequest, new NodeRequest(req)) as Context.Context<R | HttpServerRequest.HttpServerRequest>
+    const fiber = Runtime.runFork(Runtime.make({
+      context,
+      runtimeFlags: runtime.runtimeFlags,
+      fiberRefs: runtime.fiberRefs
+    }))(served)
     const onEnd = hooks.onEnd
     if (onEnd !== undefined) fiber.addObserver(() => onEnd())
     res.once("close", () => {

@@ -24,6 +24,7 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import type { CacheScope } from "@mcpx-fx/protocol/Result"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Shape from "@mcpx-fx/protocol/Shape"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -418,38 +419,40 @@ const make = (options: ServerOptions) =>
       Effect.catchTag(effect, "SubscriptionRefused", (e): Effect.Effect<never, InvalidParams | MethodNotFound> =>
         Effect.fail(e.reason === "invalid-params" ? new InvalidParams({ detail: e.detail }) : new MethodNotFound({ method, detail: e.detail })))
 
-    const modern = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> =>
-      Effect.gen(function*() {
-        const params = request.params ?? {}
-        const meta = yield* Either.match(Meta.validateRequestMeta(params, Revision.ModernRevisions), {
-          onLeft: (e) => Effect.fail(e),
-          onRight: (m) => Effect.succeed(m)
-        })
-        const revision = meta[Meta.ProtocolVersionKey]
-        if (!Revision.isModernRevision(revision)) {
-          return yield* new Meta.UnsupportedProtocolVersion({ supported: Revision.ModernRevisions, requested: revision })
-        }
-        const method = request.method
-        if (Method.LegacyOnlyClientRequests.includes(method)) {
-          return yield* new MethodNotFound({ method, detail: `${method} is not part of ${revision}` })
-        }
-        if (!Method.isClientRequestIn(revision, method)) {
-          return yield* new MethodNotFound({ method, detail: `${method} is not served to ${revision} callers` })
-        }
-        if (method === Method.ServerDiscover) {
-          return Lifecycle.discoverResult({
-            supportedVersions: Revision.ModernRevisions,
-            capabilities: capabilitiesFor(revision),
-            serverInfo: options.serverInfo,
-            ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
-            ttlMs: options.discoverTtlMs,
-            cacheScope: options.discoverCacheScope
-          })
-        }
-        const sessionId = sessionIdentity(params)
-        const clientInfo = meta[Meta.ClientInfoKey]
-        const sent = Method.allowsInputRequired(method) ? yield* retryOf(params) : undefined
-        const retry = sent === undefined ? undefined : yield* openRetry(method, params, sent)
+    /**
+     * A modern request: its envelope checked, then the feature. Written without Effect.gen, as
+     * what runs on every call: the checks are plain values, and only the retry, the feature and
+     * the sealing of an `input_required` are effects.
+     */
+    const modern = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> => {
+      const params = request.params ?? {}
+      const checked = Meta.validateRequestMeta(params, Revision.ModernRevisions)
+      if (Either.isLeft(checked)) return Effect.fail(checked.left)
+      const meta = checked.right
+      const revision = meta[Meta.ProtocolVersionKey]
+      if (!Revision.isModernRevision(revision)) {
+        return Effect.fail(new Meta.UnsupportedProtocolVersion({ supported: Revision.ModernRevisions, requested: revision }))
+      }
+      const method = request.method
+      if (Method.LegacyOnlyClientRequests.includes(method)) {
+        return Effect.fail(new MethodNotFound({ method, detail: `${method} is not part of ${revision}` }))
+      }
+      if (!Method.isClientRequestIn(revision, method)) {
+        return Effect.fail(new MethodNotFound({ method, detail: `${method} is not served to ${revision} callers` }))
+      }
+      if (method === Method.ServerDiscover) {
+        return Effect.succeed(Lifecycle.discoverResult({
+          supportedVersions: Revision.ModernRevisions,
+          capabilities: capabilitiesFor(revision),
+          serverInfo: options.serverInfo,
+          ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+          ttlMs: options.discoverTtlMs,
+          cacheScope: options.discoverCacheScope
+        }))
+      }
+      const sessionId = sessionIdentity(params)
+      const clientInfo = meta[Meta.ClientInfoKey]
+      const run = (retry: InputRetry | undefined): Effect.Effect<JsonObject, HandleError> => {
         const caller: Caller = {
           revision,
           era: "modern",
@@ -460,15 +463,22 @@ const make = (options: ServerOptions) =>
           ...notifying(context.notify, meta[Meta.LogLevelKey])
         }
         if (method === Method.SubscriptionsListen) {
-          return yield* subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
+          return subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
         }
-        const result = yield* Effect.flatMap(feature(caller, method, params), (r) => sealInputRequired(method, params, r))
-        return Shape.toModern(result, method, {
-          ttlMs: options.listTtlMs,
-          cacheScope: options.listCacheScope,
-          serverInfo: options.serverInfo
-        })
-      })
+        const shaped = (result: JsonObject) =>
+          Shape.toModern(result, method, {
+            ttlMs: options.listTtlMs,
+            cacheScope: options.listCacheScope,
+            serverInfo: options.serverInfo
+          })
+        return Effect.flatMap(feature(caller, method, params), (result) =>
+          Shape.resultTypeOf(result) !== "input_required"
+            ? Effect.succeed(shaped(result))
+            : Effect.map(sealInputRequired(method, params, result), shaped))
+      }
+      if (!Method.allowsInputRequired(method)) return run(undefined)
+      return Effect.flatMap(retryOf(params), (sent) => (sent === undefined ? run(undefined) : Effect.flatMap(openRetry(method, params, sent), run)))
+    }
 
     // ---- legacy
 
@@ -566,21 +576,26 @@ const make = (options: ServerOptions) =>
       }
       const request = message
       const era: Revision.Era = Meta.hasVersionClaim(request.params) ? "modern" : "legacy"
-      const run = era === "modern" ? modern(request, context) : legacy(request, context)
-      return run.pipe(
-        Effect.map((result): JsonRpc.Response => JsonRpc.success(request.id, result)),
-        Effect.catchAll((e) => {
-          const o = errorObject(e, era)
-          return Effect.succeed(JsonRpc.failure(request.id, o.code, o.message, o.data))
-        }),
-        // No span: this runs for every message, and a span per call cost more than the routing.
-        Effect.catchAllDefect((defect) =>
-          Effect.as(
-            Effect.logError("request failed unexpectedly", defect),
+      // Suspended: a check that throws is a defect told as -32603, not an exception out of handle.
+      const run = era === "modern" ? Effect.suspend(() => modern(request, context)) : legacy(request, context)
+      // One match for the three outcomes (a result, an error response, a defect told as -32603);
+      // interruption passes through. No span: a span per call cost more than the routing.
+      return Effect.matchCauseEffect(run, {
+        onSuccess: (result): Effect.Effect<JsonRpc.Response> => Effect.succeed(JsonRpc.success(request.id, result)),
+        onFailure: (cause): Effect.Effect<JsonRpc.Response> => {
+          const failure = Cause.failureOrCause(cause)
+          if (Either.isLeft(failure)) {
+            const o = errorObject(failure.left, era)
+            return Effect.succeed(JsonRpc.failure(request.id, o.code, o.message, o.data))
+          }
+          const defect = Cause.dieOption(failure.right)
+          if (Option.isNone(defect)) return Effect.failCause(failure.right)
+          return Effect.as(
+            Effect.logError("request failed unexpectedly", defect.value),
             JsonRpc.failure(request.id, ErrorCode.InternalError, "Internal error")
           )
-        )
-      )
+        }
+      })
     }
 
     return Server.of({ options, handle })

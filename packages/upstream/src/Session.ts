@@ -177,22 +177,6 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
-    // stdio has no headers, and computing them there would only invent failures. The legacy and
-    // stdio hints never change, so they are made once.
-    const legacyHints: Effect.Effect<RequestHints> = Effect.succeed({
-      era: "legacy",
-      headers: Revision.atLeast(established.negotiated, "2025-06-18")
-        ? { "MCP-Protocol-Version": established.negotiated }
-        : {}
-    })
-    const stdioModernHints: Effect.Effect<RequestHints> = Effect.succeed({ era: "modern" })
-    const hints = (method: string, params: JsonObject | undefined): Effect.Effect<RequestHints, UnsendableRequest> =>
-      !isModern
-        ? legacyHints
-        : conn.wire === "stdio"
-        ? stdioModernHints
-        : Effect.map(modernHeaders(method, params, toolHeaders), (headers) => ({ era: "modern", headers }))
-
     const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
       handler(asQuestion(m)).pipe(
         Effect.map((result) => JsonRpc.success(m.id, result)),
@@ -256,8 +240,44 @@ export const makeSession = (
       Effect.forkScoped
     )
 
+    // stdio has no headers, and computing them there would only invent failures. The legacy and
+    // stdio hints never change, so they are made once.
+    const fixedHints: RequestHints | undefined = !isModern
+      ? {
+        era: "legacy",
+        headers: Revision.atLeast(established.negotiated, "2025-06-18") ? { "MCP-Protocol-Version": established.negotiated } : {}
+      }
+      : conn.wire === "stdio"
+      ? { era: "modern" }
+      : undefined
+    const hints = (method: string, params: JsonObject | undefined): Effect.Effect<RequestHints, UnsendableRequest> =>
+      fixedHints !== undefined
+        ? Effect.succeed(fixedHints)
+        : Effect.map(modernHeaders(method, params, toolHeaders), (headers) => ({ era: "modern", headers }))
+
+    const answered = (method: string, response: JsonRpc.Response | undefined): Effect.Effect<JsonObject, UpstreamRpcError> => {
+      if (response === undefined) {
+        return Effect.die(new Error(`${name}: the request stream for ${method} ended without a response`))
+      }
+      if (JsonRpc.isErrorResponse(response)) {
+        const e = response.error
+        return Effect.fail(
+          new UpstreamRpcError({
+            server: name,
+            method,
+            code: e.code,
+            rpcMessage: e.message,
+            ...(e.data !== undefined ? { data: e.data } : {})
+          })
+        )
+      }
+      return Effect.succeed((response as JsonRpc.SuccessResponse).result)
+    }
+
+    // Written without Effect.gen: it runs once per upstream call, and with fixed hints the
+    // exchange starts at once.
     const once = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         const id = nextId++
         const sent = isModern
           ? withModernMeta(
@@ -271,35 +291,26 @@ export const makeSession = (
           )
           : stripReservedMeta(params)
         const req = JsonRpc.request(id, method, sent)
-        const exchange = conn.call(req, (parsed) => {
+        const onMessage = (parsed: JsonRpc.Parsed) => {
           const m = parsed.message
           if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
           if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? publish(m)
           return Effect.void
-        }, yield* hints(method, sent))
-        const response = yield* (!mirrorsParams ? exchange : exchange.pipe(
-          Effect.tapError((e) =>
-            Effect.sync(() => {
-              if (doubt === undefined && refusedAsNotModern(e)) {
-                doubt = `${method} was answered HTTP ${e.status} without a modern error`
-              }
-            })
+        }
+        const exchange = (h: RequestHints) => {
+          const call = conn.call(req, onMessage, h)
+          const watched = !mirrorsParams ? call : call.pipe(
+            Effect.tapError((e) =>
+              Effect.sync(() => {
+                if (doubt === undefined && refusedAsNotModern(e)) {
+                  doubt = `${method} was answered HTTP ${e.status} without a modern error`
+                }
+              })
+            )
           )
-        ))
-        if (response === undefined) {
-          return yield* Effect.die(new Error(`${name}: the request stream for ${method} ended without a response`))
+          return Effect.flatMap(watched, (response) => answered(method, response))
         }
-        if (JsonRpc.isErrorResponse(response)) {
-          const e = response.error
-          return yield* new UpstreamRpcError({
-            server: name,
-            method,
-            code: e.code,
-            rpcMessage: e.message,
-            ...(e.data !== undefined ? { data: e.data } : {})
-          })
-        }
-        return (response as JsonRpc.SuccessResponse).result
+        return fixedHints !== undefined ? exchange(fixedHints) : Effect.flatMap(hints(method, sent), exchange)
       })
 
     const resolveInputs = (requests: JsonObject, handler: QuestionHandler) =>
@@ -368,19 +379,24 @@ export const makeSession = (
           )
         )
 
+    // One exchange, sent again once on a new session when the server forgot ours.
+    const exchangeRound = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
+      send(method, params, ctx).pipe(
+        Effect.catchTag("SessionExpired", (e) =>
+          reinitialize === undefined
+            ? Effect.fail(e)
+            : Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
+              Effect.zipRight(reinitialize),
+              Effect.zipRight(once(method, params, ctx))
+            ))
+      )
+
+    // A legacy request is one round; a modern one repeats while its caller resolves input requests.
     const rounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
-      Effect.gen(function*() {
+      !isModern ? exchangeRound(method, params, ctx) : Effect.gen(function*() {
         let current = params
         for (let round = 0; ; round++) {
-          const result = yield* send(method, current, ctx).pipe(
-            Effect.catchTag("SessionExpired", (e) =>
-              reinitialize === undefined
-                ? Effect.fail(e)
-                : Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
-                  Effect.zipRight(reinitialize),
-                  Effect.zipRight(once(method, current, ctx))
-                ))
-          )
+          const result = yield* exchangeRound(method, current, ctx)
           const listed = method === "tools/list" && isModern ? yield* keepSendableTools(name, conn.wire, result) : result
           if (method === "tools/list" && isModern) {
             recordToolHeaders(toolHeaders, listed)

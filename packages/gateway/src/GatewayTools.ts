@@ -86,14 +86,13 @@ export const make = (deps: Deps) => {
    * no tools/list) lets the call go ahead; a server that cannot be reached fails here.
    */
   const resolveTool = (caller: Caller, name: string, suggest = true) =>
-    Effect.gen(function*() {
+    Effect.suspend(() => {
       const found = Names.resolve(deps.servers(), name)
-      if (found === undefined || !visibleName(found.server, found.name)) return yield* unknownTool(name, caller, suggest)
-      const tool = yield* catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
-        Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name })))
+      if (found === undefined || !visibleName(found.server, found.name)) return unknownTool(name, caller, suggest)
+      return catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
+        Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name }))),
+        Effect.flatMap((tool) => (Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed({ ...found, tool: tool.value })))
       )
-      if (Option.isNone(tool)) return yield* unknownTool(name, caller, suggest)
-      return { ...found, tool: tool.value }
     })
 
   /**

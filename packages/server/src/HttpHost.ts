@@ -219,23 +219,24 @@ const make = (options: HttpHostOptions) =>
     }
 
     /** A modern POST: notifications are accepted, responses refused, requests checked against their headers and run. */
-    const modern = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Message, accept: Wire.Accepts, relayed: boolean) =>
-      Effect.gen(function*() {
-        if (JsonRpc.isNotification(message)) {
-          yield* server.handle(message, { connection: modernConnection })
-          return Wire.accepted()
-        }
-        if (!JsonRpc.isRequest(message)) {
-          return Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: a 2026-07-28 client must not POST responses")
-        }
-        // A relayed stdio body has no mirrored headers to compare: stdio has none.
-        const params = relayed ? Either.right<void>(undefined) : yield* checkParams(request, message)
-        if (Either.isLeft(params)) {
-          const response = HeaderCodec.mismatchResponse(message.id, params.left)
-          return reply(HttpStatus.modernStatus(response), response, accept)
-        }
-        return yield* modernRequest(message, accept)
+    const modern = (
+      request: HttpServerRequest.HttpServerRequest,
+      message: JsonRpc.Message,
+      accept: Wire.Accepts,
+      relayed: boolean
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+      if (JsonRpc.isNotification(message)) return Effect.as(server.handle(message, { connection: modernConnection }), Wire.accepted())
+      if (!JsonRpc.isRequest(message)) {
+        return Effect.succeed(Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: a 2026-07-28 client must not POST responses"))
+      }
+      // A relayed stdio body has no mirrored headers to compare: stdio has none.
+      if (relayed) return modernRequest(message, accept)
+      return Effect.flatMap(checkParams(request, message), (params) => {
+        if (Either.isRight(params)) return modernRequest(message, accept)
+        const response = HeaderCodec.mismatchResponse(message.id, params.left)
+        return Effect.succeed(reply(HttpStatus.modernStatus(response), response, accept))
       })
+    }
 
     /**
      * Runs a modern request. Its reply is one JSON response (status `modernStatus` of it) unless
@@ -548,42 +549,46 @@ const make = (options: HttpHostOptions) =>
 
     // ---- methods
 
-    const post = (request: HttpServerRequest.HttpServerRequest) =>
-      Effect.gen(function*() {
-        if (!Wire.isJsonBody(request)) {
-          return Wire.refuse(415, ErrorCode.InvalidRequest, "Invalid Request: Content-Type must be application/json")
-        }
-        const accept = Wire.accepts(request)
-        if (!accept.json && !accept.eventStream) {
-          return Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include application/json or text/event-stream")
-        }
-        const text = yield* Wire.readBody(request, maxBody)
+    // Without Effect.gen: every call comes this way, and all but the body and the request itself is plain checks.
+    const post = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+      if (!Wire.isJsonBody(request)) {
+        return Effect.succeed(Wire.refuse(415, ErrorCode.InvalidRequest, "Invalid Request: Content-Type must be application/json"))
+      }
+      const accept = Wire.accepts(request)
+      if (!accept.json && !accept.eventStream) {
+        return Effect.succeed(
+          Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include application/json or text/event-stream")
+        )
+      }
+      const served = Effect.flatMap(Wire.readBody(request, maxBody), (text): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
         const frame = JsonRpc.decodeHostFrame(text, limits)
-        if (Either.isLeft(frame)) return Wire.json(400, JsonRpc.frameErrorResponse(frame.left))
+        if (Either.isLeft(frame)) return Effect.succeed(Wire.json(400, JsonRpc.frameErrorResponse(frame.left)))
         const relayed = Wire.header(request, CallerProtocolHeader) !== undefined
         // A relayed message that claims a modern version is a stdio host's: no headers to classify
         // by, and its _meta is the Server's to judge, exactly as on stdio.
         if (relayed && frame.right._tag === "Single") {
           const message = frame.right.parsed.message
           if ((JsonRpc.isRequest(message) || JsonRpc.isNotification(message)) && Meta.hasVersionClaim(message.params)) {
-            return yield* modern(request, message, accept, true)
+            return modern(request, message, accept, true)
           }
         }
         const classified = Classify.classify(frame.right, request.headers)
         switch (classified._tag) {
           case "Rejected": {
             const response = Classify.rejectionResponse(classified)
-            return Wire.json(HttpStatus.modernStatus(response), response)
+            return Effect.succeed(Wire.json(HttpStatus.modernStatus(response), response))
           }
           case "Modern":
             // Classify only lets single messages through as modern.
             return frame.right._tag === "Single"
-              ? yield* modern(request, frame.right.parsed.message, accept, relayed)
-              : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: batches are not part of 2026-07-28")
+              ? modern(request, frame.right.parsed.message, accept, relayed)
+              : Effect.succeed(Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: batches are not part of 2026-07-28"))
           case "Legacy":
-            return yield* legacy(request, frame.right, classified.revision, accept)
+            return legacy(request, frame.right, classified.revision, accept)
         }
-      }).pipe(Effect.catchAll((e) => Effect.succeed(Wire.bodyRefusal(e))))
+      })
+      return Effect.catchAll(served, (e) => Effect.succeed(Wire.bodyRefusal(e)))
+    }
 
     const get = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {

@@ -4,7 +4,6 @@
  * `ProcessEnvironment`, and the layers here hand them to Config, Settings and StateDir as inputs,
  * so tests and the daemon can give other ones.
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
@@ -117,7 +116,7 @@ export const upstreamAuth = (
 /**
  * The gateway for one in-process invocation, with everything under it: the pool, the prober, the
  * era cache in the state directory (unless `upstream.eraCache` is off), the tool catalog with its
- * schema cache there, the transports on the platform's process and HTTP clients, OAuth for HTTP
+ * schema cache there, the transports on node:child_process and the platform's HTTP client, OAuth for HTTP
  * upstreams with the state directory's tokens. `oneShot`: the command ends after one answer and
  * reports upstream failures itself (Pool.OneShot). `recordProcessGroups` (the daemon, which owns
  * its state directory): the stdio upstreams' process groups are recorded there, so the next daemon
@@ -130,7 +129,7 @@ export const gateway = (
 ): Layer.Layer<
   Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured | ProcessGroups.ProcessGroups,
   ConfiguredError | Gateway.GatewayConfigError,
-  ProcessEnvironment | FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
+  ProcessEnvironment | FileSystem.FileSystem | Path.Path
 > => {
   const eraCache = Layer.unwrapEffect(
     Effect.gen(function*() {

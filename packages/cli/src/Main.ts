@@ -4,7 +4,6 @@
  * exit code. Logs go to stderr: stdout is reserved for command output and, under `serve`, for
  * JSON-RPC frames only.
  */
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -45,9 +44,9 @@ const StderrLogger = Layer.merge(
   Logger.minimumLogLevel(level)
 )
 
-// NodeContext.layer without its worker manager, which nothing here uses: the platform's worker
-// modules are then never loaded.
-const platform = Layer.mergeAll(NodePath.layer, NodeCommandExecutor.layer, NodeTerminal.layer).pipe(
+// NodeContext.layer without its worker manager and command executor, which nothing here uses
+// (stdio upstreams run on node:child_process): their modules are then never loaded.
+const platform = Layer.mergeAll(NodePath.layer, NodeTerminal.layer).pipe(
   Layer.provideMerge(NodeFileSystem.layer)
 )
 

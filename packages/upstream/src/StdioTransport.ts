@@ -9,12 +9,8 @@
  * grandchild ignores SIGTERM). With `ProcessGroups`, each group is recorded while it lives, so a
  * daemon that is killed outright can have its leftovers stopped by the next one.
  */
-import * as Command from "@effect/platform/Command"
 import type * as Context from "effect/Context"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type * as PlatformError from "@effect/platform/Error"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -22,9 +18,8 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -34,6 +29,7 @@ import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
 import { makeLineSplitter } from "./internal/lines.js"
 import { CallBox } from "./internal/CallBox.js"
+import { type Child, spawnChild, type SpawnError } from "./internal/StdioChild.js"
 import { CurrentInPlace, CutInPlace } from "./internal/InPlace.js"
 import * as Waiting from "./internal/Waiting.js"
 
@@ -67,18 +63,18 @@ const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, ki
 
 /**
  * Why the process could not be started, in the words of the config that named it: a command that
- * is not there is the commonest first-run mistake, and the platform's own message
- * (`NotFound: Command.spawn (…): spawn … ENOENT`) does not say what to do about it.
+ * is not there is the commonest first-run mistake, and the system's own message (`spawn … ENOENT`)
+ * does not say what to do about it.
  */
-export const spawnFailure = (def: StdioDefinition, e: PlatformError.PlatformError): string => {
+export const spawnFailure = (def: StdioDefinition, e: SpawnError): string => {
   const command = JSON.stringify(def.command)
-  if (e._tag === "SystemError" && e.reason === "NotFound") {
-    if (e.method !== "spawn" && def.cwd !== undefined) return `its working directory ${JSON.stringify(def.cwd)} does not exist`
+  if (e.step === "cwd") return `its working directory ${JSON.stringify(def.cwd)} does not exist`
+  if (e.code === "ENOENT") {
     return def.command.includes("/")
       ? `command ${command} does not exist`
       : `command ${command} was not found on PATH; install it, or give its full path as the server's "command"`
   }
-  if (e._tag === "SystemError" && e.reason === "PermissionDenied") return `command ${command} is not executable (permission denied)`
+  if (e.code === "EACCES") return `command ${command} is not executable (permission denied)`
   return `cannot start ${def.command}: ${e.message}`
 }
 
@@ -91,131 +87,94 @@ export const spawnFailure = (def: StdioDefinition, e: PlatformError.PlatformErro
 export const openStdio = (
   def: StdioDefinition,
   options: StdioOptions = {}
-): Effect.Effect<Connection, TransportError, Scope.Scope | CommandExecutor.CommandExecutor> =>
+): Effect.Effect<Connection, TransportError, Scope.Scope> =>
   Effect.gen(function*() {
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const stderrTailBytes = options.stderrTailBytes ?? defaults.stderrTailBytes
     const killGrace = options.killGrace ?? defaults.killGrace
 
     const groups = options.groups
-    let command = Command.make(def.command, ...def.args).pipe(
-      Command.env({ ...def.env, ...groups?.environment }),
-      Command.stdin("pipe"),
-      Command.stdout("pipe"),
-      Command.stderr("pipe")
-    )
-    if (def.cwd !== undefined) command = Command.workingDirectory(command, def.cwd)
-
     const scope = yield* Effect.scope
-    const proc = yield* Command.start(command).pipe(
-      Effect.mapError((e) => new TransportClosed({ reason: spawnFailure(def, e) }))
-    )
-    // The platform starts it detached: it leads a process group whose id is its pid.
-    const pgid: number = proc.pid
-    if (groups !== undefined) yield* groups.started(pgid, [def.command, ...def.args].join(" "))
-
-    const stderrTail = yield* Ref.make("")
+    const runtime = yield* Effect.runtime<never>()
+    const log = (message: string) => void Runtime.runFork(runtime)(Effect.logDebug(message))
+    let stderrTail = ""
     const closedWith = yield* Deferred.make<TransportClosed>()
     const waiting = Waiting.make()
     const { pending, progress } = waiting
     const unsolicited = yield* Queue.sliding<JsonRpc.Parsed>(1024)
-    const outbox = yield* Mailbox.make<string>()
+    // How the reading of stdout ended: at its end, or at a line past the size cap.
+    const readerDone = yield* Deferred.make<FrameTooLarge | undefined>()
 
     // The reason once closed, kept beside the Deferred so that sending checks it in place.
     let closedReason: TransportClosed | undefined
+    let proc: Child | undefined
     const close = (reason: TransportClosed) =>
       Effect.gen(function*() {
         if (!(yield* Deferred.succeed(closedWith, reason))) return
         closedReason = reason
         yield* waiting.failAll(reason)
         yield* Queue.shutdown(unsolicited)
-        yield* outbox.end
+        proc?.endStdin()
       })
-
-    // The writer owns stdin: one frame per line, in offer order, and every frame waiting when it
-    // gets to run in one write (under load that is one pipe write for many calls, not one each).
-    // Ending the outbox ends the stream, which ends stdin — the polite way to ask a stdio server
-    // to leave.
-    const encoder = new TextEncoder()
-    yield* Mailbox.toStream(outbox).pipe(
-      Stream.mapChunks((lines) => Chunk.of(encoder.encode(Chunk.join(lines, "")))),
-      Stream.run(proc.stdin),
-      Effect.catchAll((e) => Effect.logDebug(`stdin of ${def.name} closed: ${e.message}`)),
-      Effect.forkIn(scope)
-    )
-
-    // Raw, for the log: what reaches hosts and /v1 callers is redacted at the gateway's edge.
-    yield* proc.stderr.pipe(
-      Stream.decodeText(),
-      Stream.runForEach((text) =>
-        Effect.zipRight(
-          Ref.update(stderrTail, (tail) => (tail + text).slice(-stderrTailBytes)),
-          Effect.logDebug(`${def.name} stderr: ${text.trimEnd()}`)
-        )
-      ),
-      Effect.ignore,
-      Effect.forkIn(scope)
-    )
 
     const dispatch = (parsed: JsonRpc.Parsed): void => {
       if (!waiting.unsafeRoute(parsed)) Queue.unsafeOffer(unsolicited, parsed)
     }
 
-    // Every line that has arrived is handled in one go, in one stage over the raw bytes: an answer
+    // Every line that has arrived is handled in one go, in place, over the raw bytes: an answer
     // goes straight to its waiter.
     const splitter = makeLineSplitter(maxLineBytes)
-    const readerDone = yield* proc.stdout.pipe(
-      Stream.runForEachChunk((chunks): Effect.Effect<void, FrameTooLarge> => {
-        let skipped: Array<string> | undefined
-        for (const bytes of chunks) {
-          const lines = splitter.push(bytes)
-          if (lines instanceof FrameTooLarge) return Effect.fail(lines)
-          for (const line of lines) {
-            if (line.trim().length === 0) continue
-            const frame = JsonRpc.decodeFrame(line)
-            if (Either.isLeft(frame)) (skipped ??= []).push(line)
-            else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
-            else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)
-          }
-        }
-        return skipped === undefined
-          ? Effect.void
-          : Effect.forEach(skipped, (line) => Effect.logDebug(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`), {
-            discard: true
-          })
-      }),
-      Effect.either,
-      Effect.forkIn(scope)
-    )
+    const onStdout = (bytes: Buffer) => {
+      const lines = splitter.push(bytes)
+      if (lines instanceof FrameTooLarge) {
+        proc?.stopReading()
+        Deferred.unsafeDone(readerDone, Effect.succeed(lines))
+        return
+      }
+      for (const line of lines) {
+        if (line.trim().length === 0) continue
+        const frame = JsonRpc.decodeFrame(line)
+        if (Either.isLeft(frame)) log(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`)
+        else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
+        else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)
+      }
+    }
+
+    proc = yield* spawnChild(def.command, def.args, { env: { ...def.env, ...groups?.environment }, cwd: def.cwd, killGrace }, {
+      onStdout,
+      onStdoutEnd: () => Deferred.unsafeDone(readerDone, Effect.succeed(undefined)),
+      // Raw, for the log: what reaches hosts and /v1 callers is redacted at the gateway's edge.
+      onStderr: (text) => {
+        stderrTail = (stderrTail + text).slice(-stderrTailBytes)
+        log(`${def.name} stderr: ${text.trimEnd()}`)
+      },
+      onStdinError: (e) => log(`stdin of ${def.name} closed: ${e.message}`)
+    }).pipe(Effect.mapError((e) => new TransportClosed({ reason: spawnFailure(def, e) })))
+    const child = proc
+    // It leads a process group whose id is its pid.
+    const pgid: number = child.pid
+    if (groups !== undefined) yield* groups.started(pgid, [def.command, ...def.args].join(" "))
 
     // Whatever ends first — the process or its stdout — closes the connection for everyone
     // waiting, with the exit status and stderr tail so the caller can say why.
     yield* Effect.gen(function*() {
-      const readEnd = yield* readerDone.await
-      if (Exit.isSuccess(readEnd) && Either.isLeft(readEnd.value) && readEnd.value.left instanceof FrameTooLarge) {
-        yield* close(
-          new TransportClosed({ reason: `${def.name}: ${readEnd.value.left.message}`, stderrTail: yield* Ref.get(stderrTail) })
-        )
-        yield* proc.kill("SIGKILL").pipe(Effect.ignore)
+      const tooLarge = yield* Deferred.await(readerDone)
+      if (tooLarge !== undefined) {
+        yield* close(new TransportClosed({ reason: `${def.name}: ${tooLarge.message}`, stderrTail }))
+        yield* child.kill("SIGKILL").pipe(Effect.timeout(killGrace), Effect.ignore)
         return
       }
-      const code = yield* proc.exitCode.pipe(Effect.option)
-      yield* close(
-        new TransportClosed({
-          reason: `${def.name} exited`,
-          exitCode: Option.getOrNull(code),
-          stderrTail: yield* Ref.get(stderrTail)
-        })
-      )
+      const code = yield* child.exitCode
+      yield* close(new TransportClosed({ reason: `${def.name} exited`, exitCode: code, stderrTail }))
     }).pipe(Effect.forkIn(scope))
 
     // The group, not the process: once the leader has left (or was told to), what it started may
     // still run, and nothing else would ever stop it.
     const signalGroup = (signal: NodeJS.Signals) =>
-      Effect.suspend(() => (ProcessTable.signalGroup(pgid, signal) ? Effect.void : Effect.ignore(Effect.timeout(proc.kill(signal), killGrace))))
+      Effect.suspend(() => (ProcessTable.signalGroup(pgid, signal) ? Effect.void : Effect.ignore(Effect.timeout(child.kill(signal), killGrace))))
     const stop = Effect.gen(function*() {
-      yield* outbox.end
-      yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
+      child.endStdin()
+      yield* child.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
       if (groupRunning(pgid)) {
         yield* signalGroup("SIGTERM")
         if (!(yield* groupGone(pgid, killGrace))) {
@@ -223,8 +182,8 @@ export const openStdio = (
           yield* groupGone(pgid, killGrace)
         }
       }
-      yield* proc.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
-      yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail: yield* Ref.get(stderrTail) }))
+      yield* child.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
+      yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail }))
       if (groups !== undefined) yield* groups.stopped(pgid)
     })
     // Finalizers run uninterruptibly, and a timeout cannot give up on an uninterruptible wait; nor
@@ -236,7 +195,7 @@ export const openStdio = (
     // Queued for stdin in place; false once the connection is closed.
     const unsafeSend = (message: JsonRpc.Message): boolean => {
       if (closedReason !== undefined) return false
-      outbox.unsafeOffer(`${JsonRpc.encodeFrame(message)}\n`)
+      child.write(`${JsonRpc.encodeFrame(message)}\n`)
       return true
     }
 
@@ -297,7 +256,7 @@ export const openStdio = (
       respond: (r) => send(r),
       unsolicited: Stream.fromQueue(unsolicited),
       closed: Deferred.await(closedWith),
-      stderrTail: Ref.get(stderrTail),
+      stderrTail: Effect.sync(() => stderrTail),
       openNotificationStream: Effect.void,
       wire: "stdio",
       cutsInPlace: true

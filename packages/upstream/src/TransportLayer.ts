@@ -6,7 +6,6 @@
  * When a `ProcessGroups` service is in the layer's context (the daemon's), stdio process groups
  * are recorded in it; everything else runs without.
  */
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,14 +23,13 @@ export interface TransportOptions {
   readonly stdio?: StdioOptions
 }
 
-/** The Transport on the platform's command executor and HTTP client. */
+/** The Transport: stdio processes on node:child_process, HTTP on the platform's client. */
 export const layer = (
   options: TransportOptions = {}
-): Layer.Layer<Transport, never, CommandExecutor.CommandExecutor | HttpClient.HttpClient> =>
+): Layer.Layer<Transport, never, HttpClient.HttpClient> =>
   Layer.effect(
     Transport,
     Effect.gen(function*() {
-      const executor = yield* CommandExecutor.CommandExecutor
       const client = yield* HttpClient.HttpClient
       const auth = yield* Effect.serviceOption(UpstreamAuth)
       const credentials = (def: HttpDefinition) => {
@@ -43,7 +41,7 @@ export const layer = (
       return Transport.of({
         open: (def, open = {}) =>
           def.transport === "stdio"
-            ? Effect.provideService(openStdio(def, stdio), CommandExecutor.CommandExecutor, executor)
+            ? openStdio(def, stdio)
             : Effect.provideService(
               open.wire === "http+sse" ? openHttpSse(def) : openHttp(def, credentials(def)),
               HttpClient.HttpClient,

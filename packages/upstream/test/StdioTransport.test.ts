@@ -10,7 +10,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { StdioDefinition } from "../src/ServerDefinition.js"
@@ -97,6 +97,29 @@ describe("StdioTransport", () => {
       assert.include(closed.message, "fatal: no API key configured")
       assert.isAtMost((closed.stderrTail ?? "").length, 64)
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("stdio/transport/spawn: a command that cannot start says why, in the config's words", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "mcpx-spawn-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const plain = join(dir, "not-executable")
+      writeFileSync(plain, "#!/bin/sh\necho hi\n")
+      chmodSync(plain, 0o644)
+      const reason = (def: StdioDefinition) =>
+        Effect.map(Effect.flip(openStdio(def)), (e) => (e._tag === "TransportClosed" ? e.reason : e._tag))
+      const def = (command: string, cwd?: string) =>
+        new StdioDefinition({ transport: "stdio", name: "broken", command, args: [], ...(cwd === undefined ? {} : { cwd }) })
+      assert.strictEqual(
+        yield* reason(def("mcpx-no-such-command")),
+        `command "mcpx-no-such-command" was not found on PATH; install it, or give its full path as the server's "command"`
+      )
+      assert.strictEqual(yield* reason(def(join(dir, "absent"))), `command ${JSON.stringify(join(dir, "absent"))} does not exist`)
+      assert.strictEqual(yield* reason(def(plain)), `command ${JSON.stringify(plain)} is not executable (permission denied)`)
+      assert.strictEqual(
+        yield* reason(def(process.execPath, join(dir, "no/such/dir"))),
+        `its working directory ${JSON.stringify(join(dir, "no/such/dir"))} does not exist`
+      )
+    }))
 
   it.scopedLive("stdio/transport/line-cap: a line over the cap closes the connection instead of growing memory", () =>
     Effect.gen(function*() {

@@ -347,23 +347,25 @@ const make = (options: HttpHostOptions) =>
       answered: ReadonlyArray<JsonRpc.Response>,
       batch: boolean,
       accept: Wire.Accepts
-    ) =>
-      Effect.gen(function*() {
-        const outbound = yield* Mailbox.make<JsonRpc.Message>()
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+      Effect.suspend(() => {
+        // Made when something is first said: most requests say nothing before their reply.
+        let outbound: Mailbox.Mailbox<JsonRpc.Message> | undefined
         const asked = new Spoken()
         // Whether anyone can still see this POST's stream: not once the reply is written, the
         // stream closed, or the handler was interrupted before it had a stream.
         let open = true
-        const send = (m: JsonRpc.Message) =>
-          Effect.sync(() => {
-            if (!open) return false
-            outbound.unsafeOffer(m)
-            asked.raise()
-            return true
+        const said = (box: Mailbox.Mailbox<JsonRpc.Message>, m: JsonRpc.Message) => {
+          box.unsafeOffer(m)
+          asked.raise()
+          return true
+        }
+        const send = (m: JsonRpc.Message): Effect.Effect<boolean> =>
+          Effect.suspend(() => {
+            if (!open) return Effect.succeed(false)
+            if (outbound !== undefined) return Effect.succeed(said(outbound, m))
+            return Effect.map(Mailbox.make<JsonRpc.Message>(), (made) => said(outbound ??= made, m))
           })
-        const shut = Effect.sync(() => {
-          open = false
-        })
         const context: RequestContext = {
           connection: target.connection,
           ...(target.revision !== undefined ? { legacyRevision: target.revision } : {}),
@@ -373,51 +375,74 @@ const make = (options: HttpHostOptions) =>
             : {}),
           ...(target.session !== undefined ? { subscriptions: { watches: target.session.watches } } : {})
         }
-        const exchange = yield* Scope.make()
-        let handedOver = false
-        const release = Effect.suspend(() => (handedOver ? Effect.void : Effect.zipRight(shut, Scope.close(exchange, Exit.void))))
+        const session = target.session
+        // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
+        const slots = batch ? Effect.unsafeMakeSemaphore(BatchConcurrency) : undefined
+        const run = (r: JsonRpc.Request) =>
+          settled(r, slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
+        const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
+          exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
 
-        return yield* Effect.gen(function*() {
-          const errors: Array<JsonRpc.Response> = [...answered]
-          const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
-          // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
-          const slots = batch ? yield* Effect.makeSemaphore(BatchConcurrency) : undefined
-          const run = (r: JsonRpc.Request) =>
-            settled(r, slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
-          for (const r of requests) {
-            const session = target.session
-            if (session === undefined) {
-              fibers.push(yield* Effect.forkIn(run(r), exchange))
-            } else if (yield* FiberMap.has(session.requests, r.id)) {
-              errors.push(duplicate(r.id))
-            } else {
-              fibers.push(yield* FiberMap.run(session.requests, r.id, run(r)))
+        /** The reply once every request has ended, or the stream once one of them spoke first. */
+        const answer = (
+          fibers: ReadonlyArray<Fiber.RuntimeFiber<JsonRpc.Response | undefined>>,
+          errors: ReadonlyArray<JsonRpc.Response>,
+          exchange: Scope.CloseableScope | undefined,
+          handOver: () => void
+        ) =>
+          Effect.map(firstOf(fibers, asked), (exits) => {
+            if (exits !== undefined) {
+              const all = [...errors, ...replies(exits)]
+              const [first] = all
+              if (first === undefined) return withheld()
+              return reply(200, batch ? all : first, accept)
             }
-          }
-          const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
-            exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
-          const exits = yield* firstOf(fibers, asked)
-          if (exits !== undefined) {
-            const all = [...errors, ...replies(exits)]
-            const [first] = all
-            if (first === undefined) return withheld()
-            return reply(200, batch ? all : first, accept)
-          }
-          // Something must be streamed: the questions so far, later ones, and each reply when ready.
-          const answers = Stream.fromIterable(fibers).pipe(
-            Stream.mapEffect(Fiber.await, { concurrency: "unbounded", unordered: true }),
-            Stream.filterMap((e) => (Exit.isSuccess(e) ? Option.fromNullable(e.value) : Option.none()))
-          )
-          const events = Stream.merge(Mailbox.toStream(outbound), Stream.concat(Stream.fromIterable(errors), answers), {
-            haltStrategy: "right"
+            // Something must be streamed: the questions so far, later ones, and each reply when ready.
+            const answers = Stream.fromIterable(fibers).pipe(
+              Stream.mapEffect(Fiber.await, { concurrency: "unbounded", unordered: true }),
+              Stream.filterMap((e) => (Exit.isSuccess(e) ? Option.fromNullable(e.value) : Option.none()))
+            )
+            // Raised only once something was offered, so the mailbox exists.
+            const events = Stream.merge(Mailbox.toStream(outbound!), Stream.concat(Stream.fromIterable(errors), answers), {
+              haltStrategy: "right"
+            })
+            handOver()
+            // Without a session the stream owns the requests: closing it (the client went away)
+            // closes their scope, which interrupts them.
+            const ended = Effect.sync(() => {
+              open = false
+            })
+            return Wire.eventStream(
+              withKeepAlive(Stream.map(events, Wire.sseEvent)).pipe(
+                Stream.ensuring(exchange === undefined ? ended : Effect.zipRight(ended, Scope.close(exchange, Exit.void)))
+              )
+            )
           })
-          handedOver = true
-          // Without a session the stream owns the requests: closing it (the client went away)
-          // closes their scope, which interrupts them.
-          return Wire.eventStream(
-            withKeepAlive(Stream.map(events, Wire.sseEvent)).pipe(Stream.ensuring(Effect.zipRight(shut, Scope.close(exchange, Exit.void))))
-          )
-        }).pipe(Effect.ensuring(release))
+
+        if (session !== undefined) {
+          // In a session the requests belong to its fiber map; leaving this POST only stops what it may still say.
+          let handedOver = false
+          return Effect.suspend(() => {
+            const errors: Array<JsonRpc.Response> = [...answered]
+            const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
+            const startOne = (r: JsonRpc.Request) =>
+              Effect.flatMap(FiberMap.has(session.requests, r.id), (busy) => {
+                if (busy) return Effect.sync(() => void errors.push(duplicate(r.id)))
+                return Effect.map(FiberMap.run(session.requests, r.id, run(r)), (fiber) => void fibers.push(fiber))
+              })
+            const start = requests.length === 1 ? startOne(requests[0]!) : Effect.forEach(requests, startOne, { discard: true })
+            return Effect.zipRight(start, Effect.suspend(() => answer(fibers, errors, undefined, () => void (handedOver = true))))
+          }).pipe(Effect.onExit(() => Effect.sync(() => {
+            if (!handedOver) open = false
+          })))
+        }
+        return Effect.flatMap(Scope.make(), (exchange) => {
+          let handedOver = false
+          const release = Effect.suspend(() =>
+            handedOver ? Effect.void : Effect.zipRight(Effect.sync(() => void (open = false)), Scope.close(exchange, Exit.void)))
+          return Effect.flatMap(Effect.forEach(requests, (r) => Effect.forkIn(run(r), exchange)), (fibers) =>
+            answer(fibers, answered, exchange, () => void (handedOver = true))).pipe(Effect.ensuring(release))
+        })
       })
 
     const cancelledId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefined => {

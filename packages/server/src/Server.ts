@@ -513,37 +513,36 @@ const make = (options: ServerOptions) =>
         return Shape.downgrade(result, Method.Initialize, revision)
       })
 
-    const legacy = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> =>
-      Effect.gen(function*() {
-        const params = request.params ?? {}
-        const method = request.method
-        // A modern-only method without its envelope is a modern request missing required _meta,
-        // which is -32602 (what the conformance suite expects), not a legacy unknown method.
-        if (method === Method.ServerDiscover || method === Method.SubscriptionsListen) {
-          return yield* Either.match(Meta.parseRequestMeta(params), {
-            onLeft: (e) => Effect.fail(e),
-            onRight: () => Effect.fail(new MethodNotFound({ method, detail: `${method} needs a modern _meta` }))
-          })
-        }
-        if (method === Method.Initialize) return yield* initialize(params, context)
-        const negotiated = Option.getOrUndefined(yield* Ref.get(context.connection.negotiated))
+    // Without Effect.gen, as `modern`: only the negotiated state and the feature are effects.
+    const legacy = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> => {
+      const params = request.params ?? {}
+      const method = request.method
+      // A modern-only method without its envelope is a modern request missing required _meta,
+      // which is -32602 (what the conformance suite expects), not a legacy unknown method.
+      if (method === Method.ServerDiscover || method === Method.SubscriptionsListen) {
+        return Either.match(Meta.parseRequestMeta(params), {
+          onLeft: (e) => Effect.fail(e),
+          onRight: () => Effect.fail(new MethodNotFound({ method, detail: `${method} needs a modern _meta` }))
+        })
+      }
+      if (method === Method.Initialize) return initialize(params, context)
+      return Effect.flatMap(Ref.get(context.connection.negotiated), (current): Effect.Effect<JsonObject, HandleError> => {
+        const negotiated = Option.getOrUndefined(current)
         const revision = negotiated?.revision ?? context.legacyRevision ?? Revision.OldestRevision
         if (!Method.isClientRequestIn(revision, method)) {
-          return yield* new MethodNotFound({ method, detail: `${method} is not part of ${revision}` })
+          return Effect.fail(new MethodNotFound({ method, detail: `${method} is not part of ${revision}` }))
         }
         switch (method) {
           case Method.Ping:
-            return {}
-          case Method.LoggingSetLevel: {
-            const level = yield* decodeParams(Schema.Struct({ level: Meta.LoggingLevel }), params)
-            yield* Ref.update(context.connection.negotiated, Option.map((n) => ({ ...n, logLevel: level.level })))
-            return {}
-          }
+            return Effect.succeed({})
+          case Method.LoggingSetLevel:
+            return Effect.flatMap(decodeParams(Schema.Struct({ level: Meta.LoggingLevel }), params), (level) =>
+              Effect.as(Ref.update(context.connection.negotiated, Option.map((n) => ({ ...n, logLevel: level.level }))), {}))
           case Method.TasksGet:
           case Method.TasksResult:
           case Method.TasksList:
           case Method.TasksCancel:
-            return yield* new MethodNotFound({ method, detail: `${method}: mcpx-fx does not declare tasks` })
+            return Effect.fail(new MethodNotFound({ method, detail: `${method}: mcpx-fx does not declare tasks` }))
         }
         const sessionId = sessionIdentity(params) ?? context.connection.id
         const caller: Caller = {
@@ -556,14 +555,14 @@ const make = (options: ServerOptions) =>
           ...notifying(context.notify, negotiated?.logLevel ?? "debug")
         }
         if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {
-          return yield* subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))
+          return subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))
         }
-        const result = yield* feature(caller, method, params)
-        if (Shape.resultTypeOf(result) !== "complete") {
-          return yield* new UnshapeableResult({ detail: `${method} ended as ${Shape.resultTypeOf(result)}, which ${revision} cannot carry` })
-        }
-        return Shape.downgrade(result, method, revision)
+        return Effect.flatMap(feature(caller, method, params), (result) =>
+          Shape.resultTypeOf(result) !== "complete"
+            ? Effect.fail(new UnshapeableResult({ detail: `${method} ended as ${Shape.resultTypeOf(result)}, which ${revision} cannot carry` }))
+            : Effect.succeed(Shape.downgrade(result, method, revision)))
       })
+    }
 
     const notification = (n: JsonRpc.Notification, context: RequestContext): Effect.Effect<void> =>
       n.method === Method.Initialized
@@ -577,7 +576,7 @@ const make = (options: ServerOptions) =>
       const request = message
       const era: Revision.Era = Meta.hasVersionClaim(request.params) ? "modern" : "legacy"
       // Suspended: a check that throws is a defect told as -32603, not an exception out of handle.
-      const run = era === "modern" ? Effect.suspend(() => modern(request, context)) : legacy(request, context)
+      const run = Effect.suspend(() => (era === "modern" ? modern(request, context) : legacy(request, context)))
       // One match for the three outcomes (a result, an error response, a defect told as -32603);
       // interruption passes through. No span: a span per call cost more than the routing.
       return Effect.matchCauseEffect(run, {

@@ -78,6 +78,11 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
     options?: { readonly suggest?: boolean }
   ) => Effect.Effect<JsonObject, GatewayCallError>
   /**
+   * The visible tool behind a host-visible name as the live listing has it (its upstream name,
+   * schemas and annotations), in place; undefined when it would take a lookup to say.
+   */
+  readonly peekTool: (name: string) => JsonObject | undefined
+  /**
    * Runs a reloaded configuration: unchanged servers keep their processes, removed ones stop and
    * redefined ones restart once their calls finish, and hosts are told the lists changed.
    */
@@ -419,6 +424,7 @@ const make = Effect.gen(function*() {
     listResources,
     listResourceTemplates,
     knownTools: tools.knownTools,
+    peekTool: tools.peekTool,
     describeTool: (caller, name, options) =>
       Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => Names.qualifyTool(found.server, found.tool)),
     reconfigure,

@@ -95,6 +95,12 @@ export const make = (deps: Deps) => {
       )
     })
 
+  /** The visible tool behind a host-visible name, if the catalog's live listing has it; nothing is listed or started. */
+  const peekTool = (name: string): JsonObject | undefined => {
+    const found = Names.resolve(deps.servers(), name)
+    return found === undefined || !visibleName(found.server, found.name) ? undefined : catalog.peek(found.server.catalog, found.name)
+  }
+
   /**
    * The visible tools known without starting a server: a listing since the server's last change,
    * a started server listed now, the schema cache's; `refresh` lists every server.
@@ -125,5 +131,5 @@ export const make = (deps: Deps) => {
       }
     })
 
-  return { visible, listServerTools, resolveTool, knownTools }
+  return { visible, listServerTools, peekTool, resolveTool, knownTools }
 }

@@ -83,6 +83,8 @@ export class ToolCatalog extends Context.Tag("@mcpx-fx/gateway/ToolCatalog")<Too
     name: string,
     list: Effect.Effect<ReadonlyArray<JsonObject>, E>
   ) => Effect.Effect<Option.Option<JsonObject>, E>
+  /** A tool by its upstream name from the live listing alone, in place: undefined when that listing does not have it. */
+  readonly peek: (server: CatalogServer, name: string) => JsonObject | undefined
 }>() {
   /** The catalog with its schema cache in the state directory. */
   static readonly layer: Layer.Layer<ToolCatalog, never, StateDir | FileSystem.FileSystem | Path.Path> = Layer.effect(
@@ -151,6 +153,7 @@ function make(store: SchemaStore.SchemaStore) {
           live.delete(server)
           changes.set(server, changesOf(server) + 1)
         }),
+      peek: (server, name) => live.get(server.name)?.byName.get(name),
       lookup: (server, name, lister) =>
         Effect.suspend(() => {
           const entry = live.get(server.name)

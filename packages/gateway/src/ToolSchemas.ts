@@ -17,9 +17,12 @@ export type SchemaLookup = (tool: string) => Effect.Effect<unknown>
  * no schema to check against: the call itself then says what is wrong.
  */
 export const make = (gateway: Gateway["Type"]): Effect.Effect<SchemaLookup, never, Scope.Scope> =>
-  Effect.succeed((tool) =>
-    gateway.describeTool({}, tool, { suggest: false }).pipe(
+  Effect.succeed((tool) => {
+    // Nearly every call names a tool the live listing has: its schema is read in place.
+    const known = gateway.peekTool(tool)
+    if (known !== undefined) return Effect.succeed(known.inputSchema)
+    return gateway.describeTool({}, tool, { suggest: false }).pipe(
       Effect.option,
       Effect.map((described) => Option.getOrUndefined(Option.map(described, (t) => t.inputSchema)))
     )
-  )
+  })

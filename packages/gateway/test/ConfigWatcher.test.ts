@@ -39,6 +39,7 @@ const recordingGateway = (given: Array<LoadedConfig>) =>
     listResourceTemplates: () => Effect.succeed({ items: [], failures: [] }),
     knownTools: () => Effect.succeed({ items: [], unlisted: [], failures: [] }),
     describeTool: () => Effect.dieMessage("unused"),
+    peekTool: () => undefined,
     reconfigure: (config) =>
       Effect.sync(() => {
         given.push(config)

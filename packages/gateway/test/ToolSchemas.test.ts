@@ -49,6 +49,20 @@ describe("ToolSchemas", () => {
       assert.strictEqual(yield* relisted, 3)
     }).pipe(Effect.provide(gatewayFor({ beta: era("legacy-32601", { args: [...era("legacy-32601").args, "--log", logFile] }) }))))
 
+  it.scopedLive("gateway/schemas/a tool the live listing has is read in place; one hidden by the filter never is", () =>
+    Effect.gen(function*() {
+      const gateway = yield* Gateway
+      // Nothing is listed yet: it takes a lookup to say.
+      assert.isUndefined(gateway.peekTool("beta__echo"))
+      const lookup = yield* ToolSchemas.make(gateway)
+      assert.deepInclude((yield* lookup("beta__echo")) as object, { type: "object" })
+      assert.strictEqual(gateway.peekTool("beta__echo")?.name, "echo")
+      assert.deepInclude(gateway.peekTool("beta__echo")?.inputSchema as object, { type: "object" })
+      assert.isUndefined(gateway.peekTool("beta__hello"))
+      assert.isUndefined(yield* lookup("beta__hello"))
+      assert.isUndefined(gateway.peekTool("nowhere__echo"))
+    }).pipe(Effect.provide(gatewayFor({ beta: era("legacy-32601", { excludeTools: ["hello"] }) }))))
+
   it.scopedLive("gateway/isolation/a modern call's schema lookup answers for a healthy server while another is still starting", () =>
     Effect.gen(function*() {
       const gateway = yield* Gateway

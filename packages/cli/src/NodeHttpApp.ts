@@ -110,7 +110,9 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
       source.once("end", onEnd)
       source.once("error", onError)
       source.once("close", onClose)
-      return Effect.sync(cleanup)
+      // No canceller: an interrupted read leaves its listeners only until the body ends, fails or
+      // its connection closes, one of which always comes, and a canceller wraps every read in an
+      // interruption handler of a few operations more.
     })
   }
 

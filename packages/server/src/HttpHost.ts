@@ -422,19 +422,20 @@ const make = (options: HttpHostOptions) =>
         if (session !== undefined) {
           // In a session the requests belong to its fiber map; leaving this POST only stops what it may still say.
           let handedOver = false
-          return Effect.suspend(() => {
-            const errors: Array<JsonRpc.Response> = [...answered]
-            const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
-            const startOne = (r: JsonRpc.Request) =>
-              Effect.flatMap(FiberMap.has(session.requests, r.id), (busy) => {
-                if (busy) return Effect.sync(() => void errors.push(duplicate(r.id)))
-                return Effect.map(FiberMap.run(session.requests, r.id, run(r)), (fiber) => void fibers.push(fiber))
+          const errors: Array<JsonRpc.Response> = [...answered]
+          const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
+          const startOne = (r: JsonRpc.Request) => {
+            if (FiberMap.unsafeHas(session.requests, r.id)) return Effect.sync(() => void errors.push(duplicate(r.id)))
+            return Effect.map(FiberMap.run(session.requests, r.id, run(r)), (fiber) => void fibers.push(fiber))
+          }
+          const start = requests.length === 1 ? startOne(requests[0]!) : Effect.forEach(requests, startOne, { discard: true })
+          return Effect.zipRight(start, Effect.suspend(() => answer(fibers, errors, undefined, () => void (handedOver = true)))).pipe(
+            Effect.onExit(() =>
+              Effect.sync(() => {
+                if (!handedOver) open = false
               })
-            const start = requests.length === 1 ? startOne(requests[0]!) : Effect.forEach(requests, startOne, { discard: true })
-            return Effect.zipRight(start, Effect.suspend(() => answer(fibers, errors, undefined, () => void (handedOver = true))))
-          }).pipe(Effect.onExit(() => Effect.sync(() => {
-            if (!handedOver) open = false
-          })))
+            )
+          )
         }
         return Effect.flatMap(Scope.make(), (exchange) => {
           let handedOver = false
@@ -544,6 +545,16 @@ const make = (options: HttpHostOptions) =>
         return yield* runRequests(target, requests, errors, true, accept)
       })
 
+    // A session's POST, the legacy request that comes most often: without Effect.gen.
+    const inSession = (id: string, frame: JsonRpc.Frame, accept: Wire.Accepts) =>
+      Effect.flatMap(sessions.get(id), (session): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+        if (session === undefined) {
+          return Effect.succeed(Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again"))
+        }
+        const target: Legacy = { session, connection: session.connection, revision: undefined }
+        return frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
+      })
+
     const legacy = (
       request: HttpServerRequest.HttpServerRequest,
       frame: JsonRpc.Frame,
@@ -552,14 +563,7 @@ const make = (options: HttpHostOptions) =>
     ) =>
       Effect.gen(function*() {
         const id = sessionHeader(request)
-        if (id !== undefined) {
-          const session = yield* sessions.get(id)
-          if (session === undefined) {
-            return Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again")
-          }
-          const target: Legacy = { session, connection: session.connection, revision: undefined }
-          return yield* frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
-        }
+        if (id !== undefined) return yield* inSession(id, frame, accept)
         if (frame._tag === "Single" && JsonRpc.isRequest(frame.parsed.message) && frame.parsed.message.method === Method.Initialize) {
           return yield* initialize(frame.parsed.message, accept)
         }

@@ -60,5 +60,7 @@ export const firstOf = <A, E>(
       if (settled) break
       f.addObserver(observer)
     }
-    return Effect.sync(cleanup)
+    // No canceller: a wait given up on leaves its observers only until the fibers end or the flag
+    // is raised (resuming a wait that is gone does nothing), and a canceller wraps every wait in
+    // an interruption handler of a few operations more.
   })

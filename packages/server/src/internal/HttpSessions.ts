@@ -185,7 +185,7 @@ export const makeSessions = (
         if (entry === undefined) return Effect.succeed(undefined)
         live.delete(id)
         live.set(id, entry)
-        return Effect.as(Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(entry.lastSeen, now)), entry.session)
+        return Effect.clockWith((clock) => Effect.as(Ref.set(entry.lastSeen, clock.unsafeCurrentTimeMillis()), entry.session))
       })
 
     const openStream = (session: Session) =>

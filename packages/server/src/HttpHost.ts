@@ -28,7 +28,6 @@ import * as HttpStatus from "@mcpx-fx/protocol/HttpStatus"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
-import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as ProtocolSubscriptions from "@mcpx-fx/protocol/Subscriptions"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -37,27 +36,22 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
-import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Wire from "./internal/HttpWire.js"
-import { firstOf, Spoken } from "./internal/FirstOf.js"
 import * as StopCut from "./internal/StopCut.js"
+import { makeLegacy } from "./internal/HttpLegacy.js"
+import { makeModern } from "./internal/HttpModern.js"
+import type { Deps } from "./internal/HttpParts.js"
 import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
-import { makeSessions, mintId, type Session, type Target } from "./internal/HttpSessions.js"
+import { makeSessions, type Target } from "./internal/HttpSessions.js"
 import { Backend } from "./Backend.js"
-import { BatchConcurrency, DefaultMaxBatch, DefaultMaxSessions } from "./Limits.js"
-import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
+import { DefaultMaxBatch, DefaultMaxSessions } from "./Limits.js"
+import { makeConnection, Server } from "./Server.js"
 import * as Shutdown from "./Shutdown.js"
-import * as Subscriptions from "./Subscriptions.js"
 
 /**
  * Sent by `mcpx-fx serve --relay` with every POST: the revision of the stdio host whose frames it
@@ -181,17 +175,6 @@ const make = (options: HttpHostOptions) =>
     const withKeepAlive = (events: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> =>
       Stream.merge(events, keepAlive, { haltStrategy: "left" })
 
-    /** One finished reply: JSON when the client takes it, else a one-event stream, same status. */
-    const reply = (
-      status: number,
-      body: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>,
-      accept: Wire.Accepts,
-      headers: Record<string, string> = {}
-    ) => accept.json ? Wire.json(status, body, headers) : Wire.eventStream(Stream.make(Wire.sseEvent(body)), headers, status)
-
-    /** A reply withheld (every request in it was cancelled): an event stream with nothing on it. */
-    const withheld = (headers: Record<string, string> = {}) => Wire.eventStream(Stream.empty, headers)
-
     const sessionHeader = (request: HttpServerRequest.HttpServerRequest) => Wire.header(request, HeaderCodec.SessionIdHeader)
 
     const namesModern = (request: HttpServerRequest.HttpServerRequest): boolean => {
@@ -199,382 +182,9 @@ const make = (options: HttpHostOptions) =>
       return v !== undefined && Classify.namesModernRevision(v.trim())
     }
 
-    // ---- modern
-
-    /** Whether a modern request asked to hear something before its response: progress, or log messages. */
-    const asksToHear = (params: JsonRpc.Request["params"]): boolean => {
-      const meta = Meta.metaOf(params)
-      return meta !== undefined && (meta[Meta.ProgressTokenKey] !== undefined || meta[Meta.LogLevelKey] !== undefined)
-    }
-
-    /** `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. */
-    const checkParams = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Request) => {
-      const lookup = options.inputSchemaOf
-      const name = message.params?.name
-      if (lookup === undefined || message.method !== Method.ToolsCall || typeof name !== "string") {
-        return Effect.succeed(Either.right<void>(undefined))
-      }
-      return Effect.map(lookup(name), (inputSchema) =>
-        inputSchema === undefined ? Either.right<void>(undefined) : HeaderCodec.checkIncoming(request.headers, message, { inputSchema }))
-    }
-
-    /** A modern POST: notifications are accepted, responses refused, requests checked against their headers and run. */
-    const modern = (
-      request: HttpServerRequest.HttpServerRequest,
-      message: JsonRpc.Message,
-      accept: Wire.Accepts,
-      relayed: boolean
-    ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-      if (JsonRpc.isNotification(message)) return Effect.as(server.handle(message, { connection: modernConnection }), Wire.accepted())
-      if (!JsonRpc.isRequest(message)) {
-        return Effect.succeed(Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: a 2026-07-28 client must not POST responses"))
-      }
-      // A relayed stdio body has no mirrored headers to compare: stdio has none.
-      if (relayed) return modernRequest(message, accept)
-      return Effect.flatMap(checkParams(request, message), (params) => {
-        if (Either.isRight(params)) return modernRequest(message, accept)
-        const response = HeaderCodec.mismatchResponse(message.id, params.left)
-        return Effect.succeed(reply(HttpStatus.modernStatus(response), response, accept))
-      })
-    }
-
-    /**
-     * Runs a modern request. Its reply is one JSON response (status `modernStatus` of it) unless
-     * something must be said before it — progress, a log message, a listen's acknowledgement and
-     * notifications — and the client takes an event stream: then the POST becomes that stream, the
-     * response last. A client that goes away, before or during the stream, interrupts the request
-     * and with it the upstream call.
-     *
-     * A client that takes no event stream cannot be told anything first, and one that asked for
-     * nothing to come first (no progress token, no log level, not a listen) expects nothing live:
-     * those requests run in the request's own fiber. Whatever such a call says all the same (an
-     * upstream's stray notification) is not lost: it precedes the response on a stream once the
-     * call is done. Otherwise the request runs in a fiber of its own, which the POST waits on until
-     * it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
-     */
-    const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) => {
-      const answer = (response: JsonRpc.Response | undefined) =>
-        response === undefined ? Wire.accepted() : reply(HttpStatus.modernStatus(response), response, accept)
-      if (!accept.eventStream) return Effect.map(settled(message, server.handle(message, { connection: modernConnection })), answer)
-      if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
-        return Effect.suspend(() => {
-          let said: Array<JsonRpc.Message> | undefined
-          const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
-          const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
-          return Effect.map(settled(message, server.handle(message, context)), (response) => {
-            if (said === undefined) return answer(response)
-            const events = response === undefined ? said : [...said, response]
-            return Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent)))
-          })
-        })
-      }
-      return Effect.gen(function*() {
-        const outbound = yield* Mailbox.make<JsonRpc.Message>()
-        const spoken = new Spoken()
-        // Whether the POST can still become a stream: not once a JSON reply has been chosen.
-        let open = true
-        const send = (m: JsonRpc.Message) =>
-          Effect.sync(() => {
-            if (!open) return
-            outbound.unsafeOffer(m)
-            spoken.raise()
-          })
-        const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
-        const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
-        const context: RequestContext = {
-          connection: modernConnection,
-          notify: send,
-          subscriptions: watches === undefined ? { notify: send } : { notify: send, watches }
-        }
-        const handled = settled(message, server.handle(message, context)).pipe(
-          // The response itself goes on the stream only once one is open; it is not a reason to open one.
-          Effect.tap((response) => (response === undefined || !spoken.raised ? Effect.void : outbound.offer(response))),
-          Effect.ensuring(outbound.end)
-        )
-        const fiber = yield* (exchange === undefined ? Effect.forkDaemon(handled) : Effect.forkIn(handled, exchange))
-        let handedOver = false
-        let finished = false
-        // Until the stream owns it, leaving this request (done, or interrupted) ends the call.
-        const release = Effect.suspend(() =>
-          handedOver
-            ? Effect.void
-            : exchange !== undefined
-            ? Scope.close(exchange, Exit.void)
-            : finished
-            ? Effect.void
-            : Fiber.interrupt(fiber)
-        )
-        return yield* Effect.gen(function*() {
-          const exits = yield* firstOf([fiber], spoken)
-          if (exits !== undefined) {
-            open = false
-            finished = true
-            const [exit] = exits
-            return answer(exit !== undefined && Exit.isSuccess(exit) ? exit.value : undefined)
-          }
-          handedOver = true
-          const end = Effect.suspend(() => {
-            open = false
-            return exchange === undefined ? Fiber.interrupt(fiber) : Scope.close(exchange, Exit.void)
-          })
-          return Wire.eventStream(withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(Stream.ensuring(end)))
-        }).pipe(Effect.ensuring(release))
-      })
-    }
-
-    // ---- legacy
-
-    interface Legacy {
-      readonly session: Session | undefined
-      readonly connection: Connection
-      readonly revision: Revision.LegacyRevision | undefined
-    }
-
-    const duplicate = (id: JsonRpc.RequestId) =>
-      JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
-
-    /**
-     * Runs a legacy POST's requests and answers it. In a session they run in the session's fiber
-     * map (a dropped POST does not stop them; `notifications/cancelled` does); without one they run
-     * in a scope tied to this POST, closed when the reply is written or the client goes away.
-     *
-     * The reply is JSON unless a question had to be asked first: then the POST becomes an SSE
-     * stream carrying the server→client request(s), then each reply as it comes.
-     */
-    const runRequests = (
-      target: Legacy,
-      requests: ReadonlyArray<JsonRpc.Request>,
-      answered: ReadonlyArray<JsonRpc.Response>,
-      batch: boolean,
-      accept: Wire.Accepts
-    ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-      Effect.suspend(() => {
-        // Made when something is first said: most requests say nothing before their reply.
-        let outbound: Mailbox.Mailbox<JsonRpc.Message> | undefined
-        const asked = new Spoken()
-        // Whether anyone can still see this POST's stream: not once the reply is written, the
-        // stream closed, or the handler was interrupted before it had a stream.
-        let open = true
-        const said = (box: Mailbox.Mailbox<JsonRpc.Message>, m: JsonRpc.Message) => {
-          box.unsafeOffer(m)
-          asked.raise()
-          return true
-        }
-        const send = (m: JsonRpc.Message): Effect.Effect<boolean> =>
-          Effect.suspend(() => {
-            if (!open) return Effect.succeed(false)
-            if (outbound !== undefined) return Effect.succeed(said(outbound, m))
-            return Effect.map(Mailbox.make<JsonRpc.Message>(), (made) => said(outbound ??= made, m))
-          })
-        const context: RequestContext = {
-          connection: target.connection,
-          ...(target.revision !== undefined ? { legacyRevision: target.revision } : {}),
-          // A client that takes no event stream cannot be asked; the Backend answers for it.
-          ...(accept.eventStream
-            ? { questions: questions.channel(target.session?.id, send), notify: (n) => Effect.asVoid(send(n)) }
-            : {}),
-          ...(target.session !== undefined ? { subscriptions: { watches: target.session.watches } } : {})
-        }
-        const session = target.session
-        // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
-        const slots = batch ? Effect.unsafeMakeSemaphore(BatchConcurrency) : undefined
-        const run = (r: JsonRpc.Request) =>
-          settled(r, slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
-        const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
-          exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
-
-        /** The reply once every request has ended, or the stream once one of them spoke first. */
-        const answer = (
-          fibers: ReadonlyArray<Fiber.RuntimeFiber<JsonRpc.Response | undefined>>,
-          errors: ReadonlyArray<JsonRpc.Response>,
-          exchange: Scope.CloseableScope | undefined,
-          handOver: () => void
-        ) =>
-          Effect.map(firstOf(fibers, asked), (exits) => {
-            if (exits !== undefined) {
-              const all = [...errors, ...replies(exits)]
-              const [first] = all
-              if (first === undefined) return withheld()
-              return reply(200, batch ? all : first, accept)
-            }
-            // Something must be streamed: the questions so far, later ones, and each reply when ready.
-            const answers = Stream.fromIterable(fibers).pipe(
-              Stream.mapEffect(Fiber.await, { concurrency: "unbounded", unordered: true }),
-              Stream.filterMap((e) => (Exit.isSuccess(e) ? Option.fromNullable(e.value) : Option.none()))
-            )
-            // Raised only once something was offered, so the mailbox exists.
-            const events = Stream.merge(Mailbox.toStream(outbound!), Stream.concat(Stream.fromIterable(errors), answers), {
-              haltStrategy: "right"
-            })
-            handOver()
-            // Without a session the stream owns the requests: closing it (the client went away)
-            // closes their scope, which interrupts them.
-            const ended = Effect.sync(() => {
-              open = false
-            })
-            return Wire.eventStream(
-              withKeepAlive(Stream.map(events, Wire.sseEvent)).pipe(
-                Stream.ensuring(exchange === undefined ? ended : Effect.zipRight(ended, Scope.close(exchange, Exit.void)))
-              )
-            )
-          })
-
-        if (session !== undefined) {
-          // In a session the requests belong to its fiber map; leaving this POST only stops what it may still say.
-          let handedOver = false
-          const errors: Array<JsonRpc.Response> = [...answered]
-          const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
-          const startOne = (r: JsonRpc.Request) => {
-            if (FiberMap.unsafeHas(session.requests, r.id)) return Effect.sync(() => void errors.push(duplicate(r.id)))
-            return Effect.map(FiberMap.run(session.requests, r.id, run(r)), (fiber) => void fibers.push(fiber))
-          }
-          const start = requests.length === 1 ? startOne(requests[0]!) : Effect.forEach(requests, startOne, { discard: true })
-          return Effect.zipRight(start, Effect.suspend(() => answer(fibers, errors, undefined, () => void (handedOver = true)))).pipe(
-            Effect.onExit(() =>
-              Effect.sync(() => {
-                if (!handedOver) open = false
-              })
-            )
-          )
-        }
-        return Effect.flatMap(Scope.make(), (exchange) => {
-          let handedOver = false
-          const release = Effect.suspend(() =>
-            handedOver ? Effect.void : Effect.zipRight(Effect.sync(() => void (open = false)), Scope.close(exchange, Exit.void)))
-          return Effect.flatMap(Effect.forEach(requests, (r) => Effect.forkIn(run(r), exchange)), (fibers) =>
-            answer(fibers, answered, exchange, () => void (handedOver = true))).pipe(Effect.ensuring(release))
-        })
-      })
-
-    const cancelledId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefined => {
-      const id = n.params?.requestId
-      return typeof id === "string" || typeof id === "number" ? id : undefined
-    }
-
-    const legacyNotification = (target: Legacy, n: JsonRpc.Notification) => {
-      if (n.method === Method.NotificationsCancelled) {
-        const id = cancelledId(n)
-        // Without a session there is nothing a cancellation could name.
-        return target.session === undefined || id === undefined ? Effect.void : FiberMap.remove(target.session.requests, id)
-      }
-      return Effect.asVoid(server.handle(n, { connection: target.connection }))
-    }
-
-    /**
-     * A session is told of list changes it was declared and updates of resources it subscribed to,
-     * on its GET stream, once it is initialized; with no stream open they are dropped.
-     */
-    const forwardChanges = (session: Session) =>
-      Scope.extend(
-        Subscriptions.forwardToLegacy(
-          backend,
-          server.options.capabilities,
-          session.watches,
-          Effect.map(Ref.get(session.connection.negotiated), (n) => Option.isSome(n) && n.value.initialized),
-          (n) => Effect.asVoid(sessions.notify(session.id, n))
-        ),
-        session.scope
-      )
-
-    /** `initialize` without a session: mints one, kept only if the initialize succeeds. */
-    const initialize = (message: JsonRpc.Request, accept: Wire.Accepts) =>
-      Effect.acquireUseRelease(
-        sessions.create,
-        (session) =>
-          Effect.flatMap(server.handle(message, { connection: session.connection }), (response) => {
-            if (response === undefined) {
-              return Effect.succeed(reply(200, JsonRpc.failure(message.id, ErrorCode.InternalError, "Internal error"), accept))
-            }
-            if (!JsonRpc.isSuccess(response)) return Effect.succeed(reply(200, response, accept))
-            return Effect.as(
-              Effect.zipRight(sessions.register(session), forwardChanges(session)),
-              reply(200, response, accept, { [HeaderCodec.SessionIdHeader]: session.id })
-            )
-          }),
-        // Registered sessions are no longer pending, so this discards only a failed one.
-        (session) => sessions.discard(session)
-      ).pipe(
-        Effect.catchTag("SessionsFull", (e) =>
-          Effect.succeed(
-            Wire.refuse(
-              503,
-              ErrorCode.InternalError,
-              `Service Unavailable: all ${e.max} legacy sessions have requests in flight (transport.maxSessions); retry later`,
-              { id: message.id, headers: { "retry-after": "1" } }
-            )
-          ))
-      )
-
-    const legacySingle = (target: Legacy, message: JsonRpc.Message, accept: Wire.Accepts) => {
-      if (JsonRpc.isResponse(message)) {
-        return Effect.map(questions.answer(target.session?.id, message), (routed) =>
-          routed ? Wire.accepted() : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: no request is waiting for this response"))
-      }
-      if (JsonRpc.isNotification(message)) return Effect.as(legacyNotification(target, message), Wire.accepted())
-      return runRequests(target, [message], [], false, accept)
-    }
-
-    const legacyBatch = (
-      target: Legacy,
-      elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>,
-      accept: Wire.Accepts
-    ) =>
-      Effect.gen(function*() {
-        const revision = target.session === undefined ? target.revision : yield* negotiatedRevision(target.connection)
-        const effective = revision ?? Classify.DefaultLegacyRevision
-        if (!Revision.allowsBatches(effective)) {
-          return Wire.refuse(400, ErrorCode.InvalidRequest, `Invalid Request: ${effective} has no batches`)
-        }
-        const errors: Array<JsonRpc.Response> = []
-        const requests: Array<JsonRpc.Request> = []
-        // Notifications and answers land first, in order, before the batch's requests start.
-        for (const element of elements) {
-          if (Either.isLeft(element)) {
-            errors.push(JsonRpc.frameErrorResponse(element.left))
-            continue
-          }
-          const m = element.right.message
-          if (JsonRpc.isNotification(m)) yield* legacyNotification(target, m)
-          else if (JsonRpc.isResponse(m)) yield* questions.answer(target.session?.id, m)
-          else if (m.method === Method.Initialize) {
-            // 2025-03-26 lifecycle: initialize MUST NOT be batched; it mints nothing.
-            errors.push(JsonRpc.failure(m.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch"))
-          } else requests.push(m)
-        }
-        if (requests.length === 0 && errors.length === 0) return Wire.accepted()
-        return yield* runRequests(target, requests, errors, true, accept)
-      })
-
-    // A session's POST, the legacy request that comes most often: without Effect.gen.
-    const inSession = (id: string, frame: JsonRpc.Frame, accept: Wire.Accepts) =>
-      Effect.flatMap(sessions.get(id), (session): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
-        if (session === undefined) {
-          return Effect.succeed(Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again"))
-        }
-        const target: Legacy = { session, connection: session.connection, revision: undefined }
-        return frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
-      })
-
-    const legacy = (
-      request: HttpServerRequest.HttpServerRequest,
-      frame: JsonRpc.Frame,
-      revision: Revision.LegacyRevision | undefined,
-      accept: Wire.Accepts
-    ) =>
-      Effect.gen(function*() {
-        const id = sessionHeader(request)
-        if (id !== undefined) return yield* inSession(id, frame, accept)
-        if (frame._tag === "Single" && JsonRpc.isRequest(frame.parsed.message) && frame.parsed.message.method === Method.Initialize) {
-          return yield* initialize(frame.parsed.message, accept)
-        }
-        if (options.sessionless === "refuse") {
-          return Wire.refuse(400, ErrorCode.InvalidRequest, `Invalid Request: ${HeaderCodec.SessionIdHeader} header is required`)
-        }
-        // Served statelessly: a connection of its own, so nothing leaks between such requests.
-        const connection = yield* makeConnection(`http-${mintId()}`)
-        const target: Legacy = { session: undefined, connection, revision: revision ?? Classify.DefaultLegacyRevision }
-        return yield* frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
-      })
+    const deps: Deps = { server, settled, withKeepAlive }
+    const { modern } = makeModern({ ...deps, modernConnection, inputSchemaOf: options.inputSchemaOf })
+    const { legacy } = makeLegacy({ ...deps, backend, sessions, questions, sessionless: options.sessionless ?? "serve" })
 
     // ---- methods
 

@@ -95,8 +95,9 @@ export const openStdio = (
 
     const groups = options.groups
     const scope = yield* Effect.scope
-    const runtime = yield* Effect.runtime<never>()
-    const log = (message: string) => void Runtime.runFork(runtime)(Effect.logDebug(message))
+    const fork = Runtime.runFork(yield* Effect.runtime<never>())
+    // What the node streams' handlers have to say goes to the log from outside any fiber.
+    const log = (message: string) => void fork(Effect.logDebug(message))
     let stderrTail = ""
     const closedWith = yield* Deferred.make<TransportClosed>()
     const waiting = Waiting.make()

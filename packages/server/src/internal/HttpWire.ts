@@ -150,3 +150,16 @@ export const bodyRefusal = (e: BodyTooLarge | BodyUnreadable): HttpServerRespons
   e._tag === "BodyTooLarge"
     ? refuse(413, ErrorCode.InvalidRequest, `Invalid Request: the body exceeds ${e.limit} bytes`)
     : refuse(400, ErrorCode.ParseError, `Parse error: ${e.reason}`)
+
+/** One finished reply: JSON when the client takes it, else a one-event stream, same status. */
+export const reply = (
+  status: number,
+  body: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>,
+  accept: Accepts,
+  headers: Record<string, string> = {}
+): HttpServerResponse.HttpServerResponse =>
+  accept.json ? json(status, body, headers) : eventStream(Stream.make(sseEvent(body)), headers, status)
+
+/** A reply withheld (every request in it was cancelled): an event stream with nothing on it. */
+export const withheld = (headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse =>
+  eventStream(Stream.empty, headers)

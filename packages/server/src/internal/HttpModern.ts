@@ -1,0 +1,157 @@
+/**
+ * `/mcp`'s modern POST (2026-07-28): a request checked against its mirrored headers and run
+ * statelessly, answered with one JSON response or, when something must be said first, an SSE
+ * stream ending with it (HttpHost.ts has the whole endpoint).
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
+import * as HttpStatus from "@mcpx-fx/protocol/HttpStatus"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Meta from "@mcpx-fx/protocol/Meta"
+import * as Method from "@mcpx-fx/protocol/Method"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { Connection, RequestContext } from "../Server.js"
+import * as Subscriptions from "../Subscriptions.js"
+import { firstOf, Spoken } from "./FirstOf.js"
+import type { Deps } from "./HttpParts.js"
+import * as Wire from "./HttpWire.js"
+
+/** The modern POST over the endpoint's shared parts. */
+export const makeModern = (deps: Deps & {
+  /** Modern requests never read a connection; one shared placeholder satisfies RequestContext. */
+  readonly modernConnection: Connection
+  readonly inputSchemaOf: ((tool: string) => Effect.Effect<unknown>) | undefined
+}) => {
+  const { modernConnection, server, settled, withKeepAlive } = deps
+
+  /** Whether a modern request asked to hear something before its response: progress, or log messages. */
+  const asksToHear = (params: JsonRpc.Request["params"]): boolean => {
+    const meta = Meta.metaOf(params)
+    return meta !== undefined && (meta[Meta.ProgressTokenKey] !== undefined || meta[Meta.LogLevelKey] !== undefined)
+  }
+
+  /** `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. */
+  const checkParams = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Request) => {
+    const lookup = deps.inputSchemaOf
+    const name = message.params?.name
+    if (lookup === undefined || message.method !== Method.ToolsCall || typeof name !== "string") {
+      return Effect.succeed(Either.right<void>(undefined))
+    }
+    return Effect.map(lookup(name), (inputSchema) =>
+      inputSchema === undefined ? Either.right<void>(undefined) : HeaderCodec.checkIncoming(request.headers, message, { inputSchema }))
+  }
+
+  /** A modern POST: notifications are accepted, responses refused, requests checked against their headers and run. */
+  const modern = (
+    request: HttpServerRequest.HttpServerRequest,
+    message: JsonRpc.Message,
+    accept: Wire.Accepts,
+    relayed: boolean
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+    if (JsonRpc.isNotification(message)) return Effect.as(server.handle(message, { connection: modernConnection }), Wire.accepted())
+    if (!JsonRpc.isRequest(message)) {
+      return Effect.succeed(Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: a 2026-07-28 client must not POST responses"))
+    }
+    // A relayed stdio body has no mirrored headers to compare: stdio has none.
+    if (relayed) return modernRequest(message, accept)
+    return Effect.flatMap(checkParams(request, message), (params) => {
+      if (Either.isRight(params)) return modernRequest(message, accept)
+      const response = HeaderCodec.mismatchResponse(message.id, params.left)
+      return Effect.succeed(Wire.reply(HttpStatus.modernStatus(response), response, accept))
+    })
+  }
+
+  /**
+   * Runs a modern request. Its reply is one JSON response (status `modernStatus` of it) unless
+   * something must be said before it — progress, a log message, a listen's acknowledgement and
+   * notifications — and the client takes an event stream: then the POST becomes that stream, the
+   * response last. A client that goes away, before or during the stream, interrupts the request
+   * and with it the upstream call.
+   *
+   * A client that takes no event stream cannot be told anything first, and one that asked for
+   * nothing to come first (no progress token, no log level, not a listen) expects nothing live:
+   * those requests run in the request's own fiber. Whatever such a call says all the same (an
+   * upstream's stray notification) is not lost: it precedes the response on a stream once the
+   * call is done. Otherwise the request runs in a fiber of its own, which the POST waits on until
+   * it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
+   */
+  const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) => {
+    const answer = (response: JsonRpc.Response | undefined) =>
+      response === undefined ? Wire.accepted() : Wire.reply(HttpStatus.modernStatus(response), response, accept)
+    if (!accept.eventStream) return Effect.map(settled(message, server.handle(message, { connection: modernConnection })), answer)
+    if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
+      return Effect.suspend(() => {
+        let said: Array<JsonRpc.Message> | undefined
+        const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
+        const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
+        return Effect.map(settled(message, server.handle(message, context)), (response) => {
+          if (said === undefined) return answer(response)
+          const events = response === undefined ? said : [...said, response]
+          return Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent)))
+        })
+      })
+    }
+    return Effect.gen(function*() {
+      const outbound = yield* Mailbox.make<JsonRpc.Message>()
+      const spoken = new Spoken()
+      // Whether the POST can still become a stream: not once a JSON reply has been chosen.
+      let open = true
+      const send = (m: JsonRpc.Message) =>
+        Effect.sync(() => {
+          if (!open) return
+          outbound.unsafeOffer(m)
+          spoken.raise()
+        })
+      const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
+      const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
+      const context: RequestContext = {
+        connection: modernConnection,
+        notify: send,
+        subscriptions: watches === undefined ? { notify: send } : { notify: send, watches }
+      }
+      const handled = settled(message, server.handle(message, context)).pipe(
+        // The response itself goes on the stream only once one is open; it is not a reason to open one.
+        Effect.tap((response) => (response === undefined || !spoken.raised ? Effect.void : outbound.offer(response))),
+        Effect.ensuring(outbound.end)
+      )
+      const fiber = yield* (exchange === undefined ? Effect.forkDaemon(handled) : Effect.forkIn(handled, exchange))
+      let handedOver = false
+      let finished = false
+      // Until the stream owns it, leaving this request (done, or interrupted) ends the call.
+      const release = Effect.suspend(() =>
+        handedOver
+          ? Effect.void
+          : exchange !== undefined
+          ? Scope.close(exchange, Exit.void)
+          : finished
+          ? Effect.void
+          : Fiber.interrupt(fiber)
+      )
+      return yield* Effect.gen(function*() {
+        const exits = yield* firstOf([fiber], spoken)
+        if (exits !== undefined) {
+          open = false
+          finished = true
+          const [exit] = exits
+          return answer(exit !== undefined && Exit.isSuccess(exit) ? exit.value : undefined)
+        }
+        handedOver = true
+        const end = Effect.suspend(() => {
+          open = false
+          return exchange === undefined ? Fiber.interrupt(fiber) : Scope.close(exchange, Exit.void)
+        })
+        return Wire.eventStream(withKeepAlive(Stream.map(Mailbox.toStream(outbound), Wire.sseEvent)).pipe(Stream.ensuring(end)))
+      }).pipe(Effect.ensuring(release))
+    })
+  }
+
+  return { modern }
+}

@@ -176,7 +176,8 @@ const main = async () => {
       log(`bench: ${soakCalls} calls for memory growth`)
       const samples: Array<{ calls: number; rss: number }> = [{ calls: 0, rss: rssMb(mcpx.pid) }]
       let done = 0
-      const step = Math.max(1, Math.round(soakCalls / 10))
+      // Fifty samples: one swings with the young generation's size, so growth is read from many.
+      const step = Math.max(1, Math.round(soakCalls / 50))
       while (done < soakCalls) {
         const r = await runLoad(mcpx.modern, { concurrency: 16, durationMs: 600_000, maxCalls: Math.min(step, soakCalls - done) })
         done += r.calls

@@ -109,14 +109,16 @@ export const renderReport = (r: Report): string => {
   const underLoad = med(r, Us, "modern-c64", (m) => m.maxRss)
   const idle = r.idleRss[`${Us} (idle)`]
   const cold = r.cold
-  // One RSS sample swings by ±15 MB with the young generation's size at that instant, so growth is
-  // read from the means of three samples at each end (after the first tenth, which warms up).
+  // One RSS sample swings by ±20 MB with the young generation's size at that instant, so growth is
+  // read from the means of the first and last fifths of the samples (the one taken before any
+  // call left out).
   const soakGrowth = (() => {
     const s = r.soak?.samples.map((x) => x.rss)
     if (s === undefined || s.length < 3) return undefined
-    if (s.length < 7) return s[s.length - 1]! - s[1]!
+    if (s.length < 11) return s[s.length - 1]! - s[1]!
+    const fifth = Math.floor((s.length - 1) / 5)
     const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
-    return mean(s.slice(-3)) - mean(s.slice(1, 4))
+    return mean(s.slice(-fifth)) - mean(s.slice(1, 1 + fifth))
   })()
   const oneShot = cold.peakRss["mcpx-fx tools (one server, warm era cache)"]
 
@@ -146,7 +148,7 @@ export const renderReport = (r: Report): string => {
     ["daemon RSS under modern c=64", mb(underLoad), "≤ 100 MB", check(underLoad, (v) => v <= 100)],
     ["daemon RSS with 50 started upstreams", mb(r.fiftyUpstreamsRss), "≤ 100 MB", check(r.fiftyUpstreamsRss, (v) => v <= 100)],
     [
-      `daemon RSS growth over ${r.soak === undefined ? "a long run (not run)" : `${r.soak.calls.toLocaleString("en")} calls`} (means of three samples: first tenths → last)`,
+      `daemon RSS growth over ${r.soak === undefined ? "a long run (not run)" : `${r.soak.calls.toLocaleString("en")} calls`} (means of the first and last fifths of the samples)`,
       r.soak === undefined ? "–" : `${fmt(soakGrowth, 1)} MB`,
       "none (≤ 10 MB)",
       check(soakGrowth, (v) => v <= 10)
@@ -183,8 +185,10 @@ export const renderReport = (r: Report): string => {
   if (r.fiftyUpstreamsRss !== undefined) memRows.push(["mcpx-fx with 50 started upstreams", fmt(r.fiftyUpstreamsRss, 0)])
   out.push(table(["when", "RSS"], memRows))
   if (r.soak !== undefined) {
-    out.push("", `Over ${r.soak.calls.toLocaleString("en")} modern calls at c=16 (mcpx-fx): ` +
-      r.soak.samples.map((s) => `${(s.calls / 1000).toFixed(0)}k ${s.rss.toFixed(0)} MB`).join(", ") + ".")
+    // Every fifth sample is shown; the growth above is read from all of them.
+    const shown = r.soak.samples.filter((_, i, all) => i % 5 === 0 || i === all.length - 1)
+    out.push("", `Over ${r.soak.calls.toLocaleString("en")} modern calls at c=16 (mcpx-fx), RSS sampled ${r.soak.samples.length - 1} times (every fifth shown): ` +
+      shown.map((s) => `${(s.calls / 1000).toFixed(0)}k ${s.rss.toFixed(0)} MB`).join(", ") + ".")
   }
   out.push("")
   out.push(renderCold(cold))

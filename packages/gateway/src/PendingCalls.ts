@@ -34,12 +34,21 @@ export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<P
     PendingCalls,
     Effect.gen(function*() {
       const settings = yield* Settings
-      return yield* make(Effect.all({
+      const read = Effect.all({
         ttl: settings.get("questions.ttl"),
         maxRounds: settings.get("questions.maxRounds"),
         maxPending: settings.get("questions.maxPending"),
         gather: settings.get("questions.gather")
-      }))
+      })
+      // Read again only once the settings' generation moves (a runtime change or a reload), not
+      // four reads per call. The generation is read first, so what is kept is never older than it.
+      let kept: { readonly generation: number; readonly bounds: Bounds } | undefined
+      const readBounds = Effect.flatMap(settings.generation, (generation) =>
+        kept !== undefined && kept.generation === generation ? Effect.succeed(kept.bounds) : Effect.map(read, (bounds) => {
+          kept = { generation, bounds }
+          return bounds
+        }))
+      return yield* make(readBounds)
     })
   )
 

@@ -11,10 +11,12 @@ import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import { PendingCalls, type Move, type PendingError } from "../src/PendingCalls.js"
 import * as QuestionFit from "../src/QuestionFit.js"
+import * as Settings from "../src/Settings.js"
 
 const bounds = { ttl: Duration.minutes(10), maxRounds: 3, maxPending: 2, gather: Duration.millis(50) }
 const provide = <A, E, R>(effect: Effect.Effect<A, E, R>, overrides: Partial<typeof bounds> = {}) =>
@@ -336,4 +338,20 @@ describe("QuestionFit", () => {
     assert.strictEqual(QuestionFit.fit(roots, { roots: [{ name: "no uri" }] })._tag, "Left")
     assert.strictEqual(QuestionFit.fit(roots, { roots: [] })._tag, "Right")
   })
+})
+
+describe("PendingCalls over the settings", () => {
+  it.effect("questions/the bounds follow a runtime change of the questions.* settings from the next call on", () =>
+    Effect.gen(function*() {
+      const pending = yield* PendingCalls
+      const settings = yield* Settings.Settings
+      // A call under the settings as they were, so that the bounds have been read once.
+      assert.deepStrictEqual(complete(yield* drive(pending.begin("srv__quick", everything, () => Effect.succeed(text("ok"))))), text("ok"))
+      yield* settings.set("questions.maxRounds", 1)
+      const run = (ask: QuestionHandler) => Effect.forever(Effect.orDie(ask(form("again"))))
+      const a = asking(yield* drive(pending.begin("srv__loop", everything, run)))
+      assert.strictEqual(a.round, 1)
+      const next = yield* Effect.flip(drive(pending.resume({ handle: a.handle }, { [a.questions[0]!.key]: { action: "decline" } })))
+      assert.strictEqual(refusal(next), "rounds")
+    }).pipe(Effect.provide(PendingCalls.layer.pipe(Layer.provideMerge(Settings.Settings.layer({}))))))
 })

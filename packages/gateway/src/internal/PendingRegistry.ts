@@ -57,7 +57,9 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
     // Every question still waiting is answered on the caller's behalf, so no upstream request (and
     // no fiber answering it) is left waiting on a call that is over.
     const answerOutstanding = (entry: Entry) =>
-      Effect.forEach([...entry.asked.values()], (a) => Deferred.complete(a.answer, onBehalf(a.question)), { discard: true })
+      entry.asked.size === 0
+        ? Effect.void
+        : Effect.forEach([...entry.asked.values()], (a) => Deferred.complete(a.answer, onBehalf(a.question)), { discard: true })
 
     const stopTimer = (entry: Entry) =>
       Effect.suspend(() => {
@@ -234,7 +236,13 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         const delivered = (move: Move): Effect.Effect<Move> =>
           move._tag === "Complete" ? Effect.as(forget(entry, "completed"), move) : Effect.succeed(move)
         if (wait === undefined) {
-          return moved.pipe(Effect.flatMap(delivered), Effect.onInterrupt(() => end(entry, "abandoned")), Effect.ensuring(release))
+          // One exit handler for both: the call ended if its caller was interrupted, then the caller let go.
+          return moved.pipe(
+            Effect.flatMap(delivered),
+            Effect.onExit((exit) =>
+              Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? Effect.ensuring(end(entry, "abandoned"), release) : release
+            )
+          )
         }
         return moved.pipe(
           Effect.timeoutTo({
@@ -282,7 +290,9 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
           Effect.flatMap((exit) =>
             Effect.suspend(() => {
               entry.exit = exit
-              return Effect.all([answerOutstanding(entry), entry.registered && !entry.busy ? park(entry) : Effect.void, signal(entry)])
+              // Most calls end having asked nothing, with their caller waiting: then only the wake-up.
+              const parked = entry.registered && !entry.busy ? park(entry) : Effect.void
+              return Effect.zipRight(Effect.zipRight(answerOutstanding(entry), parked), signal(entry))
             })
           ),
           Effect.asVoid,

@@ -16,7 +16,7 @@
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
-import { describeParseError, hasKey, isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Lifecycle from "@mcpx-fx/protocol/Lifecycle"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -26,7 +26,6 @@ import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Shape from "@mcpx-fx/protocol/Shape"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -35,15 +34,24 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
 import * as RequestState from "./RequestState.js"
-import * as Shutdown from "./Shutdown.js"
 import * as Subscriptions from "./Subscriptions.js"
+import { AlreadyInitialized, errorObject, type HandleError, InvalidParams, MethodNotFound, UnshapeableResult } from "./ServerErrors.js"
+import {
+  CompleteParams,
+  decodeParams,
+  ListParams,
+  nameParams,
+  PromptParams,
+  ReadParams,
+  retryOf,
+  forwardMeta,
+  notifying,
+  sessionIdentity
+} from "./internal/ServerParams.js"
 
-/** mcpx-fx's own `_meta` key naming the caller's session (call scope) explicitly. */
-export const SessionKey = "dev.mcpx/session"
-/** opencode's per-conversation id, sent on every call; used as the caller's session when present. */
-export const OpencodeSessionKey = "ai.opencode/sessionID"
-/** The keys read, in order, for a caller's session identity. */
-export const SessionIdentityKeys: ReadonlyArray<string> = [SessionKey, OpencodeSessionKey]
+export * from "./ServerErrors.js"
+export { forwardMeta, notifying, OpencodeSessionKey, SessionIdentityKeys, SessionKey, sessionIdentity } from "./internal/ServerParams.js"
+
 /** Where a listing's per-server failures are reported, in the result's `_meta`. */
 export const ListingFailuresKey = "dev.mcpx/listingFailures"
 
@@ -113,196 +121,6 @@ export const DefaultOptions: ServerOptions = {
   discoverCacheScope: "public",
   listTtlMs: 0,
   listCacheScope: "private"
-}
-
-// ---------------------------------------------------------------------------------------------
-// Failures raised while handling a request; `errorObject` turns every one into a JSON-RPC error.
-
-/** The request's params are not what the method takes. */
-export class InvalidParams extends Data.TaggedError("InvalidParams")<{ readonly detail: string; readonly data?: unknown }> {}
-
-/** The method is not served to this caller (unknown, of the other era, or an undeclared feature). */
-export class MethodNotFound extends Data.TaggedError("MethodNotFound")<{ readonly method: string; readonly detail: string }> {}
-
-/** A second `initialize` on a connection that already negotiated. */
-export class AlreadyInitialized extends Data.TaggedError("AlreadyInitialized")<{ readonly revision: Revision.LegacyRevision }> {}
-
-/** A result the caller's era cannot receive (an `input_required` for a legacy caller). */
-export class UnshapeableResult extends Data.TaggedError("UnshapeableResult")<{ readonly detail: string }> {}
-
-/** Anything `handle` can turn into an error response. */
-export type HandleError =
-  | BackendError
-  | InvalidParams
-  | MethodNotFound
-  | AlreadyInitialized
-  | UnshapeableResult
-  | Meta.InvalidRequestMeta
-  | Meta.UnsupportedProtocolVersion
-  | RequestState.InvalidRequestState
-
-/**
- * The JSON-RPC error for every failure, for a caller of `era`. The choices the spec leaves open:
- * - an unknown tool, prompt or server is -32602 naming the closest matches; an unknown resource is
- *   -32002 for a legacy caller and -32602 for a modern one (the code moved in 2026-07-28);
- * - an upstream's own error keeps its code, message and data (a legacy -32002 is upgraded to
- *   -32602 for a modern caller);
- * - a timeout and an unreachable upstream are -32603 (the server failed, HTTP 500), with data that
- *   says which, so a client can tell them apart without a code of our own;
- * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
- *   so it gets -32603 with the same data;
- * - a retry's `requestState` that fails its checks is -32602: the specification only says it MUST be
- *   rejected (mrtr.mdx, server obligations), and the conformance suite expects -32602 for it; so is
- *   a retry naming a pending call that has ended or a round already answered, or answers that do
- *   not fit their questions; a bound on questions (rounds, calls waiting) is -32603.
- */
-export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObject => {
-  const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject =>
-    data === undefined ? { code, message } : { code, message, data }
-  switch (e._tag) {
-    case "InvalidRequestMeta":
-    case "UnsupportedProtocolVersion": {
-      const m = Meta.metaErrorObject(e)
-      return obj(m.code, m.message, m.data)
-    }
-    case "InvalidParams":
-      return obj(ErrorCode.InvalidParams, `Invalid params: ${e.detail}`, e.data)
-    case "MethodNotFound":
-      return obj(ErrorCode.MethodNotFound, `Method not found: ${e.detail}`, { method: e.method })
-    case "AlreadyInitialized":
-      return obj(ErrorCode.InvalidRequest, `Invalid Request: this connection already negotiated ${e.revision}`)
-    case "UnshapeableResult":
-      return obj(ErrorCode.InternalError, `Internal error: ${e.detail}`)
-    case "InvalidRequestState":
-      return obj(ErrorCode.InvalidParams, `Invalid params: ${e.message}`, { reason: e.reason })
-    case "UnknownName": {
-      const data = { kind: e.kind, name: e.name, suggestions: [...e.suggestions] }
-      return e.kind === "resource" && era === "legacy"
-        ? obj(ErrorCode.ResourceNotFound, e.message, { uri: e.name, suggestions: [...e.suggestions] })
-        : obj(ErrorCode.InvalidParams, e.message, data)
-    }
-    case "UpstreamError":
-      return obj(era === "modern" ? Shape.upgradeErrorCode(e.code) : e.code, e.rpcMessage, e.data)
-    case "CallTimedOut":
-      return obj(ErrorCode.InternalError, e.message, { reason: "timeout", server: e.server, method: e.method, timeoutMs: e.timeoutMs })
-    case "CapabilityRequired":
-      return era === "modern"
-        ? obj(ErrorCode.MissingRequiredClientCapability, "Missing required client capability", {
-          requiredCapabilities: e.requiredCapabilities
-        })
-        : obj(ErrorCode.InternalError, e.message, { requiredCapabilities: e.requiredCapabilities })
-    case "InputRefused":
-      return e.clientError
-        ? obj(ErrorCode.InvalidParams, `Invalid params: ${e.detail}`, { reason: e.reason })
-        : obj(ErrorCode.InternalError, e.detail, { reason: e.reason })
-    case "BackendUnavailable":
-      return obj(
-        ErrorCode.InternalError,
-        e.message,
-        e.server === undefined ? { reason: "unavailable" } : { reason: "unavailable", server: e.server }
-      )
-    case "ShuttingDown":
-      return obj(ErrorCode.InternalError, Shutdown.ShutdownMessage, { reason: Shutdown.ShutdownReason })
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Params
-
-const NameParams = Schema.Struct({
-  name: Schema.String,
-  arguments: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { exact: true })
-})
-const PromptParams = Schema.Struct({
-  name: Schema.String,
-  arguments: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true })
-})
-const ReadParams = Schema.Struct({ uri: Schema.String })
-const CompleteParams = Schema.Struct({
-  ref: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  argument: Schema.Struct({ name: Schema.String, value: Schema.String })
-})
-const ListParams = Schema.Struct({ cursor: Schema.optionalWith(Schema.String, { exact: true }) })
-
-const decodeParams = <A, I>(schema: Schema.Schema<A, I>, params: JsonObject): Effect.Effect<A, InvalidParams> =>
-  Either.match(Schema.decodeUnknownEither(schema)(params), {
-    onLeft: (e) => Effect.fail(new InvalidParams({ detail: describeParseError(e) })),
-    onRight: Effect.succeed
-  })
-
-
-const RetryFields = Schema.Struct({
-  inputResponses: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { exact: true }),
-  requestState: Schema.optionalWith(Schema.String, { exact: true })
-})
-
-/**
- * The MRTR retry fields of a modern request, if it is a retry. The answers are kept raw: which
- * answer fits which question is for whoever asked it (the Backend) to judge.
- */
-const retryOf = (params: JsonObject): Effect.Effect<InputRetry | undefined, InvalidParams> =>
-  // Nearly every call is a first round: nothing to decode.
-  !hasKey(params, "inputResponses") && !hasKey(params, "requestState")
-    ? Effect.succeed(undefined)
-    : Effect.map(decodeParams(RetryFields, params), (r) =>
-      r.inputResponses === undefined && r.requestState === undefined ? undefined : r)
-
-/**
- * A call's name and arguments. The common shape (a string name, arguments an object or absent) is
- * taken as it is, which is what decoding `NameParams` yields for it; anything else is decoded,
- * for the error that says what is wrong.
- */
-const nameParams = (params: JsonObject): Effect.Effect<typeof NameParams.Type, InvalidParams> => {
-  const args = params.arguments
-  if (typeof params.name === "string" && (args === undefined || isJsonObject(args))) {
-    return Effect.succeed(args === undefined ? { name: params.name } : { name: params.name, arguments: args })
-  }
-  return decodeParams(NameParams, params)
-}
-
-/**
- * The `_meta` that travels on to the upstream: the protocol's reserved keys describe this hop (and
- * the Backend declares its own), everything else (progress token, third-party keys) is the caller's.
- */
-export const forwardMeta = (params: JsonObject): JsonObject | undefined => {
-  const meta = Meta.metaOf(params)
-  if (meta === undefined) return undefined
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(meta)) if (!Meta.isReservedKey(k)) out[k] = v
-  return Object.keys(out).length === 0 ? undefined : out
-}
-
-// The schema lists the levels from least to most severe.
-const levels: ReadonlyArray<string> = Meta.LoggingLevel.literals
-
-/**
- * A call's notification channel and log level: log messages below the level the host asked for
- * (or all of them, when it asked for none) are dropped here, whatever the upstream sent.
- */
-export const notifying = (
-  notify: NotificationChannel | undefined,
-  logLevel: Meta.LoggingLevel | undefined
-): { readonly notify?: NotificationChannel; readonly logLevel?: Meta.LoggingLevel } => {
-  if (notify === undefined) return {}
-  const floor = logLevel === undefined ? Infinity : levels.indexOf(logLevel)
-  const filtered: NotificationChannel = (n) => {
-    if (n.method !== Method.NotificationsMessage) return notify(n)
-    const level = n.params?.level
-    const at = typeof level === "string" ? levels.indexOf(level) : -1
-    return at >= floor ? notify(n) : Effect.void
-  }
-  return logLevel === undefined ? { notify: filtered } : { notify: filtered, logLevel }
-}
-
-/** The caller's explicit session identity from a request's `_meta`, if it names one. */
-export const sessionIdentity = (params: JsonObject | undefined): string | undefined => {
-  const meta = Meta.metaOf(params)
-  if (meta === undefined) return undefined
-  for (const key of SessionIdentityKeys) {
-    const v = meta[key]
-    if (typeof v === "string" && v.length > 0) return v
-  }
-  return undefined
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,105 @@
+/**
+ * The failures the Server raises while handling a request, and `errorObject`, the one place their
+ * JSON-RPC codes are chosen (Server.ts re-exports them).
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Meta from "@mcpx-fx/protocol/Meta"
+import type * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Shape from "@mcpx-fx/protocol/Shape"
+import * as Data from "effect/Data"
+import type { BackendError } from "./Backend.js"
+import type * as RequestState from "./RequestState.js"
+import * as Shutdown from "./Shutdown.js"
+
+// ---------------------------------------------------------------------------------------------
+// Failures raised while handling a request; `errorObject` turns every one into a JSON-RPC error.
+
+/** The request's params are not what the method takes. */
+export class InvalidParams extends Data.TaggedError("InvalidParams")<{ readonly detail: string; readonly data?: unknown }> {}
+
+/** The method is not served to this caller (unknown, of the other era, or an undeclared feature). */
+export class MethodNotFound extends Data.TaggedError("MethodNotFound")<{ readonly method: string; readonly detail: string }> {}
+
+/** A second `initialize` on a connection that already negotiated. */
+export class AlreadyInitialized extends Data.TaggedError("AlreadyInitialized")<{ readonly revision: Revision.LegacyRevision }> {}
+
+/** A result the caller's era cannot receive (an `input_required` for a legacy caller). */
+export class UnshapeableResult extends Data.TaggedError("UnshapeableResult")<{ readonly detail: string }> {}
+
+/** Anything `handle` can turn into an error response. */
+export type HandleError =
+  | BackendError
+  | InvalidParams
+  | MethodNotFound
+  | AlreadyInitialized
+  | UnshapeableResult
+  | Meta.InvalidRequestMeta
+  | Meta.UnsupportedProtocolVersion
+  | RequestState.InvalidRequestState
+
+/**
+ * The JSON-RPC error for every failure, for a caller of `era`. The choices the spec leaves open:
+ * - an unknown tool, prompt or server is -32602 naming the closest matches; an unknown resource is
+ *   -32002 for a legacy caller and -32602 for a modern one (the code moved in 2026-07-28);
+ * - an upstream's own error keeps its code, message and data (a legacy -32002 is upgraded to
+ *   -32602 for a modern caller);
+ * - a timeout and an unreachable upstream are -32603 (the server failed, HTTP 500), with data that
+ *   says which, so a client can tell them apart without a code of our own;
+ * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
+ *   so it gets -32603 with the same data;
+ * - a retry's `requestState` that fails its checks is -32602: the specification only says it MUST be
+ *   rejected (mrtr.mdx, server obligations), and the conformance suite expects -32602 for it; so is
+ *   a retry naming a pending call that has ended or a round already answered, or answers that do
+ *   not fit their questions; a bound on questions (rounds, calls waiting) is -32603.
+ */
+export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObject => {
+  const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject =>
+    data === undefined ? { code, message } : { code, message, data }
+  switch (e._tag) {
+    case "InvalidRequestMeta":
+    case "UnsupportedProtocolVersion": {
+      const m = Meta.metaErrorObject(e)
+      return obj(m.code, m.message, m.data)
+    }
+    case "InvalidParams":
+      return obj(ErrorCode.InvalidParams, `Invalid params: ${e.detail}`, e.data)
+    case "MethodNotFound":
+      return obj(ErrorCode.MethodNotFound, `Method not found: ${e.detail}`, { method: e.method })
+    case "AlreadyInitialized":
+      return obj(ErrorCode.InvalidRequest, `Invalid Request: this connection already negotiated ${e.revision}`)
+    case "UnshapeableResult":
+      return obj(ErrorCode.InternalError, `Internal error: ${e.detail}`)
+    case "InvalidRequestState":
+      return obj(ErrorCode.InvalidParams, `Invalid params: ${e.message}`, { reason: e.reason })
+    case "UnknownName": {
+      const data = { kind: e.kind, name: e.name, suggestions: [...e.suggestions] }
+      return e.kind === "resource" && era === "legacy"
+        ? obj(ErrorCode.ResourceNotFound, e.message, { uri: e.name, suggestions: [...e.suggestions] })
+        : obj(ErrorCode.InvalidParams, e.message, data)
+    }
+    case "UpstreamError":
+      return obj(era === "modern" ? Shape.upgradeErrorCode(e.code) : e.code, e.rpcMessage, e.data)
+    case "CallTimedOut":
+      return obj(ErrorCode.InternalError, e.message, { reason: "timeout", server: e.server, method: e.method, timeoutMs: e.timeoutMs })
+    case "CapabilityRequired":
+      return era === "modern"
+        ? obj(ErrorCode.MissingRequiredClientCapability, "Missing required client capability", {
+          requiredCapabilities: e.requiredCapabilities
+        })
+        : obj(ErrorCode.InternalError, e.message, { requiredCapabilities: e.requiredCapabilities })
+    case "InputRefused":
+      return e.clientError
+        ? obj(ErrorCode.InvalidParams, `Invalid params: ${e.detail}`, { reason: e.reason })
+        : obj(ErrorCode.InternalError, e.detail, { reason: e.reason })
+    case "BackendUnavailable":
+      return obj(
+        ErrorCode.InternalError,
+        e.message,
+        e.server === undefined ? { reason: "unavailable" } : { reason: "unavailable", server: e.server }
+      )
+    case "ShuttingDown":
+      return obj(ErrorCode.InternalError, Shutdown.ShutdownMessage, { reason: Shutdown.ShutdownReason })
+  }
+}
+

@@ -19,7 +19,6 @@
  * modern answers (a 400/404/405 without a modern error) marks the session's era as doubted, which
  * the Pool reads to probe again.
  */
-import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -28,100 +27,16 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { keepSendableTools, modernHeaders, recordToolHeaders, type ToolHeaderIndex, type UnsendableRequest } from "./ModernHeaders.js"
-import { answerAlone, type Question, type QuestionHandler, type QuestionRefused } from "./Questions.js"
+import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
 import { isHeaderMismatch, refusedAsNotModern, type SessionError, TooManyInputRounds, UpstreamRpcError } from "./SessionErrors.js"
-import type { Connection, RequestHints, TransportClosed, TransportError } from "./Transport.js"
+import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
+import type { Connection, RequestHints } from "./Transport.js"
 
 export * from "./SessionErrors.js"
-
-/** How a session's era was decided. */
-export type EraSource = "probe" | "cache" | "forced"
-
-/** What the handshake (initialize or discover) established. */
-export interface Established {
-  readonly era: Revision.Era
-  readonly negotiated: Revision.Revision
-  readonly eraSource: EraSource
-  readonly serverInfo: JsonObject | undefined
-  readonly capabilities: JsonObject
-  readonly instructions: string | undefined
-}
-
-/** What a caller hands a session with each call. */
-export interface CallContext {
-  /** Answers this call's server→client questions (legacy) or input requests (modern, "resolve"). */
-  readonly questions?: QuestionHandler
-  /**
-   * Who made the call (a host session or connection). A stdio question that names no call is
-   * routed only when every call in flight that has a handler has the same caller; a call without
-   * one is a caller of its own.
-   */
-  readonly callerId?: string
-  /** Receives notifications tied to this call (progress, log messages). */
-  readonly onNotification?: (notification: JsonRpc.Notification) => Effect.Effect<void>
-  /**
-   * Modern upstreams: the lowest level of log messages this call wants (`_meta` logLevel); absent,
-   * the upstream sends none. Legacy upstreams have a session-wide level instead.
-   */
-  readonly logLevel?: Meta.LoggingLevel
-  /** Modern upstreams: the capabilities to declare for this call (a host's own); default the session's. */
-  readonly clientCapabilities?: JsonObject
-  /**
-   * Modern upstreams: an `input_required` result is returned as is ("return", for a modern caller
-   * who retries itself) or resolved here through `questions` and retried ("resolve").
-   */
-  readonly inputRequired?: "return" | "resolve"
-}
-
-/** A live, negotiated upstream connection. */
-export interface Session extends Established {
-  readonly name: string
-  readonly wire: Connection["wire"]
-  /**
-   * Whether a request on this session only ever waits for its answer from a connection that ends
-   * that wait when the call is cut in place (a legacy session over stdio): the Pool then runs its
-   * calls without a fiber of their own.
-   */
-  readonly runsInPlace: boolean
-  /** Sends a request and returns the raw result object (unknown fields intact). */
-  readonly request: (method: string, params?: JsonObject, ctx?: CallContext) => Effect.Effect<JsonObject, SessionError>
-  /** Sends a notification. */
-  readonly notify: (method: string, params?: JsonObject) => Effect.Effect<void, TransportError>
-  /** Notifications tied to no call (list_changed, resources/updated, untied messages). */
-  readonly events: Stream.Stream<JsonRpc.Notification>
-  /** The same notifications as a subscription that is in place once this returns (nothing after it is missed). */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<JsonRpc.Notification>, never, Scope.Scope>
-  /** Completes once the connection is closed. */
-  readonly closed: Effect.Effect<TransportClosed>
-  /** The last bytes the upstream wrote on stderr (stdio). */
-  readonly stderrTail: Effect.Effect<string>
-  /**
-   * Modern HTTP: why this session's era is in doubt (a modern request was refused as only a
-   * server that is not modern refuses it), once it is; none otherwise and on other sessions.
-   */
-  readonly eraDoubt: Effect.Effect<Option.Option<string>>
-}
-
-/** Options every session shares. */
-export interface SessionOptions {
-  readonly clientInfo: Implementation
-  /** Capabilities declared when a call brings none of its own. */
-  readonly clientCapabilities: JsonObject
-  /** How many `input_required` rounds a "resolve" call may take. */
-  readonly maxInputRounds?: number
-  /** Legacy sessions: how long the start waits for the GET notification stream to open (default 5 s). */
-  readonly notificationStreamWait?: Duration.DurationInput
-  /**
-   * Answers a stdio question that names no call while calls of several callers are in flight
-   * (`callers` of them), so it cannot be told whose it is. Absent: answered as if nobody could be
-   * asked (`answerAlone`).
-   */
-  readonly unattributed?: (server: string, question: Question, callers: number) => Effect.Effect<JsonObject, QuestionRefused>
-}
+export * from "./SessionModel.js"
 
 const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
   const meta = Meta.metaOf(params)

@@ -6,6 +6,7 @@
  *
  *   options: --seconds S (default 10) --legacy --keep (leave the .cpuprofile in out/profile/)
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
+ *            --concurrency C (default 16; 1 shows what a call costs when each one wakes the process)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
@@ -23,6 +24,7 @@ const seconds = Number(argv[argv.indexOf("--seconds") + 1] ?? 10) || 10
 const legacy = argv.includes("--legacy")
 const keep = argv.includes("--keep")
 const profiling = !argv.includes("--no-profile")
+const concurrency = Number(argv[argv.indexOf("--concurrency") + 1] ?? 16) || 16
 
 interface ProfileNode {
   readonly id: number
@@ -53,10 +55,10 @@ const main = async () => {
   let cpu = 0
   try {
     const shape = legacy ? await daemon.legacy() : daemon.modern
-    await runLoad(shape, { concurrency: 16, durationMs: 2000 })
+    await runLoad(shape, { concurrency, durationMs: 2000 })
     for (let run = 0; run < (profiling ? 1 : 3); run++) {
       const before = cpuMs(daemon.pid)
-      const r = await runLoad(shape, { concurrency: 16, durationMs: seconds * 1000 })
+      const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
       cpu = cpuMs(daemon.pid) - before
       calls = r.calls
       process.stdout.write(`${r.calls} calls in ${fmt(r.seconds, 1)} s: ${fmt(r.rps, 0)}/s, ${fmt(cpu / r.calls, 3)} ms CPU per call\n`)

@@ -34,6 +34,7 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
 import { callDeadline } from "./internal/CallTimeout.js"
+import { perGeneration } from "./internal/PerGeneration.js"
 import * as Deadlines from "./internal/Deadlines.js"
 import * as ResourceWatches from "./internal/ResourceWatches.js"
 import * as GatewayTools from "./GatewayTools.js"
@@ -195,14 +196,7 @@ const make = Effect.gen(function*() {
     a.upstreamProtocol === b.upstreamProtocol && a.probeTimeout === b.probeTimeout && a.idleTimeout === b.idleTimeout &&
     a.callTimeout === b.callTimeout && a.startTimeout === b.startTimeout
 
-  // The hot settings as of a settings generation: read again only once it moves. The generation is
-  // read first, so what is kept is never older than the generation it is kept under.
-  let hotAt = { generation: -1, hot: atStart }
-  const hotNow = Effect.flatMap(settings.generation, (generation) =>
-    generation === hotAt.generation ? Effect.succeed(hotAt.hot) : Effect.map(hotSettings, (hot) => {
-      hotAt = { generation, hot }
-      return hot
-    }))
+  const hotNow = perGeneration(settings.generation, hotSettings)
 
   /** The server as the settings stand now. */
   const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>

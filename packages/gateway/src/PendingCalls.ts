@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { make } from "./internal/PendingRegistry.js"
 import type { Bounds, PendingCallsService } from "./PendingQuestions.js"
+import { perGeneration } from "./internal/PerGeneration.js"
 import { Settings } from "./Settings.js"
 
 export * from "./PendingQuestions.js"
@@ -40,15 +41,8 @@ export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<P
         maxPending: settings.get("questions.maxPending"),
         gather: settings.get("questions.gather")
       })
-      // Read again only once the settings' generation moves (a runtime change or a reload), not
-      // four reads per call. The generation is read first, so what is kept is never older than it.
-      let kept: { readonly generation: number; readonly bounds: Bounds } | undefined
-      const readBounds = Effect.flatMap(settings.generation, (generation) =>
-        kept !== undefined && kept.generation === generation ? Effect.succeed(kept.bounds) : Effect.map(read, (bounds) => {
-          kept = { generation, bounds }
-          return bounds
-        }))
-      return yield* make(readBounds)
+      // Four reads per call, done again only once the settings' generation moves.
+      return yield* make(perGeneration(settings.generation, read))
     })
   )
 

@@ -210,27 +210,14 @@ export const makeLeases = (env: LeasesEnv) => {
       if (serving === undefined || started === undefined || (accept !== undefined && !accept(started.session))) {
         return leaseAndUse(pool, lane, key, use, abort, accept, mayDoubt)
       }
-      return useServing(pool, lane, serving, started.session, use, abort, mayDoubt, clock.unsafeCurrentTimeMillis())
-    })
-
-  /** Leases an instance that is up and serving, in place, for `use` on its session. */
-  const useServing = <A, E, R>(
-    pool: ServerPool,
-    lane: LaneState,
-    serving: Instance,
-    session: Session,
-    use: (session: Session) => Effect.Effect<A, E, R>,
-    abort: Abort<PoolError>,
-    mayDoubt: boolean,
-    now: number
-  ): Effect.Effect<Attempt<A>, E | PoolError, R> =>
-    Effect.uninterruptibleMask((restore) => {
-      takeLease(serving, now)
-      return restore(runUse(pool, lane, serving, session, use, abort)).pipe(
-        Effect.map((value): Attempt<A> => ({ _tag: "Used", value })),
-        Effect.exit,
-        Effect.flatMap((exit) => Effect.zipRight(release(pool, lane, serving), afterUse(pool, lane, serving, exit, mayDoubt)))
-      )
+      return Effect.uninterruptibleMask((restore) => {
+        takeLease(serving, clock.unsafeCurrentTimeMillis())
+        return restore(runUse(pool, lane, serving, started.session, use, abort)).pipe(
+          Effect.map((value): Attempt<A> => ({ _tag: "Used", value })),
+          Effect.exit,
+          Effect.flatMap((exit) => Effect.zipRight(release(pool, lane, serving), afterUse(pool, lane, serving, exit, mayDoubt)))
+        )
+      })
     })
 
   /** What a lane's try answers once its call has ended: with `mayDoubt`, a failure on a session whose era is in doubt is `Doubted`. */

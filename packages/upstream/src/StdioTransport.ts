@@ -212,18 +212,19 @@ export const openStdio = (
       unsafeSend(JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" }))
     }
 
-    const register = (req: JsonRpc.Request) =>
-      Effect.map(Mailbox.make<JsonRpc.Parsed, TransportError>(), (box) => {
-        pending.set(Waiting.idKey(req.id), box)
-        const token = Waiting.requestProgressKey(req.params)
-        if (token !== undefined) progress.set(token, box)
-        return box
-      })
+    // The request waits on `box` for its answer (by id) and its progress (by token); answers the token.
+    const track = (req: JsonRpc.Request, box: Waiting.Box): string | undefined => {
+      pending.set(Waiting.idKey(req.id), box)
+      const token = Waiting.requestProgressKey(req.params)
+      if (token !== undefined) progress.set(token, box)
+      return token
+    }
 
     const request: Connection["request"] = (req) =>
       Stream.unwrapScoped(
         Effect.gen(function*() {
-          const box = yield* Effect.acquireRelease(register(req), () => Effect.sync(() => forget(req, Waiting.requestProgressKey(req.params))))
+          const box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
+          yield* Effect.acquireRelease(Effect.sync(() => track(req, box)), (token) => Effect.sync(() => forget(req, token)))
           yield* send(req)
           return Mailbox.toStream(box)
         })
@@ -237,14 +238,13 @@ export const openStdio = (
         const inPlace = fiber.getFiberRef(CurrentInPlace)
         if (inPlace?.isCut === true) return Effect.die(new CutInPlace())
         if (closedReason !== undefined) return Effect.fail(closedReason)
-        const token = Waiting.requestProgressKey(req.params)
         let letGo: (() => void) | undefined
+        let token: string | undefined
         const box = new CallBox(() => {
           letGo?.()
           forget(req, token)
         })
-        pending.set(Waiting.idKey(req.id), box)
-        if (token !== undefined) progress.set(token, box)
+        token = track(req, box)
         unsafeSend(req)
         if (inPlace !== undefined) letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
         return box.response(onMessage)

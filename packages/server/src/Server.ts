@@ -172,16 +172,14 @@ const make = (options: ServerOptions) =>
 
     /** An `input_required` result leaves with mcpx-fx's signed state in place of the upstream's. */
     const sealInputRequired = (method: string, params: JsonObject, result: JsonObject) =>
-      Shape.resultTypeOf(result) !== "input_required"
-        ? Effect.succeed(result)
-        : Effect.map(
-          requestState.seal({
-            method,
-            params,
-            ...(typeof result.requestState === "string" ? { inner: result.requestState } : {})
-          }),
-          (sealed): JsonObject => ({ ...result, requestState: sealed })
-        )
+      Effect.map(
+        requestState.seal({
+          method,
+          params,
+          ...(typeof result.requestState === "string" ? { inner: result.requestState } : {})
+        }),
+        (sealed): JsonObject => ({ ...result, requestState: sealed })
+      )
 
     const listing = (
       list: (caller: Caller) => Effect.Effect<Listing>,

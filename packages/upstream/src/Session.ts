@@ -312,8 +312,8 @@ export const makeSession = (
         let current = params
         for (let round = 0; ; round++) {
           const result = yield* exchangeRound(method, current, ctx)
-          const listed = method === "tools/list" && isModern ? yield* keepSendableTools(name, conn.wire, result) : result
-          if (method === "tools/list" && isModern) {
+          const listed = method === "tools/list" ? yield* keepSendableTools(name, conn.wire, result) : result
+          if (method === "tools/list") {
             recordToolHeaders(toolHeaders, listed)
             // The last page of a listing from the start: the index holds every tool now.
             if (params?.cursor === undefined && (typeof result.nextCursor !== "string" || result.nextCursor.length === 0)) {
@@ -321,8 +321,7 @@ export const makeSession = (
             }
           }
           // A caller that cannot be asked has its input requests answered as nobody could be asked.
-          const resolving = isModern && ctx.inputRequired === "resolve"
-          if (!resolving || result.resultType !== "input_required") return listed
+          if (ctx.inputRequired !== "resolve" || result.resultType !== "input_required") return listed
           if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
           const inputResponses = isJsonObject(result.inputRequests)
             ? yield* resolveInputs(result.inputRequests, ctx.questions ?? answerAlone)

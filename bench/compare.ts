@@ -8,10 +8,11 @@
  *   options: --against DIR (required) --rounds N (default 8) --seconds S (default 3) --concurrency C (16)
  *            --capabilities JSON (what the host declares, default {}; e.g. '{"elicitation":{}}' for a
  *            host that can be asked, whose calls run as pending calls)
+ *            --legacy (calls in a legacy 2025-11-25 session, one per build, instead of modern calls)
  */
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { runLoad } from "./lib/load.js"
+import { type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
 import { modernShape, pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
@@ -27,18 +28,26 @@ const rounds = Number(option("rounds") ?? 8) || 8
 const seconds = Number(option("seconds") ?? 3) || 3
 const concurrency = Number(option("concurrency") ?? 16) || 16
 const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
+const legacy = argv.includes("--legacy")
 
 interface Sample {
   readonly cpuPerCall: number
   readonly rps: number
 }
 
-// startMcpxFx's one server is "bench", so its echo tool is this.
-const shapeOf = (target: Target) => modernShape(target.modern.url, "bench__echo", capabilities)
+// startMcpxFx's one server is "bench", so its echo tool is this; a legacy session is opened once per target.
+const sessions = new Map<Target, RequestShape>()
+const shapeOf = async (target: Target): Promise<RequestShape> => {
+  if (!legacy) return modernShape(target.modern.url, "bench__echo", capabilities)
+  const open = sessions.get(target) ?? await target.legacy()
+  sessions.set(target, open)
+  return open
+}
 
 const measure = async (target: Target): Promise<Sample> => {
+  const shape = await shapeOf(target)
   const before = cpuMs(target.pid)
-  const r = await runLoad(shapeOf(target), { concurrency, durationMs: seconds * 1000 })
+  const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
   return { cpuPerCall: (cpuMs(target.pid) - before) / r.calls, rps: r.rps }
 }
 
@@ -49,7 +58,7 @@ const main = async () => {
   const there = await startMcpxFx({ ...paths, cli: join(resolve(against), "mcpx-fx.js") })
   const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
   try {
-    for (const t of [here, there]) await runLoad(shapeOf(t), { concurrency, durationMs: 2000 })
+    for (const t of [here, there]) await runLoad(await shapeOf(t), { concurrency, durationMs: 2000 })
     for (let round = 0; round < rounds; round++) {
       // Who goes first alternates, so neither always meets the other's leftovers.
       const order = round % 2 === 0 ? (["here", "there"] as const) : (["there", "here"] as const)
@@ -65,7 +74,7 @@ const main = async () => {
   }
   const ratio = (f: (s: Sample) => number) => median(samples.here.map((s, i) => f(s) / f(samples.there[i]!)))
   process.stdout.write(
-    `\nc=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${fmt(ratio((s) => s.cpuPerCall), 3)}×; ` +
+    `\n${legacy ? "legacy session" : "modern"} c=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${fmt(ratio((s) => s.cpuPerCall), 3)}×; ` +
       `calls/s ${fmt(ratio((s) => s.rps), 3)}×; medians ${fmt(median(samples.here.map((s) => s.cpuPerCall)), 3)} vs ` +
       `${fmt(median(samples.there.map((s) => s.cpuPerCall)), 3)} ms\n`
   )

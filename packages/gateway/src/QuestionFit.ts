@@ -8,6 +8,7 @@
  * for PendingCalls to answer on its behalf or, when nothing else can be asked, to refuse the call
  * with -32021.
  */
+import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as Elicitation from "@mcpx-fx/protocol/Elicitation"
 import { describeParseError, isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Roots from "@mcpx-fx/protocol/Roots"
@@ -146,6 +147,4 @@ export const asker = (capabilities: JsonObject): Asker => ({ take: take(capabili
  * Whether a caller that declared `capabilities` can be asked nothing at all: every question but
  * `ping` would be `Lacking`, so its calls never end in `input_required`.
  */
-export const asksNothing = (capabilities: JsonObject): boolean =>
-  capability(capabilities, "elicitation") === undefined && capability(capabilities, "sampling") === undefined &&
-  capability(capabilities, "roots") === undefined
+export const asksNothing = Capabilities.asksNothing

@@ -25,6 +25,8 @@ const followLog = (sb: Sandbox) => sb.path("follow.log")
 
 /** Which legacy upstream a host of `revision` asks through. */
 const legacyNs = (revision: string) => `leg_${revision.replace(/-/g, "")}`
+/** The legacy upstream of a host that declared nothing it can be asked. */
+const unaskedNs = (revision: string) => `unk_${revision.replace(/-/g, "")}`
 
 // A stdio upstream ties a question to no call, so the daemon can only attribute it to a call in
 // flight: each host here gets an upstream of its own (a shared one is in open-bugs.test.ts).
@@ -34,6 +36,8 @@ const config = (sb: Sandbox) =>
     servers: {
       [legacyNs("2025-06-18")]: era("legacy-32601"),
       [legacyNs("2025-11-25")]: era("legacy-32601"),
+      [unaskedNs("2025-06-18")]: era("legacy-32601"),
+      [unaskedNs("2025-11-25")]: era("legacy-32601"),
       leghttp: { url: legacyHttp.url },
       mod: era("modern-only"),
       flw: { ...era("dual", "--log", followLog(sb)), protocol: "follow" }
@@ -72,6 +76,22 @@ describe.concurrent("questions over /mcp", () => {
             assert.strictEqual(firstText(reply!), expected)
           }
         }))
+    )
+
+    it.effect.each(["2025-06-18", "2025-11-25"] as const)(
+      "%s/http/a legacy host that declared nothing it can be asked has an elicitation cancelled on its behalf, in a plain JSON reply",
+      (revision) =>
+        Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          // Such a host's request runs in its POST's own fiber: nothing is streamed to it first.
+          const session = yield* openSession(http, revision)
+          const reply = yield* session.request("unasked", "tools/call", { name: `${unaskedNs(revision)}__ask_name`, arguments: {} })
+          assert.strictEqual(reply.status, 200, reply.text)
+          assert.match(reply.headers.get("content-type") ?? "", /^application\/json/)
+          const body = asMessage(reply.body)
+          assert.strictEqual(body.id, "unasked")
+          assert.match(firstText(body), /cancel/, JSON.stringify(body))
+        })
     )
 
     it.effect("2025-11-25/http/two hosts asking at once through a Streamable HTTP legacy upstream each get their own question", () =>

@@ -1,12 +1,14 @@
 /**
- * `/mcp`'s legacy POSTs (2024-11-05 … 2025-11-25): `initialize` minting a session, requests run in
- * their session's fiber map or tied to their POST, batches, notifications and the host's answers
- * to questions (HttpHost.ts has the whole endpoint).
+ * `/mcp`'s legacy POSTs (2024-11-05 … 2025-11-25): `initialize` minting a session, requests run
+ * under their session (in place or in a fiber of their own) or tied to their POST, batches,
+ * notifications and the host's answers to questions (HttpHost.ts has the whole endpoint).
  */
+import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as Classify from "@mcpx-fx/protocol/Classify"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -15,13 +17,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberMap from "effect/FiberMap"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { Backend } from "../Backend.js"
+import { type Backend, type QuestionChannel, QuestionRefused } from "../Backend.js"
+import * as ClientDetach from "../ClientDetach.js"
 import { BatchConcurrency } from "../Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
@@ -46,15 +48,18 @@ export const makeLegacy = (deps: Deps & {
     readonly session: Session | undefined
     readonly connection: Connection
     readonly revision: Revision.LegacyRevision | undefined
+    /** The POST's, when its adapter can keep a dropped connection from interrupting it. */
+    readonly detachable: ClientDetach.Detachable | undefined
   }
 
   const duplicate = (id: JsonRpc.RequestId) =>
     JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
 
   /**
-   * Runs a legacy POST's requests and answers it. In a session they run in the session's fiber
-   * map (a dropped POST does not stop them; `notifications/cancelled` does); without one they run
-   * in a scope tied to this POST, closed when the reply is written or the client goes away.
+   * Runs a legacy POST's requests and answers it. In a session each runs in a fiber of its own
+   * under the session (a dropped POST does not stop them; `notifications/cancelled` does);
+   * without one they run in a scope tied to this POST, closed when the reply is written or the
+   * client goes away. (A session's lone request that can say nothing first runs `inPlace`.)
    *
    * The reply is JSON unless a question had to be asked first: then the POST becomes an SSE
    * stream carrying the server→client request(s), then each reply as it comes.
@@ -138,13 +143,13 @@ export const makeLegacy = (deps: Deps & {
         })
 
       if (session !== undefined) {
-        // In a session the requests belong to its fiber map; leaving this POST only stops what it may still say.
+        // In a session the requests belong to it; leaving this POST only stops what it may still say.
         let handedOver = false
         const errors: Array<JsonRpc.Response> = [...answered]
         const fibers: Array<Fiber.RuntimeFiber<JsonRpc.Response | undefined>> = []
         const startOne = (r: JsonRpc.Request) => {
-          if (FiberMap.unsafeHas(session.requests, r.id)) return Effect.sync(() => void errors.push(duplicate(r.id)))
-          return Effect.map(FiberMap.run(session.requests, r.id, run(r)), (fiber) => void fibers.push(fiber))
+          if (session.requests.has(r.id)) return Effect.sync(() => void errors.push(duplicate(r.id)))
+          return Effect.map(session.requests.fork(r.id, run(r)), (fiber) => void fibers.push(fiber))
         }
         const start = requests.length === 1 ? startOne(requests[0]!) : Effect.forEach(requests, startOne, { discard: true })
         return Effect.zipRight(start, Effect.suspend(() => answer(fibers, errors, undefined, () => void (handedOver = true)))).pipe(
@@ -164,6 +169,45 @@ export const makeLegacy = (deps: Deps & {
       })
     })
 
+  /** Why the host of a request run in place is never asked (it declared nothing it could be asked). */
+  const askedNothing: QuestionChannel = (q) =>
+    Effect.fail(new QuestionRefused({ code: ErrorCode.MethodNotFound, message: `the host declared nothing it can be asked (${q.method})` }))
+  // A cancelled request's reply, carried in its fiber's cause to the adapter (ClientDetach).
+  const cancelled = Effect.suspend(() => Effect.die(Wire.withheld()))
+
+  /**
+   * A session's lone request, from a host that can be asked nothing and that asked to hear
+   * nothing first (no progress token), over an adapter that can detach it from its client: it
+   * runs in the POST's own fiber, which a dropped connection then no longer interrupts, while
+   * `notifications/cancelled` and the session's end still do (SessionRequests). Nothing needs
+   * to reach such a host before the reply, so whatever the call says all the same (a log
+   * message) is not lost: it precedes the reply on an event stream once the call is done. Any
+   * other request runs in a fiber of its own (`runRequests`), which costs a fork per request.
+   */
+  const inPlace = (session: Session, detachable: ClientDetach.Detachable, r: JsonRpc.Request, accept: Wire.Accepts) =>
+    Effect.suspend((): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+      if (session.requests.has(r.id)) return Effect.succeed(Wire.reply(200, duplicate(r.id), accept))
+      let said: Array<JsonRpc.Message> | undefined
+      const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
+      const context: RequestContext = {
+        connection: session.connection,
+        ...(accept.eventStream ? { questions: askedNothing, notify: send } : {}),
+        subscriptions: { watches: session.watches }
+      }
+      detachable[ClientDetach.Detach]()
+      return Effect.map(session.requests.inPlace(r.id, settled(r, server.handle(r, context)), cancelled), (response) => {
+        if (said === undefined) return response === undefined ? Wire.withheld() : Wire.reply(200, response, accept)
+        const events = response === undefined ? said : [...said, response]
+        return Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent)))
+      })
+    })
+
+  /** Whether a session's request can run in place (see `inPlace`). */
+  const fitsInPlace = (session: Session, r: JsonRpc.Request) =>
+    Effect.map(Ref.get(session.connection.negotiated), (n) =>
+      Option.isSome(n) && Capabilities.asksNothing(n.value.clientCapabilities) &&
+      Meta.metaOf(r.params)?.[Meta.ProgressTokenKey] === undefined)
+
   const cancelledId = (n: JsonRpc.Notification): JsonRpc.RequestId | undefined => {
     const id = n.params?.requestId
     return typeof id === "string" || typeof id === "number" ? id : undefined
@@ -173,7 +217,7 @@ export const makeLegacy = (deps: Deps & {
     if (n.method === Method.NotificationsCancelled) {
       const id = cancelledId(n)
       // Without a session there is nothing a cancellation could name.
-      return target.session === undefined || id === undefined ? Effect.void : FiberMap.remove(target.session.requests, id)
+      return target.session === undefined || id === undefined ? Effect.void : target.session.requests.cancel(id)
     }
     return Effect.asVoid(server.handle(n, { connection: target.connection }))
   }
@@ -229,7 +273,10 @@ export const makeLegacy = (deps: Deps & {
         routed ? Wire.accepted() : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: no request is waiting for this response"))
     }
     if (JsonRpc.isNotification(message)) return Effect.as(legacyNotification(target, message), Wire.accepted())
-    return runRequests(target, [message], [], false, accept)
+    const { detachable, session } = target
+    if (session === undefined || detachable === undefined) return runRequests(target, [message], [], false, accept)
+    return Effect.flatMap(fitsInPlace(session, message), (fits) =>
+      fits ? inPlace(session, detachable, message, accept) : runRequests(target, [message], [], false, accept))
   }
 
   const legacyBatch = (
@@ -264,12 +311,13 @@ export const makeLegacy = (deps: Deps & {
     })
 
   // A session's POST, the legacy request that comes most often: without Effect.gen.
-  const inSession = (id: string, frame: JsonRpc.Frame, accept: Wire.Accepts) =>
+  const inSession = (request: HttpServerRequest.HttpServerRequest, id: string, frame: JsonRpc.Frame, accept: Wire.Accepts) =>
     Effect.flatMap(sessions.get(id), (session): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
       if (session === undefined) {
         return Effect.succeed(Wire.refuse(404, ErrorCode.InvalidRequest, "Invalid Request: unknown or ended session; initialize again"))
       }
-      const target: Legacy = { session, connection: session.connection, revision: undefined }
+      const detachable = ClientDetach.isDetachable(request) ? request : undefined
+      const target: Legacy = { session, connection: session.connection, revision: undefined, detachable }
       return frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
     })
 
@@ -278,10 +326,10 @@ export const makeLegacy = (deps: Deps & {
     frame: JsonRpc.Frame,
     revision: Revision.LegacyRevision | undefined,
     accept: Wire.Accepts
-  ) =>
-    Effect.gen(function*() {
-      const id = sessionHeader(request)
-      if (id !== undefined) return yield* inSession(id, frame, accept)
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+    const id = sessionHeader(request)
+    if (id !== undefined) return inSession(request, id, frame, accept)
+    return Effect.gen(function*() {
       if (frame._tag === "Single" && JsonRpc.isRequest(frame.parsed.message) && frame.parsed.message.method === Method.Initialize) {
         return yield* initialize(frame.parsed.message, accept)
       }
@@ -290,9 +338,10 @@ export const makeLegacy = (deps: Deps & {
       }
       // Served statelessly: a connection of its own, so nothing leaks between such requests.
       const connection = yield* makeConnection(`http-${mintId()}`)
-      const target: Legacy = { session: undefined, connection, revision: revision ?? Classify.DefaultLegacyRevision }
+      const target: Legacy = { session: undefined, connection, revision: revision ?? Classify.DefaultLegacyRevision, detachable: undefined }
       return yield* frame._tag === "Single" ? legacySingle(target, frame.parsed.message, accept) : legacyBatch(target, frame.elements, accept)
     })
+  }
 
   return { legacy }
 }

@@ -22,19 +22,19 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberMap from "effect/FiberMap"
 import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import { type Connection, makeConnection } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
+import * as SessionRequests from "./SessionRequests.js"
 
 /** One legacy session. */
 export interface Session {
   readonly id: string
   readonly connection: Connection
   /** The session's requests in flight, by JSON-RPC id. */
-  readonly requests: FiberMap.FiberMap<JsonRpc.RequestId, JsonRpc.Response | undefined>
+  readonly requests: SessionRequests.SessionRequests
   readonly scope: Scope.Scope
   /** The resources this session subscribed to, held until unsubscribed or the session ends. */
   readonly watches: Subscriptions.Watches
@@ -115,7 +115,7 @@ export const makeSessions = (
         return Effect.as(close(entry), true)
       })
 
-    const busy = (entry: Entry): Effect.Effect<boolean> => Effect.map(FiberMap.size(entry.session.requests), (n) => n > 0)
+    const busy = (entry: Entry): Effect.Effect<boolean> => Effect.sync(() => entry.session.requests.size() > 0)
 
     /** Makes room for one more session, ending the least recently used idle one if need be. */
     const makeRoom: Effect.Effect<void, SessionsFull> = Effect.suspend(() => {
@@ -152,7 +152,7 @@ export const makeSessions = (
       const id = mintId()
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
       const connection = yield* makeConnection(id)
-      const requests = yield* Scope.extend(FiberMap.make<JsonRpc.RequestId, JsonRpc.Response | undefined>(), sessionScope)
+      const requests = yield* Scope.extend(SessionRequests.make, sessionScope)
       const lastSeen = yield* Effect.flatMap(Clock.currentTimeMillis, Ref.make)
       const watches = yield* Scope.extend(Subscriptions.makeWatches, sessionScope)
       const session: Session = { id, connection, requests, scope: sessionScope, watches }

@@ -1,0 +1,94 @@
+/**
+ * A legacy session's requests in flight, by JSON-RPC id: what a duplicate id is refused against,
+ * what `notifications/cancelled` interrupts, and what the end of the session interrupts and waits
+ * for. A request runs either in a fiber of its own (one that may speak before its reply and so
+ * must outlive the POST's answer) or in place, in the POST's own fiber, which is then what a
+ * cancellation interrupts; an in-place request is registered only while it runs, so that
+ * nothing interrupts the POST once it is writing its reply.
+ */
+import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import type * as Scope from "effect/Scope"
+
+export interface SessionRequests {
+  readonly has: (id: JsonRpc.RequestId) => boolean
+  readonly size: () => number
+  /**
+   * Runs `effect` under `id` in a fiber of its own, not the caller's child, removed once it ends.
+   * Once the session has ended the fiber is interrupted before it starts.
+   */
+  readonly fork: <A>(id: JsonRpc.RequestId, effect: Effect.Effect<A>) => Effect.Effect<Fiber.RuntimeFiber<A>>
+  /**
+   * Runs `effect` under `id` in the calling fiber. If a cancellation or the session's end
+   * interrupts it (or the session has already ended), the fiber ends with `cancelled` instead,
+   * run uninterruptibly: the caller's way of still answering its client.
+   */
+  readonly inPlace: <A>(id: JsonRpc.RequestId, effect: Effect.Effect<A>, cancelled: Effect.Effect<never>) => Effect.Effect<A>
+  /** Interrupts the request under `id`, if any, and waits for it to end. */
+  readonly cancel: (id: JsonRpc.RequestId) => Effect.Effect<void>
+}
+
+/** Told apart from other interruptions in a fiber's cause. */
+const canceller = FiberId.runtime(-32800, 0)
+
+/** A registry that ends with `scope`, interrupting and awaiting what is still in flight. */
+export const make: Effect.Effect<SessionRequests, never, Scope.Scope> = Effect.suspend(() => {
+  const live = new Map<JsonRpc.RequestId, Fiber.RuntimeFiber<unknown>>()
+  let closed = false
+  const drop = (id: JsonRpc.RequestId, fiber: Fiber.RuntimeFiber<unknown>) => {
+    if (live.get(id) === fiber) live.delete(id)
+  }
+  const interrupt = (fiber: Fiber.RuntimeFiber<unknown>) =>
+    Effect.zipRight(Effect.sync(() => fiber.unsafeInterruptAsFork(canceller)), Effect.asVoid(fiber.await))
+
+  const registry: SessionRequests = {
+    has: (id) => live.has(id),
+    size: () => live.size,
+    fork: (id, effect) =>
+      Effect.suspend(() =>
+        Effect.map(Effect.forkDaemon(closed ? Effect.interrupt : effect), (fiber) => {
+          if (!closed) {
+            live.set(id, fiber)
+            fiber.addObserver(() => drop(id, fiber))
+          }
+          return fiber
+        })
+      ),
+    inPlace: (id, effect, cancelled) =>
+      Effect.withFiberRuntime((fiber) => {
+        if (closed) return cancelled
+        live.set(id, fiber)
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.matchCauseEffect(restore(effect), {
+            onFailure: (cause) => {
+              drop(id, fiber)
+              return Cause.isInterruptedOnly(cause) ? cancelled : Effect.failCause(cause)
+            },
+            onSuccess: (value) => {
+              drop(id, fiber)
+              return Effect.succeed(value)
+            }
+          })
+        )
+      }),
+    cancel: (id) =>
+      Effect.suspend(() => {
+        const fiber = live.get(id)
+        return fiber === undefined ? Effect.void : interrupt(fiber)
+      })
+  }
+  return Effect.as(
+    Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        const fibers = [...live.values()]
+        live.clear()
+        return Effect.forEach(fibers, interrupt, { concurrency: "unbounded", discard: true })
+      })
+    ),
+    registry
+  )
+})

@@ -54,13 +54,13 @@ export class ListenError extends Data.TaggedError("ListenError")<{ readonly wher
 export const Backlog = 4096
 
 /** The apps the two listeners serve. */
-export interface Apps<E, R, MR> {
+export interface Apps<E, R> {
   /** For TCP, which browsers and other machines can reach. */
   readonly tcp: HttpApp.Default<E, R>
   /** For the owner-only unix socket. */
   readonly socket: HttpApp.Default<E, R>
-  /** `/mcp` on each listener, served through the thin adapter. */
-  readonly mcp: { readonly tcp: HttpApp.Default<never, MR>; readonly socket: HttpApp.Default<never, MR> }
+  /** `/mcp` on each listener, served through the thin adapter: it needs nothing but its request. */
+  readonly mcp: { readonly tcp: HttpApp.Default; readonly socket: HttpApp.Default }
 }
 
 const isMcpPath = (url: string | undefined): boolean => {
@@ -150,13 +150,13 @@ const AnswerWindow = Duration.seconds(1)
  * where they ended up and the shutdown signals they should heed, until the scope closes; at close,
  * requests in flight get `grace` to finish, then are answered (see the module comment).
  */
-export const serve = <E, R, MR, BE, BR>(
-  build: (listening: Listening, shutdown: ShutdownSignals) => Effect.Effect<Apps<E, R, MR>, BE, BR>,
+export const serve = <E, R, BE, BR>(
+  build: (listening: Listening, shutdown: ShutdownSignals) => Effect.Effect<Apps<E, R>, BE, BR>,
   options: { readonly host: string; readonly port: number; readonly socket: string; readonly grace: Duration.DurationInput }
 ): Effect.Effect<
   Listening,
   ListenError | SocketPathError | BE,
-  Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope> | Exclude<MR, HttpServerRequest.HttpServerRequest>
+  Scope.Scope | BR | Exclude<R, HttpServerRequest.HttpServerRequest | Scope.Scope>
 > =>
   Effect.gen(function*() {
     const draining = yield* Deferred.make<void>()
@@ -209,7 +209,7 @@ export const serve = <E, R, MR, BE, BR>(
       stopping: Deferred.await(stopping),
       stoppingNow: () => stoppingCome
     })
-    const runtime = yield* Effect.runtime<Exclude<MR, HttpServerRequest.HttpServerRequest>>()
+    const runtime = yield* Effect.runtime<never>()
     const routed = (mcp: Http.RequestListener, other: Http.RequestListener): Http.RequestListener => (request, response) =>
       isMcpPath(request.url) ? mcp(request, response) : other(request, response)
     tcpHandler = routed(NodeHttpApp.makeHandler(apps.mcp.tcp, runtime), yield* NodeHttpServer.makeHandler<R, E>(apps.tcp))

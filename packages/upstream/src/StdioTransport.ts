@@ -30,7 +30,7 @@ import { FrameTooLarge, type Connection, type TransportError, TransportClosed } 
 import { makeLineSplitter } from "./internal/lines.js"
 import { CallBox } from "./internal/CallBox.js"
 import { type Child, spawnChild, type SpawnError } from "./internal/StdioChild.js"
-import { CurrentInPlace, CutInPlace } from "./internal/InPlace.js"
+import { CutInPlace, inPlaceIn } from "./internal/InPlace.js"
 import * as Waiting from "./internal/Waiting.js"
 
 /** Tunables of the stdio transport. */
@@ -235,7 +235,7 @@ export const openStdio = (
     // (internal/InPlace.ts) is cut short by ending its box; an answer that arrived first stands.
     const call: Connection["call"] = (req, onMessage) =>
       Effect.withFiberRuntime<JsonRpc.Response | undefined, TransportError>((fiber) => {
-        const inPlace = fiber.getFiberRef(CurrentInPlace)
+        const inPlace = inPlaceIn(fiber)
         if (inPlace?.isCut === true) return Effect.die(new CutInPlace())
         if (closedReason !== undefined) return Effect.fail(closedReason)
         let letGo: (() => void) | undefined

@@ -9,9 +9,8 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import type { Abort } from "../src/Abortable.js"
-import { CurrentInPlace, InPlaceCall } from "../src/internal/InPlace.js"
+import { enter, inPlaceIn, InPlaceCall, leave, runningCount, type WaitingCall } from "../src/internal/InPlace.js"
 import { type Caller, Pool, PoolError, type PoolServer, ScopeKey } from "../src/Pool.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import type { Session } from "../src/Session.js"
@@ -91,16 +90,28 @@ const cancelledIds = Effect.flatMap(Pool, (pool) =>
   pool.withSession(held, caller, (s) => Effect.map(tool(s, "cancelled"), (r) => JSON.parse(textOf(r)) as ReadonlyArray<unknown>)))
 
 describe("Pool: calls in place", () => {
-  it.effect("pool/in-place/a forked fiber does not see the call running in place", () =>
+  it.effect("pool/in-place/a forked fiber does not see the call running in place, and leaving restores the call around it", () =>
     Effect.gen(function*() {
-      const call = new InPlaceCall<string>()
-      const [here, forked] = yield* Effect.locally(
-        Effect.all([FiberRef.get(CurrentInPlace), Effect.flatMap(Effect.fork(FiberRef.get(CurrentInPlace)), Fiber.join)]),
-        CurrentInPlace,
-        call
-      )
-      assert.strictEqual(here, call)
-      assert.isUndefined(forked)
+      const outer = new InPlaceCall<string>()
+      const inner = new InPlaceCall<string>()
+      type Seen = Record<"none" | "here" | "forked" | "afterInner" | "afterAll", WaitingCall | undefined>
+      const seen = yield* Effect.withFiberRuntime<Seen>((fiber) => {
+        const none = enter(fiber, outer)
+        const aroundInner = enter(fiber, inner)
+        return Effect.map(Effect.flatMap(Effect.fork(Effect.withFiberRuntime<WaitingCall | undefined>((child) => Effect.succeed(inPlaceIn(child)))), Fiber.join), (forked) => {
+          const here = inPlaceIn(fiber)
+          leave(fiber, aroundInner)
+          const afterInner = inPlaceIn(fiber)
+          leave(fiber, none)
+          return { none, here, forked, afterInner, afterAll: inPlaceIn(fiber) }
+        })
+      })
+      assert.isUndefined(seen.none)
+      assert.strictEqual(seen.here, inner)
+      assert.isUndefined(seen.forked)
+      assert.strictEqual(seen.afterInner, outer)
+      assert.isUndefined(seen.afterAll)
+      assert.strictEqual(runningCount(), 0)
     }))
 
   it.effect("pool/in-place/an abort before the wait ends it at once; one after the call is over changes nothing", () =>
@@ -128,6 +139,7 @@ describe("Pool: calls in place", () => {
       const e = yield* Effect.flip(Fiber.join(fiber))
       assert.deepStrictEqual(e, new Cut({ why: "deadline" }))
       assert.strictEqual((yield* cancelledIds).length, 1, "the server was told the held call was cancelled")
+      assert.strictEqual(runningCount(), 0, "the cut call left nothing behind")
       // The instance was released: the next call is served by the same process.
       assert.strictEqual((yield* warm).text, "ok")
     }).pipe(Effect.provide(layer)))
@@ -156,5 +168,6 @@ describe("Pool: calls in place", () => {
         assert.include(e.message, "gone mid-call")
       }
       assert.strictEqual((yield* warm).text, "ok", "the next call starts a new process")
+      assert.strictEqual(runningCount(), 0, "the crashed call left nothing behind")
     }).pipe(Effect.provide(layer)))
 })

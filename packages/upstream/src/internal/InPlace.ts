@@ -6,10 +6,11 @@
  * transport says where the call waits (`waitingOn`), an abort ends that wait, and the Pool turns
  * the end back into the abort's error.
  *
- * The transport finds the call through a FiberRef that forked fibers do not inherit, so a
- * question answered in a fiber of its own is never mistaken for the call.
+ * The transport finds the call by the fiber it runs in, so a question answered in a fiber of its
+ * own is never mistaken for the call. The calls are kept by fiber in a plain map, not a FiberRef:
+ * setting a FiberRef copies the fiber's whole map of them, twice per call.
  */
-import * as FiberRef from "effect/FiberRef"
+import type * as Fiber from "effect/Fiber"
 import type { Abort } from "../Abortable.js"
 
 /** The defect with which a cut wait ends; only the Pool that cut it ever sees it. */
@@ -70,8 +71,25 @@ export class InPlaceCall<E> implements WaitingCall {
   }
 }
 
-/** The call running in place in this fiber (undefined when none is); a forked fiber starts without one. */
-export const CurrentInPlace: FiberRef.FiberRef<WaitingCall | undefined> = FiberRef.unsafeMake<WaitingCall | undefined>(
-  undefined,
-  { fork: () => undefined }
-)
+type AnyFiber = Fiber.RuntimeFiber<unknown, unknown>
+
+const running = new Map<AnyFiber, WaitingCall>()
+
+/** The call running in place in `fiber` (undefined when none is). */
+export const inPlaceIn = (fiber: AnyFiber): WaitingCall | undefined => running.get(fiber)
+
+/** `call` now runs in place in `fiber`; answers the call it runs within, if any, for `leave`. */
+export const enter = (fiber: AnyFiber, call: WaitingCall): WaitingCall | undefined => {
+  const outer = running.get(fiber)
+  running.set(fiber, call)
+  return outer
+}
+
+/** The call `enter` began is over: `fiber` is back in `outer` (or in none). */
+export const leave = (fiber: AnyFiber, outer: WaitingCall | undefined): void => {
+  if (outer === undefined) running.delete(fiber)
+  else running.set(fiber, outer)
+}
+
+/** How many fibers have a call in place (tests: none once every call has ended). */
+export const runningCount = (): number => running.size

@@ -11,13 +11,12 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type { Abort } from "../Abortable.js"
 import type { PoolError } from "../PoolEvents.js"
 import { type Caller, type PoolServer, requestedLane, type ScopeKey } from "../PoolModel.js"
 import type { Session } from "../Session.js"
-import { CurrentInPlace, CutInPlace, InPlaceCall } from "./InPlace.js"
+import { CutInPlace, enter, InPlaceCall, leave } from "./InPlace.js"
 import type { makeLeases } from "./PoolLeases.js"
 import type { Instance, Key, LaneState, ServerPool } from "./PoolState.js"
 
@@ -76,12 +75,14 @@ export const makeInPlace = (env: InPlaceEnv) => {
         if (gone === undefined) inst.users.add(abort)
         const released = env.leases.release(pool, lane, inst)
         const work: Effect.Effect<A, E | PoolError, R> = gone === undefined ? restore(use(session)) : Effect.fail(gone)
-        return Effect.flatMap(FiberRef.getAndSet(CurrentInPlace, call), (outer) => {
+        return Effect.withFiberRuntime((fiber) => {
+          const outer = enter(fiber, call)
           const over = () => {
             if (gone === undefined) inst.users.delete(abort)
             call.finish()
             letGo()
-            return FiberRef.set(CurrentInPlace, outer)
+            leave(fiber, outer)
+            return Effect.void
           }
           return Effect.matchCauseEffect(work, {
             onSuccess: (value) => Effect.zipRight(over(), Effect.as(released, value)),

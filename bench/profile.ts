@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
-import { readSourceMap, type SourceLookup } from "./lib/sourcemap.js"
+import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt } from "./lib/stats.js"
 import { pathsFrom, startMcpxFx } from "./lib/targets.js"
 
@@ -39,12 +39,6 @@ interface Profile {
 }
 
 /** A source path shortened to what says where it lives: the package and the file. */
-const shorten = (source: string): string => {
-  const nm = source.lastIndexOf("node_modules/")
-  if (nm >= 0) return source.slice(nm + "node_modules/".length)
-  const pk = source.indexOf("packages/")
-  return pk >= 0 ? source.slice(pk + "packages/".length) : source
-}
 
 const main = async () => {
   const dir = join(root, "out/profile")

@@ -64,3 +64,11 @@ export const readSourceMap = (file: string): SourceLookup => {
     }
   }
 }
+
+/** A source path as a reader knows it: from the package (`effect/src/...`) or the workspace package. */
+export const shorten = (source: string): string => {
+  const nm = source.lastIndexOf("node_modules/")
+  if (nm >= 0) return source.slice(nm + "node_modules/".length)
+  const pk = source.indexOf("packages/")
+  return pk >= 0 ? source.slice(pk + "packages/".length) : source
+}

@@ -1,0 +1,217 @@
+/**
+ * `npm run bench:gc`: the daemon's garbage collection under modern tools/call load. A call's CPU
+ * and its tail latency follow what it allocates and what of that outlives a scavenge, so this is
+ * how a change to the call path is judged for memory, as `bench:ops` judges it for operations.
+ *
+ *   default   the daemon under `--trace-gc-nvp`: scavenges per second, their pauses, what each
+ *             scavenge promoted per call, mark-compacts; the load's p50 and p99
+ *   --alloc   the daemon's sampling heap profile (over the inspector): bytes per call allocated,
+ *             split into what a scavenge collected and what was promoted and died in old space,
+ *             and the functions (and source files) that allocate the most of it
+ *
+ *   options: --concurrency C (default 64) --seconds S (default 5) --top N (default 25)
+ *            --node-flag FLAG (repeatable: e.g. --node-flag --max-semi-space-size=64)
+ */
+import { spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { WebSocket } from "undici"
+import { runLoad } from "./lib/load.js"
+import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
+import { fmt, median, quantile } from "./lib/stats.js"
+import { modernShape, pathsFrom, writeConfig } from "./lib/targets.js"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const argv = process.argv.slice(2)
+const option = (name: string): string | undefined => {
+  const at = argv.indexOf(`--${name}`)
+  return at >= 0 ? argv[at + 1] : undefined
+}
+const concurrency = Number(option("concurrency") ?? 64) || 64
+const seconds = Number(option("seconds") ?? 5) || 5
+const top = Number(option("top") ?? 25) || 25
+const alloc = argv.includes("--alloc")
+const nodeFlags = argv.flatMap((a, i) => (a === "--node-flag" && argv[i + 1] !== undefined ? [argv[i + 1]!] : []))
+
+interface Daemon {
+  readonly url: URL
+  /** stdout lines other than the daemon's own JSON line (the GC trace). */
+  readonly lines: Array<string>
+  /** The inspector's WebSocket URL, once the daemon printed it (with `--inspect`). */
+  readonly inspector: () => string | undefined
+  readonly stop: () => Promise<void>
+}
+
+/** The daemon on one upstream, its stdout read line by line (the trace shares it with the JSON line). */
+const startDaemon = (flags: ReadonlyArray<string>): Promise<Daemon> => {
+  const paths = pathsFrom(root)
+  const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-gc-"))
+  const config = writeConfig(dir, paths, ["bench"])
+  const child = spawn(process.execPath, [...flags, paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"], {
+    env: { ...process.env, MCPX_STATE_DIR: join(dir, "state") },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const stop = async () => {
+    try {
+      process.kill(-child.pid!, "SIGTERM")
+    } catch {
+      // Already gone.
+    }
+    await exited
+    rmSync(dir, { recursive: true, force: true })
+  }
+  let stderr = ""
+  child.stderr.setEncoding("utf8")
+  child.stderr.on("data", (chunk: string) => {
+    if (stderr.length < 10_000) stderr += chunk
+  })
+  const inspector = () => /ws:\/\/\S+/.exec(stderr)?.[0]
+  return new Promise((resolve, reject) => {
+    const lines: Array<string> = []
+    let buffered = ""
+    let url: URL | undefined
+    child.once("exit", (code) => url === undefined && reject(new Error(`the daemon exited ${code} before it was ready`)))
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      buffered += chunk
+      for (let at = buffered.indexOf("\n"); at >= 0; at = buffered.indexOf("\n")) {
+        const line = buffered.slice(0, at)
+        buffered = buffered.slice(at + 1)
+        if (url === undefined && line.startsWith("{")) {
+          url = new URL(String((JSON.parse(line) as { mcp: string }).mcp))
+          resolve({ url, lines, inspector, stop })
+        } else lines.push(line)
+      }
+    })
+  })
+}
+
+/** `name=value` pairs of one `--trace-gc-nvp` line. */
+const pairs = (line: string): Map<string, string> =>
+  new Map(line.split(/\s+/).flatMap((kv) => {
+    const at = kv.indexOf("=")
+    return at > 0 ? [[kv.slice(0, at), kv.slice(at + 1)] as const] : []
+  }))
+
+const trace = async () => {
+  const daemon = await startDaemon(["--trace-gc-nvp", ...nodeFlags])
+  try {
+    const shape = modernShape(daemon.url, "bench__echo")
+    await runLoad(shape, { concurrency, durationMs: 2000 })
+    daemon.lines.length = 0
+    const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
+    const gcs = daemon.lines.map(pairs).filter((p) => p.has("gc"))
+    const scavenges = gcs.filter((p) => p.get("gc") === "s")
+    const marks = gcs.filter((p) => p.get("gc") === "mc" || p.get("gc") === "ms")
+    const pauses = scavenges.map((p) => Number(p.get("pause")))
+    const promoted = scavenges.reduce((sum, p) => sum + Number(p.get("promoted") ?? 0), 0)
+    const allocated = scavenges.reduce((sum, p) => sum + Number(p.get("allocated") ?? 0), 0)
+    const latencies = Array.from(r.latencies)
+    const p50 = quantile(latencies, 0.5)
+    const p99 = quantile(latencies, 0.99)
+    process.stdout.write(
+      `modern c=${concurrency}${nodeFlags.length > 0 ? ` (${nodeFlags.join(" ")})` : ""}, ${r.calls} calls in ${seconds} s: ` +
+        `${fmt(r.rps, 0)}/s, p50 ${fmt(p50, 3)} ms, p99 ${fmt(p99, 3)} ms (${fmt(p99 / p50)}×)\n` +
+        `scavenges: ${fmt(scavenges.length / r.seconds, 1)}/s, pause median ${fmt(median(pauses))} ms, ` +
+        `max ${fmt(Math.max(...pauses))} ms, ${fmt((100 * pauses.reduce((a, b) => a + b, 0)) / (r.seconds * 1000), 1)} % of the time; ` +
+        `allocated ${fmt(allocated / r.calls / 1024, 1)} KB and promoted ${fmt(promoted / r.calls / 1024, 1)} KB per call\n` +
+        `mark-compacts: ${marks.length} (${fmt(marks.length / r.seconds, 2)}/s), pause median ${fmt(median(marks.map((p) => Number(p.get("pause")))))} ms\n`
+    )
+  } finally {
+    await daemon.stop()
+  }
+}
+
+interface ProfileNode {
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
+  readonly selfSize: number
+  readonly children: ReadonlyArray<ProfileNode>
+}
+
+/** The daemon's inspector, one command at a time. */
+const connect = async (url: string | undefined) => {
+  if (url === undefined) throw new Error("the daemon printed no inspector URL")
+  const ws = new WebSocket(url)
+  await new Promise((resolve) => ws.addEventListener("open", resolve, { once: true }))
+  let last = 0
+  const waiting = new Map<number, (result: unknown) => void>()
+  ws.addEventListener("message", (e) => {
+    const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown }
+    if (m.id !== undefined) waiting.get(m.id)?.(m.result)
+  })
+  const send = <A>(method: string, params: object = {}) =>
+    new Promise<A>((resolve) => {
+      const id = ++last
+      waiting.set(id, (r) => resolve(r as A))
+      ws.send(JSON.stringify({ id, method, params }))
+    })
+  return { send, close: () => ws.close() }
+}
+
+/** One sampled run: what the profile holds, by allocation site, per call. */
+const sampled = async (collectedBy: "minor" | "major") => {
+  // Port 0: the inspector takes a free one and prints its URL (stderr), so runs never collide.
+  const daemon = await startDaemon(["--inspect=127.0.0.1:0", ...nodeFlags])
+  try {
+    const shape = modernShape(daemon.url, "bench__echo")
+    await runLoad(shape, { concurrency, durationMs: 2000 })
+    const cdp = await connect(daemon.inspector())
+    await cdp.send("HeapProfiler.enable")
+    await cdp.send("HeapProfiler.startSampling", {
+      samplingInterval: 2048,
+      includeObjectsCollectedByMinorGC: collectedBy === "minor",
+      includeObjectsCollectedByMajorGC: collectedBy === "major"
+    })
+    const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
+    const { profile } = await cdp.send<{ profile: { head: ProfileNode } }>("HeapProfiler.stopSampling")
+    cdp.close()
+    const sites = new Map<string, number>()
+    // Sites are named by function and source file, through the bundle's map beside it.
+    const maps = new Map<string, SourceLookup | undefined>()
+    const sourceOf = (f: ProfileNode["callFrame"]): string => {
+      if (!maps.has(f.url)) {
+        const file = f.url.startsWith("file:") ? fileURLToPath(f.url) : f.url
+        maps.set(f.url, f.url !== "" && existsSync(`${file}.map`) ? readSourceMap(`${file}.map`) : undefined)
+      }
+      const mapped = maps.get(f.url)?.sourceOf(f.lineNumber, f.columnNumber)
+      return mapped !== undefined ? shorten(mapped) : f.url === "" ? "(native)" : shorten(f.url.replace(/^file:\/\//, ""))
+    }
+    const walk = (n: ProfileNode) => {
+      const f = n.callFrame
+      const site = `${f.functionName || "(anonymous)"}  ${sourceOf(f)}`
+      sites.set(site, (sites.get(site) ?? 0) + n.selfSize)
+      n.children.forEach(walk)
+    }
+    walk(profile.head)
+    return { calls: r.calls, sites }
+  } finally {
+    await daemon.stop()
+  }
+}
+
+const allocation = async () => {
+  // Collected by a scavenge (died young), then what was promoted and died in old space; the
+  // profile also holds what is still live at the end, which is small against either.
+  const young = await sampled("minor")
+  const old = await sampled("major")
+  const perCall = (s: { calls: number; sites: Map<string, number> }) => [...s.sites.values()].reduce((a, b) => a + b, 0) / s.calls
+  process.stdout.write(
+    `modern c=${concurrency}: ${fmt(perCall(young) / 1024, 1)} KB per call allocated and collected young, ` +
+      `${fmt(perCall(old) / 1024, 1)} KB per call collected in old space (sampled every 2 KB)\n\nwhere a call's young garbage is allocated:\n`
+  )
+  for (const [site, bytes] of [...young.sites].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    process.stdout.write(`${fmt(bytes / young.calls, 0).padStart(7)} B  ${site}\n`)
+  }
+}
+
+;(alloc ? allocation() : trace()).then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`bench:gc failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`)
+    process.exit(1)
+  }
+)

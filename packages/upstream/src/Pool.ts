@@ -32,7 +32,6 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -42,17 +41,15 @@ import type * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Abort, abortable } from "./Abortable.js"
+import { makeControl } from "./internal/PoolControl.js"
 import { makeInstances } from "./internal/PoolInstances.js"
 import { makeInPlace } from "./internal/PoolInPlace.js"
 import { makeLeases } from "./internal/PoolLeases.js"
 import {
-  type Attempt,
   coolingError,
   fingerprintOf,
   type Key,
   type LaneState,
-  lanesOf,
-  poolStatus,
   resolveSettings,
   type ServerPool,
   type Settings
@@ -337,69 +334,7 @@ const make = Effect.gen(function*() {
       }
     })
 
-  // --- status and control
-
-  const sortedPools = () => [...pools.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-
-  const snapshot = Effect.map(
-    Clock.currentTimeMillis,
-    (now): ReadonlyArray<PoolStatus> => sortedPools().map((pool) => poolStatus(pool, now))
-  )
-
-  const reports = Effect.sync((): ReadonlyArray<ProbeReport> =>
-    sortedPools().flatMap((pool) => (pool.modern.lastReport !== undefined ? [pool.modern.lastReport] : []))
-  )
-
-  const report = (server: string) => Effect.sync(() => Option.fromNullable(pools.get(server)?.modern.lastReport))
-
-  const stop = Effect.fn("Pool.stop")(function*(server: string) {
-    const pool = pools.get(server)
-    if (pool === undefined) return 0
-    pools.delete(server)
-    pool.retired = true
-    pool.stopped = true
-    const stopped = yield* retireAll(pool, "stop")
-    yield* Scope.close(pool.scope, Exit.void)
-    return stopped.filter(({ inst }) => inst.started !== undefined).length
-  })
-
-  const restart = Effect.fn("Pool.restart")(function*(server: PoolServer, options?: { readonly lazy?: boolean }) {
-    const pool = yield* poolFor(server)
-    const stopped = yield* retireAll(pool, "restart")
-    yield* Effect.sync(() => {
-      for (const lane of lanesOf(pool)) {
-        lane.failures = 0
-        lane.cooldown = undefined
-      }
-      pool.legacyRefused = undefined
-    })
-    const again = options?.lazy === true ? [] : stopped.filter(({ inst }) => inst.key.scope.kind !== "call")
-    const results = yield* Effect.forEach(
-      again,
-      ({ inst, lane }) =>
-        tryLane(pool, lane, inst.key, () => Effect.void, () => {}).pipe(
-          Effect.catchAll((error) => Effect.succeed<Attempt<void>>({ _tag: "Unavailable", error })),
-          Effect.map((attempt) => ({ lane: lane.lane, key: inst.key.id, attempt }))
-        ),
-      { concurrency: "unbounded" }
-    )
-    const result: RestartResult = {
-      server: pool.name,
-      stopped: stopped.filter(({ inst }) => inst.started !== undefined).length,
-      started: results.filter((r) => r.attempt._tag === "Used").map(({ key, lane }) => ({ lane, key })),
-      failed: results.flatMap(({ attempt, key, lane }) =>
-        attempt._tag === "Unavailable" ? [{ lane, key, error: attempt.error }] : []
-      )
-    }
-    return result
-  })
-
-  const retire = Effect.fn("Pool.retire")(function*(server: string) {
-    const pool = pools.get(server)
-    if (pool === undefined) return
-    pools.delete(server)
-    yield* retirePool(pool)
-  })
+  const { report, reports, restart, retire, snapshot, stop } = makeControl({ pools, poolFor, leases, retireAll, retirePool })
 
   return Pool.of({
     withSession,

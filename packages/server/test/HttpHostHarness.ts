@@ -5,6 +5,7 @@
  * answer) and `say_first` (sends a progress notification, then answers).
  */
 import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -12,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { Backend } from "../src/Backend.js"
+import * as ClientDetach from "../src/ClientDetach.js"
 import { HttpHost, type HttpHostOptions } from "../src/HttpHost.js"
 import * as Server from "../src/Server.js"
 import { makeBackend, meta } from "./support.js"
@@ -87,7 +89,21 @@ export interface Harness {
   readonly del: (headers?: Record<string, string>) => Effect.Effect<Response>
 }
 
-export const harness = (options: HttpHostOptions = {}): Effect.Effect<Harness, never, Scope.Scope> =>
+/**
+ * Requests an adapter could detach from their clients (ClientDetach), as the daemon's can; each
+ * detach is counted. The web handler still interrupts a request whose client aborts, so a
+ * dropped connection is the daemon's tests' to check (cli/test/host-http/cancellation.test.ts).
+ */
+export interface Detaching {
+  readonly detached: { count: number }
+}
+
+const detachable = (request: HttpServerRequest.HttpServerRequest, detaching: Detaching): HttpServerRequest.HttpServerRequest =>
+  Object.assign(Object.create(request) as HttpServerRequest.HttpServerRequest, {
+    [ClientDetach.Detach]: () => void detaching.detached.count++
+  })
+
+export const harness = (options: HttpHostOptions = {}, detaching?: Detaching): Effect.Effect<Harness, never, Scope.Scope> =>
   Effect.gen(function*() {
     const events: Events = {
       started: yield* Queue.unbounded<string>(),
@@ -97,7 +113,10 @@ export const harness = (options: HttpHostOptions = {}): Effect.Effect<Harness, n
     const layer = HttpHost.layer(options).pipe(Layer.provide(Server.Server.layer), Layer.provide(extendedBackend(events)))
     const host = Context.get(yield* Layer.build(layer), HttpHost)
     // The test's own runtime, so the host's streams run on its TestClock.
-    const handler = HttpApp.toWebHandlerRuntime(yield* Effect.runtime<never>())(host.app)
+    const app = detaching === undefined
+      ? host.app
+      : Effect.updateService(host.app, HttpServerRequest.HttpServerRequest, (r) => detachable(r, detaching))
+    const handler = HttpApp.toWebHandlerRuntime(yield* Effect.runtime<never>())(app)
     const fetch = (request: Request) => Effect.promise(() => handler(request))
     return {
       host,

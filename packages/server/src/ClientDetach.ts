@@ -8,7 +8,7 @@
  *
  * The request can still be ended: `notifications/cancelled` and the end of the session interrupt
  * the fiber itself. An adapter that offers `Detach` must then write the response such a fiber's
- * cause carries, if any (`carriedResponse`), as the platform's web handler does.
+ * cause carries (`carriedResponse`), when it carries one, as the platform's web handler does.
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"

@@ -81,7 +81,7 @@ describe("SessionRequests", () => {
       const requests = yield* SessionRequests.make
       const exit = yield* Effect.exit(requests.inPlace("p", Effect.dieMessage("its own"), cancelled))
       assert.match(String(defectOf(exit)), /its own/)
-      // Nothing is registered under the id any more: the caller's fiber is left alone, and the id is free.
+      // Nothing is registered under the id now: the caller's fiber is left alone, and the id is free.
       assert.isFalse(requests.has("p"))
       yield* requests.cancel("p")
       assert.strictEqual(yield* requests.inPlace("p", Effect.succeed(1), cancelled), 1)

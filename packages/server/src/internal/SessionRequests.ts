@@ -27,7 +27,7 @@ export interface SessionRequests {
    * run uninterruptibly: the caller's way of still answering its client.
    */
   readonly inPlace: <A>(id: JsonRpc.RequestId, effect: Effect.Effect<A>, cancelled: Effect.Effect<never>) => Effect.Effect<A>
-  /** Interrupts the request under `id`, if any, and waits for it to end. */
+  /** Interrupts the request under `id` (when there is one) and waits for it to end. */
   readonly cancel: (id: JsonRpc.RequestId) => Effect.Effect<void>
 }
 

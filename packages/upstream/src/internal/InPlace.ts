@@ -78,7 +78,7 @@ const running = new Map<AnyFiber, WaitingCall>()
 /** The call running in place in `fiber` (undefined when none is). */
 export const inPlaceIn = (fiber: AnyFiber): WaitingCall | undefined => running.get(fiber)
 
-/** `call` now runs in place in `fiber`; answers the call it runs within, if any, for `leave`. */
+/** `call` now runs in place in `fiber`; answers the call it runs within (or undefined), for `leave`. */
 export const enter = (fiber: AnyFiber, call: WaitingCall): WaitingCall | undefined => {
   const outer = running.get(fiber)
   running.set(fiber, call)

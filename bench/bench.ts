@@ -20,6 +20,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import * as os from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { flag, option } from "./lib/args.js"
 import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
@@ -41,12 +42,6 @@ import {
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const paths = pathsFrom(root)
 
-const argv = process.argv.slice(2)
-const flag = (name: string) => argv.includes(`--${name}`)
-const option = (name: string): string | undefined => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 ? argv[at + 1] : undefined
-}
 const quick = flag("quick")
 const rounds = Number(option("rounds") ?? (quick ? 1 : 5))
 const seconds = Number(option("seconds") ?? (quick ? 1 : 3))

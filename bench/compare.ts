@@ -12,23 +12,19 @@
  */
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { flag, option } from "./lib/args.js"
 import { type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
 import { modernShape, pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name: string): string | undefined => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 ? argv[at + 1] : undefined
-}
 const against = option("against")
 const rounds = Number(option("rounds") ?? 8) || 8
 const seconds = Number(option("seconds") ?? 3) || 3
 const concurrency = Number(option("concurrency") ?? 16) || 16
 const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
-const legacy = argv.includes("--legacy")
+const legacy = flag("legacy")
 
 interface Sample {
   readonly cpuPerCall: number

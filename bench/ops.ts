@@ -12,18 +12,14 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { flag, option } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { modernShape, pathsFrom, startMcpxFx } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name: string): string | undefined => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 ? argv[at + 1] : undefined
-}
 const calls = Number(option("calls") ?? 4000) || 4000
 const top = Number(option("top") ?? 30) || 30
-const legacy = argv.includes("--legacy")
+const legacy = flag("legacy")
 const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
 
 /** Inserts `insert` after the one place `anchor` occurs in `text`; a build where it does not occur once cannot be counted. */

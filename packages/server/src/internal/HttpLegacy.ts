@@ -274,9 +274,9 @@ export const makeLegacy = (deps: Deps & {
     }
     if (JsonRpc.isNotification(message)) return Effect.as(legacyNotification(target, message), Wire.accepted())
     const { detachable, session } = target
-    if (session === undefined || detachable === undefined) return runRequests(target, [message], [], false, accept)
-    return Effect.flatMap(fitsInPlace(session, message), (fits) =>
-      fits ? inPlace(session, detachable, message, accept) : runRequests(target, [message], [], false, accept))
+    const forked = () => runRequests(target, [message], [], false, accept)
+    if (session === undefined || detachable === undefined) return forked()
+    return Effect.flatMap(fitsInPlace(session, message), (fits) => (fits ? inPlace(session, detachable, message, accept) : forked()))
   }
 
   const legacyBatch = (

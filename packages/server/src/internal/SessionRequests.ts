@@ -9,8 +9,7 @@
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
+import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 
 export interface SessionRequests {
@@ -31,9 +30,6 @@ export interface SessionRequests {
   readonly cancel: (id: JsonRpc.RequestId) => Effect.Effect<void>
 }
 
-/** Told apart from other interruptions in a fiber's cause. */
-const canceller = FiberId.runtime(-32800, 0)
-
 /** A registry that ends with `scope`, interrupting and awaiting what is still in flight. */
 export const make: Effect.Effect<SessionRequests, never, Scope.Scope> = Effect.suspend(() => {
   const live = new Map<JsonRpc.RequestId, Fiber.RuntimeFiber<unknown>>()
@@ -41,8 +37,7 @@ export const make: Effect.Effect<SessionRequests, never, Scope.Scope> = Effect.s
   const drop = (id: JsonRpc.RequestId, fiber: Fiber.RuntimeFiber<unknown>) => {
     if (live.get(id) === fiber) live.delete(id)
   }
-  const interrupt = (fiber: Fiber.RuntimeFiber<unknown>) =>
-    Effect.zipRight(Effect.sync(() => fiber.unsafeInterruptAsFork(canceller)), Effect.asVoid(fiber.await))
+  const interrupt = (fiber: Fiber.RuntimeFiber<unknown>) => Effect.asVoid(Fiber.interrupt(fiber))
 
   const registry: SessionRequests = {
     has: (id) => live.has(id),

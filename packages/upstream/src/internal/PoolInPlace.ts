@@ -82,23 +82,24 @@ export const makeInPlace = (env: InPlaceEnv) => {
             call.finish()
             letGo()
             leave(fiber, outer)
-            return Effect.void
           }
           return Effect.matchCauseEffect(work, {
-            onSuccess: (value) => Effect.zipRight(over(), Effect.as(released, value)),
+            onSuccess: (value) => {
+              over()
+              return Effect.as(released, value)
+            },
             onFailure: (cause): Effect.Effect<never, E | E2 | PoolError> => {
-              const back = over()
+              over()
               // A cut ends the wait with CutInPlace; what the caller sees is the cut's own error.
               const defect = Cause.dieOption(cause)
               const cut = call.error
               if (Option.isSome(defect) && defect.value instanceof CutInPlace && cut !== undefined) {
-                return Effect.zipRight(back, Effect.zipRight(released, Effect.fail(cut.error)))
+                return Effect.zipRight(released, Effect.fail(cut.error))
               }
               const failure = Cause.failureOrCause(cause)
-              const told: Effect.Effect<never, E | PoolError> = Either.isLeft(failure)
+              return Either.isLeft(failure)
                 ? Effect.onExit(env.leases.failedUse(pool, lane, inst, failure.left), () => released)
                 : Effect.zipRight(released, Effect.failCause(failure.right))
-              return Effect.zipRight(back, told)
             }
           })
         })

@@ -1,0 +1,11 @@
+/** The bench scripts' command line: `--name value` options and `--name` flags. */
+const argv = process.argv.slice(2)
+
+/** The value after `--name`, if given. */
+export const option = (name: string): string | undefined => {
+  const at = argv.indexOf(`--${name}`)
+  return at >= 0 ? argv[at + 1] : undefined
+}
+
+/** Whether `--name` was given. */
+export const flag = (name: string): boolean => argv.includes(`--${name}`)

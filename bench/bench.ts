@@ -86,6 +86,13 @@ const measureHttp = async (target: Target, shape: RequestShape, concurrency: num
   return summarize(result, cpu / result.calls, sampler.stop())
 }
 
+/**
+ * How long the daemon is left alone before its RSS counts as idle: a few seconds after the last
+ * allocation V8's memory reducer gives back the young generation that the start and the last call
+ * grew, which a daemon nobody is calling does not hold.
+ */
+const SettleMs = 15_000
+
 const summarize = (r: LoadResult, cpuPerCall: number | undefined, maxRss: number | undefined): Measurement => ({
   rps: r.rps,
   calls: r.calls,
@@ -124,6 +131,8 @@ const main = async () => {
     // Idle as a daemon mostly is: its upstream started by a call, then nothing.
     await runLoad(mcpx.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
     await new Promise((r) => setTimeout(r, 1000))
+    idleRss["mcpx-fx (1 s after its first call)"] = rssMb(mcpx.pid)
+    await new Promise((r) => setTimeout(r, SettleMs - 1000))
     idleRss["mcpx-fx (idle)"] = rssMb(mcpx.pid)
     targets.push(mcpx)
   }
@@ -183,6 +192,7 @@ const main = async () => {
 
     // ---- fifty started upstreams
     let fifty: number | undefined
+    let fiftyAtOnce: number | undefined
     if (wanted("mcpx-fx")) {
       log("bench: the daemon with 50 started upstreams")
       const names50 = Array.from({ length: 50 }, (_, i) => `s${i}`)
@@ -192,6 +202,8 @@ const main = async () => {
           await runLoad(modernShape(many.modern.url, `${n}__echo`), { concurrency: 1, durationMs: 60_000, maxCalls: 2 })
         }
         await new Promise((r) => setTimeout(r, 500))
+        fiftyAtOnce = rssMb(many.pid)
+        await new Promise((r) => setTimeout(r, SettleMs - 500))
         fifty = rssMb(many.pid)
       } finally {
         await many.stop()
@@ -215,6 +227,7 @@ const main = async () => {
       results,
       idleRss,
       ...(fifty === undefined ? {} : { fiftyUpstreamsRss: fifty }),
+      ...(fiftyAtOnce === undefined ? {} : { fiftyUpstreamsRssAtOnce: fiftyAtOnce }),
       ...(soak === undefined ? {} : { soak }),
       cold
     }

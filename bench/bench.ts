@@ -87,11 +87,12 @@ const measureHttp = async (target: Target, shape: RequestShape, concurrency: num
 }
 
 /**
- * How long the daemon is left alone before its RSS counts as idle: a few seconds after the last
- * allocation V8's memory reducer gives back the young generation that the start and the last call
- * grew, which a daemon nobody is calling does not hold.
+ * How long the daemon is left alone before its RSS counts as idle. Some seconds after its last
+ * allocation V8's memory reducer gives back the young generation that the start and the calls
+ * grew, which a daemon nobody calls does not hold: ~10 s after one call, ~24 s after fifty
+ * upstreams were started. A minute leaves it room (15 s with --quick).
  */
-const SettleMs = 15_000
+const SettleMs = quick ? 15_000 : 60_000
 
 const summarize = (r: LoadResult, cpuPerCall: number | undefined, maxRss: number | undefined): Measurement => ({
   rps: r.rps,

@@ -18,19 +18,18 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { WebSocket } from "undici"
-import { flag, option } from "./lib/args.js"
+import { flag, option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
 import { modernShape, pathsFrom, writeConfig } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-const argv = process.argv.slice(2)
 const concurrency = Number(option("concurrency") ?? 64) || 64
 const seconds = Number(option("seconds") ?? 5) || 5
 const top = Number(option("top") ?? 25) || 25
 const alloc = flag("alloc")
-const nodeFlags = argv.flatMap((a, i) => (a === "--node-flag" && argv[i + 1] !== undefined ? [argv[i + 1]!] : []))
+const nodeFlags = options("node-flag")
 
 interface Daemon {
   readonly url: URL

@@ -10,18 +10,17 @@
  *            default first variant) --rounds N (default 4) --seconds S (default 5) --concurrency C (64)
  */
 import { fileURLToPath } from "node:url"
-import { option } from "./lib/args.js"
+import { option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
 import { fmt, median, quantile, rotate } from "./lib/stats.js"
-import { pathsFrom, startMcpxFx } from "./lib/targets.js"
+import { pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-const argv = process.argv.slice(2)
 const rounds = Number(option("rounds") ?? 4) || 4
 const seconds = Number(option("seconds") ?? 5) || 5
 const concurrency = Number(option("concurrency") ?? 64) || 64
-const given = argv.flatMap((a, i) => (a === "--variant" && argv[i + 1] !== undefined ? [argv[i + 1]!] : []))
+const given = options("variant")
 const variants = given.length === 0 ? [""] : given
 const flagsOf = (v: string) => v.split(" ").filter((f) => f.length > 0)
 
@@ -36,12 +35,12 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const main = async () => {
   const paths = pathsFrom(root)
-  const daemons = []
-  for (const v of variants) daemons.push(await startMcpxFx(paths, ["bench"], flagsOf(v)))
+  const daemons: Array<Target> = []
   const samples = variants.map(() => [] as Array<Sample>)
   let justAfter: Array<number> = []
   let settled: Array<number> = []
   try {
+    for (const v of variants) daemons.push(await startMcpxFx(paths, ["bench"], flagsOf(v)))
     for (const d of daemons) await runLoad(d.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
     await pause(1000)
     justAfter = daemons.map((d) => rssMb(d.pid))
@@ -56,7 +55,8 @@ const main = async () => {
         const r = await runLoad(d.modern, { concurrency, durationMs: seconds * 1000 })
         const peak = rss.stop()
         const cpuPerCall = (cpuMs(d.pid) - before) / r.calls
-        const tail = quantile(Array.from(r.latencies), 0.99) / quantile(Array.from(r.latencies), 0.5)
+        const latencies = Array.from(r.latencies)
+        const tail = quantile(latencies, 0.99) / quantile(latencies, 0.5)
         samples[i]!.push({ peak, rps: r.rps, cpuPerCall, tail })
         await pause(1000)
       }

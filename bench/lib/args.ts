@@ -9,3 +9,7 @@ export const option = (name: string): string | undefined => {
 
 /** Whether `--name` was given. */
 export const flag = (name: string): boolean => argv.includes(`--${name}`)
+
+/** Every value given after `--name`, for an option that may be repeated. */
+export const options = (name: string): ReadonlyArray<string> =>
+  argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] !== undefined ? [argv[i + 1]!] : []))

@@ -144,8 +144,10 @@ const serve = <E>(
     }
 
     // A legacy host hears of changes only once it is initialized; a modern one only through listen.
+    // Subscribing runs beside reading: a Backend still being built (BackendWhenReady) must not
+    // hold up the host's `initialize`.
     const initialized = Effect.map(Ref.get(connection.negotiated), (n) => Option.isSome(n) && n.value.initialized)
-    yield* Subscriptions.forwardToLegacy(backend, server.options.capabilities, watches, initialized, send)
+    yield* Effect.forkScoped(Subscriptions.forwardToLegacy(backend, server.options.capabilities, watches, initialized, send))
 
     const answerQuestion = (response: JsonRpc.Response): Effect.Effect<void> => {
       const id = JsonRpc.idOf(response)

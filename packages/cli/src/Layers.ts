@@ -113,6 +113,21 @@ export const upstreamAuth = (
 ): Layer.Layer<UpstreamAuth.UpstreamAuth, never, StateDir.StateDir | FileSystem.FileSystem | Path.Path> =>
   UpstreamAuth.UpstreamAuth.layer(options).pipe(Layer.provide(tokenStore))
 
+/** `configured`, and the notice on stderr when no config file was found. */
+export const configuredAndNoticed = (globals: Globals) =>
+  Layer.tap(configured(globals), (context) => noticeNoConfig(Context.get(context, Config.Config)))
+
+/** How `gateway` and `watched` are built. */
+export interface GatewayOptions {
+  readonly oneShot?: boolean
+  readonly recordProcessGroups?: boolean
+  /**
+   * The configuration to build on, when the caller has already loaded it and said that no file was
+   * found (else `configuredAndNoticed(globals)`).
+   */
+  readonly configured?: Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path>
+}
+
 /**
  * The gateway for one in-process invocation, with everything under it: the pool, the prober, the
  * era cache in the state directory (unless `upstream.eraCache` is off), the tool catalog with its
@@ -125,7 +140,7 @@ export const upstreamAuth = (
  */
 export const gateway = (
   globals: Globals,
-  options: { readonly oneShot?: boolean; readonly recordProcessGroups?: boolean } = {}
+  options: GatewayOptions = {}
 ): Layer.Layer<
   Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured | ProcessGroups.ProcessGroups,
   ConfiguredError | Gateway.GatewayConfigError,
@@ -152,7 +167,7 @@ export const gateway = (
     // The transport records process groups in the ProcessGroups it finds in its context.
     Layer.provideMerge(groups)
   )
-  const noticed = Layer.tap(configured(globals), (context) => noticeNoConfig(Context.get(context, Config.Config)))
+  const noticed = options.configured ?? configuredAndNoticed(globals)
   return Gateway.Gateway.layer.pipe(
     Layer.provideMerge(upstream),
     Layer.provideMerge(PendingCalls.PendingCalls.layer),
@@ -173,7 +188,7 @@ export const requestState: Layer.Layer<RequestState.RequestState, never, Setting
  * The gateway plus the ConfigWatcher that reloads its configuration: watching the files for a
  * long-running process (the daemon, `serve`), or reloading only when asked.
  */
-export const watched = (globals: Globals, watch: boolean, options: { readonly recordProcessGroups?: boolean } = {}) =>
+export const watched = (globals: Globals, watch: boolean, options: Omit<GatewayOptions, "oneShot"> = {}) =>
   Layer.unwrapEffect(
     Effect.map(ProcessEnvironment, (environment) =>
       ConfigWatcher.ConfigWatcher.layer(configInput(environment, globals), { watch }))

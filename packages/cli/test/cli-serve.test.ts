@@ -138,6 +138,28 @@ const modernMeta = {
 }
 
 describe("mcpx-fx serve", () => {
+  it.scopedLive("2025-11-25/stdio/a gateway that cannot start answers initialize, then the waiting requests with its error, and exits 1", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      // The gateway refuses unprefixed names for two servers; the configuration itself loads.
+      yield* sb.writeJson(".mcpx.json", {
+        mcpServers: { alpha: era("dual"), beta: era("legacy-32601") },
+        settings: { "names.prefix": false }
+      })
+      const host = yield* serve(sb)
+      const init = yield* initialize(host, "2025-11-25")
+      assert.strictEqual(result(init).protocolVersion, "2025-11-25")
+      yield* host.send({ id: 1, method: "tools/call", params: { name: "hello", arguments: {} } })
+      const failed = yield* host.reply(1)
+      const error = failed.error as Record<string, unknown>
+      assert.strictEqual(error.code, -32603, JSON.stringify(failed))
+      assert.include(String(error.message), "names.prefix=false needs exactly one server")
+      const exited = yield* host.exited
+      assert.strictEqual(exited.code, 1, exited.stderr)
+      assert.include(exited.stderr, "names.prefix=false needs exactly one server")
+      for (const line of exited.lines) assert.doesNotThrow(() => JSON.parse(line), line)
+    }))
+
   it.scopedLive("2025-11-25/stdio/initialize-list-and-call-over-either-upstream-era", () =>
     Effect.gen(function*() {
       const host = yield* withServers({ alpha: era("dual"), beta: era("legacy-32601") })

@@ -12,10 +12,14 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as NodeStream from "@effect/platform-node/NodeStream"
+import type { GatewayConfigError } from "@mcpx-fx/gateway/Gateway"
+import type * as BackendPort from "@mcpx-fx/server/Backend"
 import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -43,6 +47,12 @@ const writeLine = (line: string): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     process.stdout.write(`${line}\n`, () => resume(Effect.void))
   })
+
+/** After the event loop's next turn: what is waiting on stdin has been read by then. */
+const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 // The host-facing server runs only here: its code is loaded when `serve` starts.
 const loadHost = Effect.promise(() => import("./ServeModules.js"))
@@ -91,22 +101,55 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
     if (relay) {
       return yield* relayToDaemon.pipe(Effect.provide(Layers.configured(options)))
     }
-    const { GatewayBackend, Server, StdioHost } = yield* loadHost
-    const host = StdioHost.StdioHost.layer.pipe(
-      Layer.provide(Server.Server.layer),
-      Layer.provide(GatewayBackend.layer),
-      Layer.provide(Layers.requestState)
-    )
+    const { Backend, BackendWhenReady, GatewayBackend, Server, StdioHost } = yield* loadHost
     yield* Effect.gen(function*() {
-      const drain = yield* Settings.get("transport.stdioDrain")
-      const stdio = yield* StdioHost.StdioHost
-      const maxBatch = yield* Settings.get("transport.maxBatch")
-      yield* untilStopped((stop) => stdio.serve(stdinLines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}`, stop }))
-    }).pipe(
-      // A change to the config files reaches the host as list_changed, as it does through the daemon.
-      Effect.provide(host.pipe(Layer.provideMerge(Layers.watched(options, true)))),
-      Effect.scoped
-    )
+      const scope = yield* Effect.scope
+      // The configuration first: the host's settings come from it, and a broken file is refused
+      // before a word is said to the host.
+      const configured = Layer.succeedContext(yield* Layer.buildWithScope(Layers.configuredAndNoticed(options), scope))
+      // The gateway (pool, era cache, tool catalog, and the config watcher that turns a change to
+      // the files into list_changed, as through the daemon) is built while the host is served:
+      // `initialize` needs none of it, and every other request waits for it (BackendWhenReady).
+      const backend = GatewayBackend.layer.pipe(Layer.provideMerge(Layers.watched(options, true, { configured })))
+      const built = yield* Deferred.make<BackendPort.Backend["Type"], Layers.ConfiguredError | GatewayConfigError>()
+      // Building is ~30 ms of CPU on this one thread. It starts once the host has said something
+      // (or 100 ms without a word) and the event loop has turned once more, so a first request
+      // that needs none of it (`initialize`, `server/discover`) is answered before, not after.
+      const heard = yield* Deferred.make<void>()
+      let spoken = false
+      const lines = stdinLines.pipe(Stream.mapChunks((chunk) => {
+        if (!spoken) {
+          spoken = true
+          Deferred.unsafeDone(heard, Exit.void)
+        }
+        return chunk
+      }))
+      const begin = Effect.zipRight(Effect.race(Deferred.await(heard), Effect.sleep("100 millis")), nextTurn)
+      yield* Effect.forkIn(
+        Effect.zipRight(begin, Effect.intoDeferred(Effect.map(Layer.buildWithScope(backend, scope), Context.get(Backend.Backend)), built)),
+        scope
+      )
+      const ready = Deferred.await(built)
+      // A failed build stops `serve` as a signal does (the requests waiting for it are answered
+      // with its error), and `serve` then ends with that error.
+      const failed = Effect.matchEffect(ready, { onFailure: () => Effect.void, onSuccess: () => Effect.never })
+      const host = StdioHost.StdioHost.layer.pipe(
+        Layer.provide(Server.Server.layer),
+        Layer.provide(Layer.succeed(Backend.Backend, BackendWhenReady.whenReady(ready))),
+        Layer.provide(Layers.requestState),
+        Layer.provideMerge(configured)
+      )
+      const serving = Effect.gen(function*() {
+        const drain = yield* Settings.get("transport.stdioDrain")
+        const stdio = yield* StdioHost.StdioHost
+        const maxBatch = yield* Settings.get("transport.maxBatch")
+        yield* untilStopped((stop) =>
+          stdio.serve(lines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}`, stop: Effect.race(stop, failed) })
+        )
+      }).pipe(Effect.provide(host))
+      yield* serving
+      if (yield* Deferred.isDone(built)) yield* Effect.asVoid(ready)
+    }).pipe(Effect.scoped)
   })).pipe(
     Command.withDescription(
       describe(

@@ -1,4 +1,6 @@
 /** What `mcpx-fx serve` alone uses, loaded (dynamically) only when it starts. */
 export * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+export * as Backend from "@mcpx-fx/server/Backend"
+export * as BackendWhenReady from "@mcpx-fx/server/BackendWhenReady"
 export * as Server from "@mcpx-fx/server/Server"
 export * as StdioHost from "@mcpx-fx/server/StdioHost"

@@ -38,8 +38,6 @@ interface Profile {
   readonly samples: ReadonlyArray<number>
 }
 
-/** A source path shortened to what says where it lives: the package and the file. */
-
 const main = async () => {
   const dir = join(root, "out/profile")
   rmSync(dir, { recursive: true, force: true })

@@ -19,13 +19,13 @@ import { type Backend, type BackendError, type Change, type Listing, UpstreamErr
 
 type BackendService = Backend["Type"]
 
-const notBuilt = (method: string, message: string) =>
-  new UpstreamError({ server: "mcpx-fx", method, code: ErrorCode.InternalError, rpcMessage: `mcpx-fx could not start: ${message}` })
+/** An error of mcpx-fx's own, not of an upstream's. */
+const own = (method: string, code: number, rpcMessage: string) => new UpstreamError({ server: "mcpx-fx", method, code, rpcMessage })
 
 /** The Backend `ready` yields, once it does; every call made before then waits for it. */
 export const whenReady = <E extends { readonly message: string }>(ready: Effect.Effect<BackendService, E>): BackendService => {
   const call = <A, R>(method: string, use: (b: BackendService) => Effect.Effect<A, BackendError, R>) =>
-    Effect.flatMap(Effect.mapError(ready, (e) => notBuilt(method, e.message)), use)
+    Effect.flatMap(Effect.mapError(ready, (e) => own(method, ErrorCode.InternalError, `mcpx-fx could not start: ${e.message}`)), use)
   const listing = (use: (b: BackendService) => Effect.Effect<Listing>): Effect.Effect<Listing> =>
     Effect.matchEffect(ready, {
       onFailure: (e) => Effect.succeed({ items: [], failures: [{ server: "mcpx-fx", message: `could not start: ${e.message}` }] }),
@@ -47,14 +47,7 @@ export const whenReady = <E extends { readonly message: string }>(ready: Effect.
     watchResource: (caller, uri) =>
       call("resources/subscribe", (b) =>
         b.watchResource === undefined
-          ? Effect.fail(
-            new UpstreamError({
-              server: "mcpx-fx",
-              method: "resources/subscribe",
-              code: ErrorCode.MethodNotFound,
-              rpcMessage: "resources cannot be subscribed to"
-            })
-          )
+          ? Effect.fail(own("resources/subscribe", ErrorCode.MethodNotFound, "resources cannot be subscribed to"))
           : b.watchResource(caller, uri))
   }
 }

@@ -113,8 +113,9 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
       const backend = GatewayBackend.layer.pipe(Layer.provideMerge(Layers.watched(options, true, { configured })))
       const built = yield* Deferred.make<BackendPort.Backend["Type"], Layers.ConfiguredError | GatewayConfigError>()
       // Building is ~30 ms of CPU on this one thread. It starts once the host has said something
-      // (or 100 ms without a word) and the event loop has turned once more, so a first request
-      // that needs none of it (`initialize`, `server/discover`) is answered before, not after.
+      // and the event loop has turned once more, so a first request that needs none of it
+      // (`initialize`, `server/discover`) is answered before, not after. A host that never speaks
+      // needs no gateway.
       const heard = yield* Deferred.make<void>()
       let spoken = false
       const lines = stdinLines.pipe(Stream.mapChunks((chunk) => {
@@ -124,7 +125,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
         }
         return chunk
       }))
-      const begin = Effect.zipRight(Effect.race(Deferred.await(heard), Effect.sleep("100 millis")), nextTurn)
+      const begin = Effect.zipRight(Deferred.await(heard), nextTurn)
       yield* Effect.forkIn(
         Effect.zipRight(begin, Effect.intoDeferred(Effect.map(Layer.buildWithScope(backend, scope), Context.get(Backend.Backend)), built)),
         scope

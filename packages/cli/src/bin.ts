@@ -13,6 +13,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
 import { version } from "./version.js"
+import { asAtStart, isLongRunning, sizeYoungGeneration } from "./YoungGeneration.js"
 
 const args = process.argv.slice(2)
 
@@ -42,6 +43,7 @@ const runMain = (): void => {
   if (cachedData === undefined || script.cachedDataRejected === true) {
     // At exit, so the cache holds every function this run compiled, not just the top level.
     process.once("exit", () => {
+      asAtStart()
       try {
         const temp = `${cacheFile}.${process.pid}.tmp`
         writeFileSync(temp, script.createCachedData())
@@ -64,4 +66,7 @@ const runMain = (): void => {
 
 // Byte for byte what the command tree prints for it.
 if (args.length === 1 && args[0] === "--version") process.stdout.write(`${version}\n`)
-else runMain()
+else {
+  sizeYoungGeneration(isLongRunning(args))
+  runMain()
+}

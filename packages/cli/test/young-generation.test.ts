@@ -1,0 +1,89 @@
+/**
+ * The young generation's size (YoungGeneration.ts, applied by bin.ts). A preloaded script keeps
+ * ~16 MB of fresh objects alive while it allocates ~100 MB, which makes a default Node grow each
+ * semi-space to its 16 MB limit (32 MB for the two), then reports the largest size it saw on
+ * stderr. A one-shot command must stay at its start size, a daemon must stop at 8 MB per
+ * semi-space, and a size the user gave Node must be left alone.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as DaemonProcess from "./support/DaemonProcess.js"
+import { type Sandbox, sandbox } from "./support/Sandbox.js"
+
+const churn = `
+const v8 = require("v8")
+const space = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size / 1048576
+let most = space()
+const ring = []
+const churn = () => {
+  const chunk = []
+  for (let i = 0; i < 4096; i++) chunk.push({ i, s: "x" + i })
+  ring.push(chunk)
+  if (ring.length > 64) ring.shift()
+  most = Math.max(most, space())
+}
+const report = () => process.stderr.write("young generation: " + most + " MB\\n")
+// A one-shot command allocates in one synchronous run; a daemon over many turns of its event loop.
+if (process.env.CHURN_AT_EXIT === "1") process.on("exit", () => { for (let t = 0; t < 400; t++) churn(); report() })
+else { let t = 0; const step = () => { churn(); if (++t < 400) setImmediate(step); else report() }; setImmediate(step) }
+`
+
+const Report = /young generation: ([\d.]+) MB/
+
+const preload = (sb: Sandbox) => sb.write("churn.cjs", churn)
+
+const reported = (stderr: string): number => {
+  const m = Report.exec(stderr)
+  assert.isNotNull(m, `no report on stderr: ${stderr}`)
+  return Number(m![1])
+}
+
+/** The daemon's report, once it has written it. */
+const daemonReport = (daemon: DaemonProcess.Daemon): Effect.Effect<number> =>
+  Effect.async<string>((resume) => {
+    const check = () => {
+      if (Report.test(daemon.stderr())) {
+        daemon.child.stderr?.off("data", onData)
+        resume(Effect.succeed(daemon.stderr()))
+      }
+    }
+    // After the harness's own listener, which collects what daemon.stderr() answers.
+    const onData = () => check()
+    daemon.child.stderr?.on("data", onData)
+    check()
+    return Effect.sync(() => daemon.child.stderr?.off("data", onData))
+  }).pipe(Effect.map(reported))
+
+const startDaemon = (sb: Sandbox, nodeOptions: string) =>
+  Effect.gen(function*() {
+    const hook = yield* preload(sb)
+    const config = yield* sb.writeJson("mcpx.json", { mcpServers: {} })
+    return yield* DaemonProcess.start(sb, { config, env: { NODE_OPTIONS: `${nodeOptions} --require ${hook}`.trim() } })
+  })
+
+describe("young generation", () => {
+  it.scopedLive("cli/memory/a one-shot command keeps the young generation at its start size", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const hook = yield* preload(sb)
+      const r = yield* sb.run(["--help"], { env: { NODE_OPTIONS: `--require ${hook}`, CHURN_AT_EXIT: "1" } })
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.isAtMost(reported(r.stderr), 2)
+    }))
+
+  it.scopedLive("cli/memory/the daemon lets it grow, but to 8 MB per semi-space at most", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const daemon = yield* startDaemon(sb, "")
+      const most = yield* daemonReport(daemon)
+      assert.isAbove(most, 2)
+      assert.isAtMost(most, 16)
+    }))
+
+  it.scopedLive("cli/memory/a semi-space size given to Node is the user's, and the daemon leaves it alone", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const daemon = yield* startDaemon(sb, "--max-semi-space-size=16")
+      assert.isAbove(yield* daemonReport(daemon), 16)
+    }))
+})

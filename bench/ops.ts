@@ -69,8 +69,8 @@ const main = async () => {
     for (const f of readdirSync(dist)) if (f.endsWith(".cache")) rmSync(join(dist, f))
     const main = join(dist, "mcpx-fx-main.cjs")
     let text = readFileSync(main, "utf8")
-    text = patchOnce(text, "this.currentOpCount += 1;", " if (globalThis.__mcpxCountOp !== undefined) globalThis.__mcpxCountOp(cur);")
-    const runtime = text.indexOf("FiberRuntime = class")
+    text = patchOnce(text, "this.currentOpCount+=1;", " if (globalThis.__mcpxCountOp !== undefined) globalThis.__mcpxCountOp(cur);")
+    const runtime = text.indexOf("FiberRuntime=class")
     const constructed = text.indexOf("super();", runtime)
     if (runtime < 0 || constructed < 0) throw new Error("bench:ops: the bundle's FiberRuntime has changed")
     const after = constructed + "super();".length

@@ -45,6 +45,9 @@ if (existsSync(cliEntry)) {
     entryPoints: [join(root, "packages/cli/src/Main.ts")],
     outfile: main,
     format: "cjs",
+    // Whitespace only: a smaller source to read, keep and hash (~1.7 MB less peak RSS for a
+    // one-shot command); names stay, so stack traces and the linked source map still read well.
+    minifyWhitespace: true,
     // bin.ts compiles this text as is: the CommonJS wrapper is part of the file, so the source V8
     // keeps for the process's life is this one string and not a copy with the wrapper around it.
     // A CommonJS bundle has no import.meta; the code's few uses get the bundle's own URL.

@@ -7,8 +7,10 @@
  * second, CPU per call and p99/p50. Ratios are to the first variant, same round.
  *
  *   options: --variant "FLAGS" (repeatable, space-separated node flags; "" is plain node, the
- *            default first variant) --rounds N (default 4) --seconds S (default 5) --concurrency C (64)
+ *            default first variant; a word --build=DIR runs DIR/mcpx-fx.js, another build, instead
+ *            of this checkout's) --rounds N (default 4) --seconds S (default 5) --concurrency C (64)
  */
+import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
@@ -22,7 +24,10 @@ const seconds = Number(option("seconds") ?? 5) || 5
 const concurrency = Number(option("concurrency") ?? 64) || 64
 const given = options("variant")
 const variants = given.length === 0 ? [""] : given
-const flagsOf = (v: string) => v.split(" ").filter((f) => f.length > 0)
+const words = (v: string) => v.split(" ").filter((f) => f.length > 0)
+const BuildWord = "--build="
+const flagsOf = (v: string) => words(v).filter((w) => !w.startsWith(BuildWord))
+const buildOf = (v: string) => words(v).find((w) => w.startsWith(BuildWord))?.slice(BuildWord.length)
 
 interface Sample {
   readonly peak: number
@@ -40,7 +45,11 @@ const main = async () => {
   let justAfter: Array<number> = []
   let settled: Array<number> = []
   try {
-    for (const v of variants) daemons.push(await startMcpxFx(paths, ["bench"], flagsOf(v)))
+    for (const v of variants) {
+      const build = buildOf(v)
+      const cli = build === undefined ? paths.cli : join(resolve(build), "mcpx-fx.js")
+      daemons.push(await startMcpxFx({ ...paths, cli }, ["bench"], flagsOf(v)))
+    }
     for (const d of daemons) await runLoad(d.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
     await pause(1000)
     justAfter = daemons.map((d) => rssMb(d.pid))

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
 import { version } from "./version.js"
-import { asAtStart, isLongRunning, sizeYoungGeneration } from "./YoungGeneration.js"
+import { asAtStart, isLongRunning, sizeHeap } from "./HeapSizing.js"
 
 const args = process.argv.slice(2)
 
@@ -67,6 +67,6 @@ const runMain = (): void => {
 // Byte for byte what the command tree prints for it.
 if (args.length === 1 && args[0] === "--version") process.stdout.write(`${version}\n`)
 else {
-  sizeYoungGeneration(isLongRunning(args))
+  sizeHeap(isLongRunning(args))
   runMain()
 }

@@ -1,14 +1,20 @@
 /**
- * The young generation's size (YoungGeneration.ts, applied by bin.ts). A preloaded script keeps
- * ~16 MB of fresh objects alive while it allocates ~100 MB, which makes a default Node grow each
- * semi-space to its 16 MB limit (32 MB for the two), then reports the largest size it saw on
- * stderr. A one-shot command must stay at its start size, a daemon must stop at 8 MB per
- * semi-space, and a size the user gave Node must be left alone.
+ * The heap's limits (HeapSizing.ts, applied by bin.ts).
+ *
+ * The young generation is checked by what it does. A preloaded script keeps ~16 MB of fresh
+ * objects alive while it allocates ~100 MB, which makes a default Node grow each semi-space to
+ * its 16 MB limit (32 MB for the two), then reports the largest size it saw on stderr. A one-shot
+ * command must stay at its start size, a daemon must stop at 8 MB per semi-space, and a size the
+ * user gave Node must be left alone.
+ *
+ * Old space's growth is a number V8 uses at each mark-compact and no API reads back. So another
+ * preloaded script records what the process asks of V8, and the bench measures the effect.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { spawnSync } from "node:child_process"
 import * as DaemonProcess from "./support/DaemonProcess.js"
-import { type Sandbox, sandbox } from "./support/Sandbox.js"
+import { bundle, type Sandbox, sandbox } from "./support/Sandbox.js"
 
 const churn = `
 const v8 = require("v8")
@@ -27,6 +33,22 @@ const report = () => process.stderr.write("young generation: " + most + " MB\\n"
 if (process.env.CHURN_AT_EXIT === "1") process.on("exit", () => { for (let t = 0; t < 400; t++) churn(); report() })
 else { let t = 0; const step = () => { churn(); if (++t < 400) setImmediate(step); else report() }; setImmediate(step) }
 `
+
+const spy = `
+const v8 = require("v8")
+const set = v8.setFlagsFromString
+const seen = []
+v8.setFlagsFromString = (flags) => { seen.push(flags); set(flags) }
+// The CLI imports node:v8 as an ES module, whose exports are copied from the CommonJS ones.
+require("module").syncBuiltinESMExports()
+process.on("exit", () => process.stderr.write("v8 flags set: " + JSON.stringify(seen) + "\\n"))
+`
+
+const flagsSet = (stderr: string): ReadonlyArray<string> => {
+  const m = /v8 flags set: (.*)/.exec(stderr)
+  assert.isNotNull(m, `no flags reported on stderr: ${stderr}`)
+  return JSON.parse(m![1]!) as ReadonlyArray<string>
+}
 
 const Report = /young generation: ([\d.]+) MB/
 
@@ -61,7 +83,7 @@ const startDaemon = (sb: Sandbox, nodeOptions: string) =>
     return yield* DaemonProcess.start(sb, { config, env: { NODE_OPTIONS: `${nodeOptions} --require ${hook}`.trim() } })
   })
 
-describe("young generation", () => {
+describe("heap sizing", () => {
   it.scopedLive("cli/memory/a one-shot command keeps the young generation at its start size", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox
@@ -85,5 +107,25 @@ describe("young generation", () => {
       const sb = yield* sandbox
       const daemon = yield* startDaemon(sb, "--max-semi-space-size=16")
       assert.isAbove(yield* daemonReport(daemon), 16)
+    }))
+
+  it.scopedLive("cli/memory/old space grows by 150% between mark-compacts, unless the user gave Node a growth", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const hook = yield* sb.write("spy.cjs", spy)
+      const help = (nodeFlags: ReadonlyArray<string>) => {
+        const r = spawnSync(process.execPath, [...nodeFlags, "--require", hook, bundle, "--help"], {
+          cwd: sb.root,
+          encoding: "utf8",
+          env: { PATH: process.env.PATH ?? "", HOME: sb.home }
+        })
+        assert.strictEqual(r.status, 0, r.stderr)
+        return flagsSet(r.stderr)
+      }
+      assert.include(help([]), "--heap-growing-percent=150")
+      const chosen = help(["--heap-growing-percent=200"])
+      assert.isFalse(chosen.some((f) => f.startsWith("--heap-growing-percent")), chosen.join(" "))
+      // The young generation is still held: the user chose only the old generation's growth.
+      assert.include(chosen, "--semi-space-growth-factor=1")
     }))
 })

@@ -1,0 +1,91 @@
+/**
+ * How far V8 lets the heap grow, set from inside the process: bin.ts runs this before the CLI's
+ * bundle is loaded. Node's own limits suit a program that allocates a lot and keeps much of it;
+ * a gateway keeps little (its live heap is ~15 MB), so by default its RSS is mostly room it does
+ * not need. Measured with `npm run bench:memory` (docs/performance.md):
+ *
+ * - **Young generation.** Node grows each of its two semi-spaces from 1 MB to 16 MB once objects
+ *   survive scavenges. For a one-shot command that is ~10 MB of peak RSS for nothing; for the
+ *   daemon under load, 8 MB serves as many calls with less RSS and a lower p99. The size limit
+ *   (`--max-semi-space-size`) is read only when the heap is set up, so `v8.setFlagsFromString`
+ *   cannot change it in a running process; the growth factor is read at every growth, and that
+ *   is the lever here. A one-shot command keeps the factor at 1, so the young generation never
+ *   grows. `daemon` and `serve` watch the collector and let it grow one doubling at a time while
+ *   it is under the cap, so a step lands on the cap at most. V8 shrinks it again when the process
+ *   idles.
+ * - **Old generation.** After each mark-compact V8 lets old space grow to up to 4× what survived
+ *   before the next one. Under load the calls in flight are promoted and die there, so old space
+ *   swings far above the live heap. A fixed 150% growth (2.5×) takes 30–36 MB off the daemon's
+ *   highest RSS at c=64, with calls/s and p99 unchanged. This flag is read at every limit
+ *   computation, and it is set once, before the bundle is compiled.
+ *
+ * A size given on Node's own command line or in NODE_OPTIONS is the user's choice, and that part
+ * is left alone. On a Node whose V8 ignores a flag, nothing changes.
+ *
+ * V8 stamps a code cache with a hash of every flag's value and rejects a cache whose stamp differs
+ * from the running process's. So the flags must be at their start values whenever bin.ts writes
+ * the cache; see `asAtStart`.
+ */
+import { PerformanceObserver } from "node:perf_hooks"
+import * as v8 from "node:v8"
+
+/** Each semi-space's cap, in MB, for the long-running commands. */
+export const longRunningCapMb = 8
+
+/** How much old space may grow past what survived the last mark-compact, in percent. */
+export const oldGenerationGrowthPercent = 150
+
+const MB = 1024 * 1024
+
+/** The current size of one semi-space, in MB (V8 reports both semi-spaces together). */
+export const semiSpaceMb = (): number => {
+  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space")
+  return space === undefined ? 0 : space.space_size / 2 / MB
+}
+
+/** Whether the user gave Node a flag matching `pattern`, on its command line or in NODE_OPTIONS. */
+const chosenByUser = (pattern: RegExp): boolean =>
+  [...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((flag) => pattern.test(flag))
+
+/** The growth factor as this module last set it; 0 until it does. */
+let factor = 0
+
+const setFactor = (next: number): void => {
+  if (next === factor) return
+  factor = next
+  v8.setFlagsFromString(`--semi-space-growth-factor=${next}`)
+}
+
+/**
+ * Sizes the heap for the command about to run: the young generation held where it is for a
+ * one-shot command, allowed up to `capMb` per semi-space for a long-running one; old space's
+ * growth fixed at `oldGenerationGrowthPercent` for both.
+ */
+export const sizeHeap = (longRunning: boolean, capMb = longRunningCapMb): void => {
+  if (!chosenByUser(/heap[-_]growing[-_]percent/)) {
+    v8.setFlagsFromString(`--heap-growing-percent=${oldGenerationGrowthPercent}`)
+  }
+  if (chosenByUser(/semi[-_]space/)) return
+  // Held during the synchronous start in either case: the collector's observers are only told
+  // once the event loop turns, so a factor above 1 now could overshoot the cap before any check.
+  setFactor(1)
+  if (!longRunning) return
+  const adjust = (): void => {
+    const current = semiSpaceMb()
+    setFactor(current > 0 && current < capMb ? Math.min(2, Math.floor(capMb / current)) : 1)
+  }
+  new PerformanceObserver(adjust).observe({ entryTypes: ["gc"] })
+}
+
+/**
+ * Puts the young generation's growth factor back to what it was when the CLI's bundle was
+ * loaded, so that a code cache made now is accepted by the next start. Nothing grows it again:
+ * this is for the process's exit.
+ */
+export const asAtStart = (): void => {
+  if (factor !== 0) setFactor(1)
+}
+
+/** Whether the command line runs a command that serves until stopped (any word `daemon` or `serve`). */
+export const isLongRunning = (args: ReadonlyArray<string>): boolean =>
+  args.some((word) => word === "daemon" || word === "serve")

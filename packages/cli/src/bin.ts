@@ -13,9 +13,10 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
 import { version } from "./version.js"
-import { asAtStart, isLongRunning, sizeHeap } from "./HeapSizing.js"
+import { asAtStart, commandKind, sizeHeap } from "./HeapSizing.js"
 
 const args = process.argv.slice(2)
+const kind = commandKind(args)
 
 const runMain = (): void => {
   const here = dirname(fileURLToPath(import.meta.url))
@@ -27,7 +28,8 @@ const runMain = (): void => {
   // one-shot ones do not (and the reverse), so each has a cache of its own: none deserialises
   // functions it never calls or compiles its own from source because another command ran first.
   const stat = statSync(file)
-  const own = args[0] === "serve" || args[0] === "daemon" ? `.${args[0]}` : ""
+  // The kind that sized the heap: V8 rejects a cache made under other flags (HeapSizing.ts).
+  const own = kind === "one-shot" ? "" : `.${kind}`
   const cacheFile = join(here, `mcpx-fx-main.${stat.size}-${Math.trunc(stat.mtimeMs)}${own}.cache`)
   let cachedData: Buffer | undefined
   try {
@@ -67,6 +69,6 @@ const runMain = (): void => {
 // Byte for byte what the command tree prints for it.
 if (args.length === 1 && args[0] === "--version") process.stdout.write(`${version}\n`)
 else {
-  sizeHeap(isLongRunning(args))
+  sizeHeap(kind)
   runMain()
 }

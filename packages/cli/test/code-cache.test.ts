@@ -38,10 +38,10 @@ const cacheName = (dir: string, own = "") => {
 }
 
 /** `serve` on a config without servers, its stdin closed at once: it starts, answers nothing and exits. */
-const serve = (dir: string) => {
+const serve = (dir: string, before: ReadonlyArray<string> = []) => {
   const config = join(dir, "empty.json")
   writeFileSync(config, JSON.stringify({ mcpServers: {} }))
-  const r = spawnSync(process.execPath, [join(dir, "mcpx-fx.js"), "serve", "--config", config], {
+  const r = spawnSync(process.execPath, [join(dir, "mcpx-fx.js"), ...before, "serve", "--config", config], {
     encoding: "utf8",
     input: "",
     env: { ...process.env, MCPX_STATE_DIR: join(dir, "state") }
@@ -96,6 +96,8 @@ describe("code cache", () => {
       const before = modified(dir)
       assert.strictEqual(serve(dir).code, 0)
       assert.strictEqual(help(dir).code, 0)
+      // An option ahead of the command word is still `serve`, with serve's heap and its cache.
+      assert.strictEqual(serve(dir, ["--log-level", "warning"]).code, 0)
       assert.deepStrictEqual(modified(dir), before)
     }))
 })

@@ -4,8 +4,8 @@
  * a gateway keeps little (its live heap is ~15 MB), so by default its RSS is mostly room it does
  * not need. Measured with `npm run bench:memory` (docs/performance.md):
  *
- * - **Young generation.** Node grows each of its two semi-spaces from 1 MB to 16 MB once objects
- *   survive scavenges. For a one-shot command that is ~10 MB of peak RSS for nothing; for the
+ * - **Young generation.** Node grows each of its two semi-spaces from under 1 MB to 16 MB once
+ *   objects survive scavenges. For a one-shot command that is ~10 MB of peak RSS for nothing; for the
  *   daemon under load, 8 MB serves as many calls with less RSS and a lower p99. The size limit
  *   (`--max-semi-space-size`) is read only when the heap is set up, so `v8.setFlagsFromString`
  *   cannot change it in a running process; the growth factor is read at every growth, and that
@@ -15,7 +15,7 @@
  * - **Old generation.** After each mark-compact V8 lets old space grow to up to 4× what survived
  *   before the next one. Under load the calls in flight are promoted and die there, so old space
  *   swings far above the live heap. A fixed 150% growth (2.5×) takes 30–36 MB off the daemon's
- *   highest RSS at c=64, with calls/s and p99 unchanged. This flag is read at every limit
+ *   highest RSS at c=64, with calls/s and p99 within the noise between runs. This flag is read at every limit
  *   computation, and it is set once, before the bundle is compiled.
  *
  * A size given on Node's own command line or in NODE_OPTIONS is the user's choice, and that part
@@ -37,7 +37,7 @@ export const oldGenerationGrowthPercent = 150
 const MB = 1024 * 1024
 
 /** The current size of one semi-space, in MB (V8 reports both semi-spaces together). */
-export const semiSpaceMb = (): number => {
+const semiSpaceMb = (): number => {
   const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space")
   return space === undefined ? 0 : space.space_size / 2 / MB
 }

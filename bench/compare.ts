@@ -10,13 +10,12 @@
  *            host that can be asked, whose calls run as pending calls)
  *            --legacy (calls in a legacy 2025-11-25 session, one per build, instead of modern calls)
  */
-import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"
 import { type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
-import { modernShape, pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
+import { modernShape, pathsFrom, startMcpxFx, type Target, withBuild } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const against = option("against")
@@ -51,7 +50,7 @@ const main = async () => {
   if (against === undefined) throw new Error("--against DIR is required: the directory of the other build's mcpx-fx.js")
   const paths = pathsFrom(root)
   const here = await startMcpxFx(paths)
-  const there = await startMcpxFx({ ...paths, cli: join(resolve(against), "mcpx-fx.js") })
+  const there = await startMcpxFx(withBuild(paths, against))
   const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
   try {
     for (const t of [here, there]) await runLoad(await shapeOf(t), { concurrency, durationMs: 2000 })

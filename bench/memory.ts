@@ -10,13 +10,12 @@
  *            default first variant; a word --build=DIR runs DIR/mcpx-fx.js, another build, instead
  *            of this checkout's) --rounds N (default 4) --seconds S (default 5) --concurrency C (64)
  */
-import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
 import { fmt, median, quantile, rotate } from "./lib/stats.js"
-import { pathsFrom, startMcpxFx, type Target } from "./lib/targets.js"
+import { pathsFrom, startMcpxFx, type Target, withBuild } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const rounds = Number(option("rounds") ?? 4) || 4
@@ -47,8 +46,7 @@ const main = async () => {
   try {
     for (const v of variants) {
       const build = buildOf(v)
-      const cli = build === undefined ? paths.cli : join(resolve(build), "mcpx-fx.js")
-      daemons.push(await startMcpxFx({ ...paths, cli }, ["bench"], flagsOf(v)))
+      daemons.push(await startMcpxFx(build === undefined ? paths : withBuild(paths, build), ["bench"], flagsOf(v)))
     }
     for (const d of daemons) await runLoad(d.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
     await pause(1000)

@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import * as net from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import { postOnce, type RequestShape } from "./load.js"
 
@@ -33,6 +33,9 @@ export const pathsFrom = (root: string): Paths => ({
 })
 
 /** The upstream every gateway fronts, and the direct client talks to. */
+/** The same paths, with another build's CLI: `dir` holds its mcpx-fx.js (a copy of packages/cli/dist). */
+export const withBuild = (paths: Paths, dir: string): Paths => ({ ...paths, cli: join(resolve(dir), "mcpx-fx.js") })
+
 export const upstreamArgs = (paths: Paths): ReadonlyArray<string> => [paths.eraServer, "--mode", "legacy-32601"]
 
 export interface Target {

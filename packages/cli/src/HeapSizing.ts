@@ -60,11 +60,10 @@ const setFactor = (next: number): void => {
 /** What the command line runs, as far as the heap is concerned. */
 export type CommandKind = "one-shot" | "daemon" | "serve"
 
+const servesUntilStopped = (word: string): word is "daemon" | "serve" => word === "daemon" || word === "serve"
+
 /** The first word `daemon` or `serve` names the command; without one, it runs and exits. */
-export const commandKind = (args: ReadonlyArray<string>): CommandKind => {
-  const word = args.find((w) => w === "daemon" || w === "serve")
-  return word === "daemon" || word === "serve" ? word : "one-shot"
-}
+export const commandKind = (args: ReadonlyArray<string>): CommandKind => args.find(servesUntilStopped) ?? "one-shot"
 
 /**
  * Sizes the heap for the command about to run: the young generation held where it is for a

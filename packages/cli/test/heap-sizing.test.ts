@@ -50,6 +50,25 @@ const flagsSet = (stderr: string): ReadonlyArray<string> => {
   return JSON.parse(m![1]!) as ReadonlyArray<string>
 }
 
+/** The V8 flags a run of the CLI set, recorded by the spy preloaded from `hook`. */
+const spied = (sb: Sandbox, hook: string, nodeFlags: ReadonlyArray<string>, args: ReadonlyArray<string>) => {
+  const r = spawnSync(process.execPath, [...nodeFlags, "--require", hook, bundle, ...args], {
+    cwd: sb.root,
+    encoding: "utf8",
+    input: "",
+    env: { PATH: process.env.PATH ?? "", HOME: sb.home, MCPX_STATE_DIR: sb.path("state") }
+  })
+  assert.strictEqual(r.status, 0, r.stderr)
+  return flagsSet(r.stderr)
+}
+
+/** The first growth factor a run set: the one its start ran with. */
+const startFactor = (flags: ReadonlyArray<string>): number => {
+  const first = flags.find((f) => f.startsWith("--semi-space-growth-factor="))
+  assert.isDefined(first, flags.join(" "))
+  return Number(first!.split("=")[1])
+}
+
 const Report = /young generation: ([\d.]+) MB/
 
 const preload = (sb: Sandbox) => sb.write("churn.cjs", churn)
@@ -113,19 +132,21 @@ describe("heap sizing", () => {
     Effect.gen(function*() {
       const sb = yield* sandbox
       const hook = yield* sb.write("spy.cjs", spy)
-      const help = (nodeFlags: ReadonlyArray<string>) => {
-        const r = spawnSync(process.execPath, [...nodeFlags, "--require", hook, bundle, "--help"], {
-          cwd: sb.root,
-          encoding: "utf8",
-          env: { PATH: process.env.PATH ?? "", HOME: sb.home }
-        })
-        assert.strictEqual(r.status, 0, r.stderr)
-        return flagsSet(r.stderr)
-      }
+      const help = (nodeFlags: ReadonlyArray<string>) => spied(sb, hook, nodeFlags, ["--help"])
       assert.include(help([]), "--heap-growing-percent=150")
       const chosen = help(["--heap-growing-percent=200"])
       assert.isFalse(chosen.some((f) => f.startsWith("--heap-growing-percent")), chosen.join(" "))
       // The young generation is still held: the user chose only the old generation's growth.
       assert.include(chosen, "--semi-space-growth-factor=1")
+    }))
+
+  it.scopedLive("cli/memory/serve starts with one growth to the cap, where a one-shot command starts held", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const hook = yield* sb.write("spy.cjs", spy)
+      const config = yield* sb.writeJson("empty.json", { mcpServers: {} })
+      // stdin is closed at once: serve starts, answers nothing and exits.
+      assert.isAbove(startFactor(spied(sb, hook, [], ["serve", "--config", config])), 1)
+      assert.strictEqual(startFactor(spied(sb, hook, [], ["--help"])), 1)
     }))
 })

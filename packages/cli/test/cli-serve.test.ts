@@ -147,9 +147,16 @@ describe("mcpx-fx serve", () => {
         settings: { "names.prefix": false }
       })
       const host = yield* serve(sb)
-      const init = yield* initialize(host, "2025-11-25")
-      assert.strictEqual(result(init).protocolVersion, "2025-11-25")
+      // Both written before the answer to the first: the build starts once the host has spoken, and
+      // a failed one ends serve, so a call sent only after the answer could find serve gone.
+      yield* host.send({
+        id: "init",
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "cli-serve-test", version: "1.0.0" } }
+      })
       yield* host.send({ id: 1, method: "tools/call", params: { name: "hello", arguments: {} } })
+      const init = yield* host.reply("init")
+      assert.strictEqual(result(init).protocolVersion, "2025-11-25")
       const failed = yield* host.reply(1)
       const error = failed.error as Record<string, unknown>
       assert.strictEqual(error.code, -32603, JSON.stringify(failed))

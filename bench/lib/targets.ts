@@ -32,10 +32,10 @@ export const pathsFrom = (root: string): Paths => ({
   mcpProxy: join(root, "bench/peers/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs")
 })
 
-/** The upstream every gateway fronts, and the direct client talks to. */
 /** The same paths, with another build's CLI: `dir` holds its mcpx-fx.js (a copy of packages/cli/dist). */
 export const withBuild = (paths: Paths, dir: string): Paths => ({ ...paths, cli: join(resolve(dir), "mcpx-fx.js") })
 
+/** The upstream every gateway fronts, and the direct client talks to. */
 export const upstreamArgs = (paths: Paths): ReadonlyArray<string> => [paths.eraServer, "--mode", "legacy-32601"]
 
 export interface Target {

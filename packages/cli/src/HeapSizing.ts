@@ -5,8 +5,8 @@
  * not need. Measured with `npm run bench:memory` (docs/performance.md):
  *
  * - **Young generation.** Node grows each of its two semi-spaces from under 1 MB to 16 MB once
- *   objects survive scavenges. For a one-shot command that is ~10 MB of peak RSS for nothing; for the
- *   daemon under load, 8 MB serves as many calls with less RSS and a lower p99. The size limit
+ *   objects survive scavenges. For a one-shot command that is ~10 MB of peak RSS for nothing; for
+ *   the daemon under load, 8 MB serves as many calls with less RSS and a lower p99. The size limit
  *   (`--max-semi-space-size`) is read only when the heap is set up, so `v8.setFlagsFromString`
  *   cannot change it in a running process; the growth factor is read at every growth, and that
  *   is the lever here. A one-shot command keeps the factor at 1, so the young generation never
@@ -15,8 +15,8 @@
  * - **Old generation.** After each mark-compact V8 lets old space grow to up to 4× what survived
  *   before the next one. Under load the calls in flight are promoted and die there, so old space
  *   swings far above the live heap. A fixed 150% growth (2.5×) takes 30–36 MB off the daemon's
- *   highest RSS at c=64, with calls/s and p99 within the noise between runs. This flag is read at every limit
- *   computation, and it is set once, before the bundle is compiled.
+ *   highest RSS at c=64, with calls/s and p99 within the noise between runs. This flag is read at
+ *   every limit computation, and it is set once, before the bundle is compiled.
  *
  * A size given on Node's own command line or in NODE_OPTIONS is the user's choice, and that part
  * is left alone. On a Node whose V8 ignores a flag, nothing changes.

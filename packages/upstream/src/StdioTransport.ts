@@ -46,7 +46,7 @@ export interface StdioOptions {
 }
 
 /**
- * Whether any process of group `pgid` is still running (a zombie runs nothing). The signal-0 probe
+ * Whether some process of group `pgid` is still running (a zombie runs nothing). The signal-0 probe
  * answers the usual case, an empty group, at once; only a group that still answers it is looked
  * up in `/proc`, whose scan reads every process's stat (1.3 ms for 64 processes, more on a busy
  * desktop) at every stop and every poll.

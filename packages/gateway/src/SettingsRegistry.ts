@@ -247,6 +247,30 @@ export const registry = [
       "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
       "nothing in flight, or is refused with 503 when every session is busy."
   }),
+  define("transport.headersTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(10),
+    hot: false,
+    description:
+      "How long an HTTP client may take to send a request's headers to the daemon; a slower one is answered 408 and " +
+      "its connection closed."
+  }),
+  define("transport.requestTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(60),
+    hot: false,
+    description:
+      "How long an HTTP client may take to send a whole request (headers and body) to the daemon; a slower one is " +
+      "answered 408 and its connection closed. The response may stream for as long as it needs."
+  }),
+  define("daemon.maxConnections", {
+    codec: Codec.nonNegativeInt,
+    default: 0,
+    hot: false,
+    description:
+      "The most TCP connections the daemon holds at once; more are closed as they come, so a flood cannot use up the " +
+      "file descriptors the CLI socket and the upstreams need. 0: the process's open-file limit less 256."
+  }),
   define("daemon.address", {
     codec: Codec.host,
     default: "127.0.0.1",

@@ -164,7 +164,17 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             // `/mcp` itself, for the listeners' thin adapter; the same policy on TCP.
             mcp: { tcp: edge(host.app), socket: Effect.locally(host.app, Redact.RawForOwner, true) }
           }
-        }), { host: address, port, socket: files.socket, grace })
+        }), {
+          host: address,
+          port,
+          socket: files.socket,
+          grace,
+          limits: {
+            headersTimeout: yield* Settings.get("transport.headersTimeout"),
+            requestTimeout: yield* Settings.get("transport.requestTimeout"),
+            maxConnections: yield* Settings.get("daemon.maxConnections")
+          }
+        })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {
         pid: process.pid,

@@ -16,10 +16,12 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Connection, RequestContext } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
+import { Backlog } from "./Backlog.js"
 import { firstOf, Spoken } from "./FirstOf.js"
 import type { Deps } from "./HttpParts.js"
 import * as Wire from "./HttpWire.js"
@@ -90,7 +92,9 @@ export const makeModern = (deps: Deps & {
     if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
       return Effect.suspend(() => {
         let said: Array<JsonRpc.Message> | undefined
-        const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
+        const backlog = new Backlog("a 2026-07-28 POST")
+        const send = (m: JsonRpc.Message) =>
+          Effect.suspend(() => (backlog.admits(said?.length ?? 0, m) ? Effect.sync(() => void (said ??= []).push(m)) : backlog.refused))
         const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
         return Effect.map(settled(message, server.handle(message, context)), (response) => {
           if (said === undefined) return answer(response)
@@ -104,11 +108,14 @@ export const makeModern = (deps: Deps & {
       const spoken = new Spoken()
       // Whether the POST can still become a stream: not once a JSON reply has been chosen.
       let open = true
+      const backlog = new Backlog("a 2026-07-28 POST stream")
       const send = (m: JsonRpc.Message) =>
-        Effect.sync(() => {
-          if (!open) return
+        Effect.suspend(() => {
+          if (!open) return Effect.void
+          if (!backlog.admits(Option.getOrElse(outbound.unsafeSize(), () => 0), m)) return backlog.refused
           outbound.unsafeOffer(m)
           spoken.raise()
+          return Effect.void
         })
       const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
       const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)

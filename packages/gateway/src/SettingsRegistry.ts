@@ -247,6 +247,14 @@ export const registry = [
       "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
       "nothing in flight, or is refused with 503 when every session is busy."
   }),
+  define("transport.maxStreams", {
+    codec: Codec.positiveInt,
+    default: 256,
+    hot: false,
+    description:
+      "The most streams that stay open until their client leaves: 2026-07-28 subscriptions/listen streams over HTTP, " +
+      "and apart from them /v1/events streams. Past it a new one is refused with 503 and Retry-After."
+  }),
   define("transport.headersTimeout", {
     codec: Codec.duration,
     default: Duration.seconds(10),

@@ -96,6 +96,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const maxBatch = yield* Settings.get("transport.maxBatch")
       const sessionIdleTimeout = yield* Settings.get("transport.sessionIdleTimeout")
       const maxSessions = yield* Settings.get("transport.maxSessions")
+      const maxStreams = yield* Settings.get("transport.maxStreams")
       const gateway = yield* Gateway.Gateway
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
       // SIGHUP reloads the configuration, as a change to one of its files does.
@@ -127,6 +128,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               maxBatch,
               sessionIdleTimeout,
               maxSessions,
+              maxStreams,
               inputSchemaOf,
               shutdown
             }).pipe(Layer.provide(serverLayer))

@@ -21,6 +21,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Connection, RequestContext } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
+import type { StreamSlots } from "../Limits.js"
 import { Backlog } from "./Backlog.js"
 import { firstOf, Spoken } from "./FirstOf.js"
 import type { Deps } from "./HttpParts.js"
@@ -31,8 +32,10 @@ export const makeModern = (deps: Deps & {
   /** Modern requests never read a connection; one shared placeholder satisfies RequestContext. */
   readonly modernConnection: Connection
   readonly inputSchemaOf: ((tool: string) => Effect.Effect<unknown>) | undefined
+  /** Places for open `subscriptions/listen` streams. */
+  readonly listens: StreamSlots
 }) => {
-  const { modernConnection, server, settled, withKeepAlive } = deps
+  const { listens, modernConnection, server, settled, withKeepAlive } = deps
 
   /** Whether a modern request asked to hear something before its response: progress, or log messages. */
   const asksToHear = (params: JsonRpc.Request["params"]): boolean => {
@@ -103,7 +106,22 @@ export const makeModern = (deps: Deps & {
         })
       })
     }
+    const isListen = message.method === Method.SubscriptionsListen
     return Effect.gen(function*() {
+      // A listen holds a place until its exchange ends, however it ends (taken and tied to the
+      // exchange in one uninterruptible step, so none leaks).
+      const exchange = isListen
+        ? yield* Effect.uninterruptible(Effect.suspend(() =>
+          listens.take()
+            ? Effect.tap(Scope.make(), (scope) => Scope.addFinalizer(scope, Effect.sync(() => listens.give())))
+            : Effect.succeed(null)
+        ))
+        : undefined
+      if (exchange === null) {
+        return Wire.refuse(503, ErrorCode.InternalError, `Service Unavailable: ${listens.max} listen streams are open already (transport.maxStreams)`, {
+          headers: { "retry-after": "5" }
+        })
+      }
       const outbound = yield* Mailbox.make<JsonRpc.Message>()
       const spoken = new Spoken()
       // Whether the POST can still become a stream: not once a JSON reply has been chosen.
@@ -117,7 +135,6 @@ export const makeModern = (deps: Deps & {
           spoken.raise()
           return Effect.void
         })
-      const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
       const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
       const context: RequestContext = {
         connection: modernConnection,

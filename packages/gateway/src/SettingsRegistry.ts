@@ -187,6 +187,14 @@ export const registry = [
     hot: true,
     description: "How many calls may wait for their callers' answers at once; past it, a call that asks is cancelled with an error."
   }),
+  define("questions.maxQuestions", {
+    codec: Codec.positiveInt,
+    default: 32,
+    hot: true,
+    description:
+      "How many questions one call may have open at once; past it, the call is cancelled with an error and the " +
+      "questions answered for its caller. With questions.maxPending, it bounds every question held."
+  }),
   define("questions.gather", {
     codec: Codec.duration,
     default: Duration.millis(50),

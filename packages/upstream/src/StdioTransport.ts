@@ -139,7 +139,7 @@ export const openStdio = (
       }
       for (const line of lines) {
         if (line.trim().length === 0) continue
-        const frame = JsonRpc.decodeFrame(line)
+        const frame = JsonRpc.decodeUpstreamFrame(line)
         if (Either.isLeft(frame)) log(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`)
         else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
         else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)

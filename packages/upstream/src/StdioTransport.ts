@@ -10,6 +10,7 @@
  * daemon that is killed outright can have its leftovers stopped by the next one.
  */
 import type * as Context from "effect/Context"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -64,6 +65,9 @@ const groupGone = (pgid: number, limit: Duration.DurationInput): Effect.Effect<b
     Effect.orElseSucceed(() => false)
   )
 
+/** How many messages a server sends on its own (its requests, its notifications) may wait to be handled. */
+export const UnsolicitedBacklog = 1024
+
 const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
 
 /**
@@ -107,7 +111,8 @@ export const openStdio = (
     const closedWith = yield* Deferred.make<TransportClosed>()
     const waiting = Waiting.make()
     const { pending, progress } = waiting
-    const unsolicited = yield* Queue.sliding<JsonRpc.Parsed>(1024)
+    const unsolicited = yield* Queue.dropping<JsonRpc.Parsed>(UnsolicitedBacklog)
+    let overflowed = 0
     // How the reading of stdout ended: at its end, or at a line past the size cap.
     const readerDone = yield* Deferred.make<FrameTooLarge | undefined>()
 
@@ -124,7 +129,20 @@ export const openStdio = (
       })
 
     const dispatch = (parsed: JsonRpc.Parsed): void => {
-      if (!waiting.unsafeRoute(parsed)) Queue.unsafeOffer(unsolicited, parsed)
+      if (waiting.unsafeRoute(parsed) || Queue.unsafeOffer(unsolicited, parsed)) return
+      // Nobody is taking what the server says on its own as fast as it says it: past the backlog
+      // its requests are refused (never left unanswered) and its notifications dropped, counted in
+      // the log at the first and every thousandth.
+      if (overflowed++ % 1000 === 0) {
+        fork(Effect.logWarning(
+          `${def.name} sends messages of its own faster than they are handled: ${overflowed} past the ${UnsolicitedBacklog} waiting ` +
+            "were refused (requests) or dropped (notifications)"
+        ))
+      }
+      const m = parsed.message
+      if (JsonRpc.isRequest(m)) {
+        proc?.write(`${JsonRpc.encodeFrame(JsonRpc.failure(m.id, ErrorCode.InternalError, `mcpx-fx is busy: ${UnsolicitedBacklog} messages from this server wait to be handled`))}\n`)
+      }
     }
 
     // Every line that has arrived is handled in one go, in place, over the raw bytes: an answer

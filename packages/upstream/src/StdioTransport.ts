@@ -148,7 +148,9 @@ export const openStdio = (
     // Every line that has arrived is handled in one go, in place, over the raw bytes: an answer
     // goes straight to its waiter.
     const splitter = makeLineSplitter(maxLineBytes)
+    let heardAt = Date.now()
     const onStdout = (bytes: Buffer) => {
+      heardAt = Date.now()
       const lines = splitter.push(bytes)
       if (lines instanceof FrameTooLarge) {
         proc?.stopReading()
@@ -281,6 +283,7 @@ export const openStdio = (
       unsolicited: Stream.fromQueue(unsolicited),
       closed: Deferred.await(closedWith),
       stderrTail: Effect.sync(() => stderrTail),
+      heardAt: () => heardAt,
       openNotificationStream: Effect.void,
       wire: "stdio",
       cutsInPlace: true

@@ -53,6 +53,47 @@ export class ListenError extends Data.TaggedError("ListenError")<{ readonly wher
  */
 export const Backlog = 4096
 
+/**
+ * How much a client may hold of the daemon. A client that trickles its headers or body is
+ * answered 408 and cut off once its time is up (Node checks every `CheckEvery`), so slow requests
+ * cannot keep sockets for minutes; a response may still stream as long as it needs. TCP takes at
+ * most `maxConnections` at once, so a flood of connections cannot use up the process's file
+ * descriptors: the CLI socket, the upstreams and the state files keep theirs.
+ */
+export interface Limits {
+  readonly headersTimeout: Duration.DurationInput
+  readonly requestTimeout: Duration.DurationInput
+  /** 0: the process's open-file limit less `ReservedFds`. */
+  readonly maxConnections: number
+}
+
+/** What the daemon uses when the settings say nothing (the registry's defaults). */
+export const defaultLimits: Limits = { headersTimeout: "10 seconds", requestTimeout: "60 seconds", maxConnections: 0 }
+
+/** File descriptors kept back from TCP clients for everything else the daemon opens. */
+export const ReservedFds = 256
+
+/** How often Node looks for requests past their time. */
+const CheckEvery = Duration.seconds(1)
+
+/** The soft limit on open files (which Node raises to the hard limit at its start), where the OS says. */
+const openFileLimit = (): number | undefined => {
+  try {
+    const line = Fs.readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"))
+    const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0]
+    return soft === undefined || soft === "unlimited" ? undefined : Number(soft)
+  } catch {
+    return undefined
+  }
+}
+
+/** TCP's connection cap for `setting` (0: derived from the open-file limit, 4096 where none is known). */
+export const connectionCap = (setting: number): number => {
+  if (setting > 0) return setting
+  const limit = openFileLimit()
+  return limit === undefined ? 4096 : Math.max(64, limit - ReservedFds)
+}
+
 /** The apps the two listeners serve. */
 export interface Apps<E, R> {
   /** For TCP, which browsers and other machines can reach. */
@@ -152,7 +193,13 @@ const AnswerWindow = Duration.seconds(1)
  */
 export const serve = <E, R, BE, BR>(
   build: (listening: Listening, shutdown: ShutdownSignals) => Effect.Effect<Apps<E, R>, BE, BR>,
-  options: { readonly host: string; readonly port: number; readonly socket: string; readonly grace: Duration.DurationInput }
+  options: {
+    readonly host: string
+    readonly port: number
+    readonly socket: string
+    readonly grace: Duration.DurationInput
+    readonly limits?: Limits
+  }
 ): Effect.Effect<
   Listening,
   ListenError | SocketPathError | BE,
@@ -184,8 +231,17 @@ export const serve = <E, R, BE, BR>(
     }
     let tcpHandler: Http.RequestListener = notReady
     let socketHandler: Http.RequestListener = notReady
-    const tcp = Http.createServer(counted(() => tcpHandler))
-    const unix = Http.createServer(counted(() => socketHandler))
+    const limits = options.limits ?? defaultLimits
+    const requestTimeout = Duration.toMillis(limits.requestTimeout)
+    const timeouts: Http.ServerOptions = {
+      // Node refuses a headers timeout longer than the request's.
+      headersTimeout: Math.min(Duration.toMillis(limits.headersTimeout), requestTimeout),
+      requestTimeout,
+      connectionsCheckingInterval: Duration.toMillis(CheckEvery)
+    }
+    const tcp = Http.createServer(timeouts, counted(() => tcpHandler))
+    tcp.maxConnections = connectionCap(limits.maxConnections)
+    const unix = Http.createServer(timeouts, counted(() => socketHandler))
     // Registered first, so it runs last: whatever a failed start left open is closed.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {

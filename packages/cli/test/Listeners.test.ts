@@ -11,6 +11,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Listeners from "../src/Listeners.js"
 
@@ -79,4 +80,75 @@ describe("Listeners", () => {
         assert.strictEqual(after - before, 0, "the listen queue overflowed")
       }
     }).pipe(Effect.provide(NodeContext.layer)), { timeout: 120_000 })
+
+  it.scoped("a client that trickles its headers is answered 408 and cut off", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "mcpx-listen-" })
+      const app = Effect.succeed(HttpServerResponse.text("ok"))
+      const listening = yield* Listeners.serve(() => Effect.succeed({ tcp: app, socket: app, mcp: { tcp: app, socket: app } }), {
+        host: "127.0.0.1",
+        port: 0,
+        socket: `${dir}/daemon.sock`,
+        grace: "1 second",
+        limits: { headersTimeout: "200 millis", requestTimeout: "400 millis", maxConnections: 0 }
+      })
+      // The headers never end: the request line and one header, then nothing.
+      const reply = yield* connectAndWrite(listening.port, `GET /x HTTP/1.1\r\nHost: 127.0.0.1:${listening.port}\r\n`)
+      assert.match(reply, /^HTTP\/1\.1 408/)
+    }).pipe(Effect.provide(NodeContext.layer)), { timeout: 30_000 })
+
+  it.scoped("TCP holds at most maxConnections; past it new connections are closed and the CLI socket still answers", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "mcpx-listen-" })
+      const app = Effect.succeed(HttpServerResponse.text("ok"))
+      const socket = `${dir}/daemon.sock`
+      const listening = yield* Listeners.serve(() => Effect.succeed({ tcp: app, socket: app, mcp: { tcp: app, socket: app } }), {
+        host: "127.0.0.1",
+        port: 0,
+        socket,
+        grace: "1 second",
+        limits: { headersTimeout: "10 seconds", requestTimeout: "20 seconds", maxConnections: 2 }
+      })
+      // Two keep-alive connections, each answered once and then held open.
+      const held = yield* Effect.forEach([1, 2], () => keptAlive(listening.port))
+      yield* Effect.addFinalizer(() => Effect.sync(() => held.forEach((s) => s.destroy())))
+      const third = yield* connectAndWrite(listening.port, `GET /x HTTP/1.1\r\nHost: 127.0.0.1:${listening.port}\r\nConnection: close\r\n\r\n`)
+      assert.strictEqual(third, "", "the third connection was served")
+      const viaSocket = yield* Effect.async<number>((resume) => {
+        const req = Http.request({ socketPath: socket, path: "/x" }, (res) => {
+          res.resume()
+          res.on("end", () => resume(Effect.succeed(res.statusCode ?? 0)))
+        })
+        req.on("error", () => resume(Effect.succeed(-1)))
+        req.end()
+      })
+      assert.strictEqual(viaSocket, 200)
+    }).pipe(Effect.provide(NodeContext.layer)), { timeout: 30_000 })
 })
+
+/** Connects, writes `text`, and reads everything the server sends until it closes the connection. */
+const connectAndWrite = (port: number, text: string) =>
+  Effect.async<string>((resume) => {
+    const socket = Net.connect({ host: "127.0.0.1", port })
+    let reply = ""
+    socket.setEncoding("utf8")
+    socket.on("connect", () => socket.write(text))
+    socket.on("data", (chunk: string) => {
+      reply += chunk
+    })
+    socket.on("error", () => {})
+    socket.on("close", () => resume(Effect.succeed(reply)))
+    return Effect.sync(() => socket.destroy())
+  })
+
+/** A connection that got one answer and stays open. */
+const keptAlive = (port: number) =>
+  Effect.async<Net.Socket>((resume) => {
+    const socket = Net.connect({ host: "127.0.0.1", port })
+    socket.setEncoding("utf8")
+    socket.on("connect", () => socket.write(`GET /x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`))
+    socket.once("data", () => resume(Effect.succeed(socket)))
+    socket.on("error", () => {})
+  })

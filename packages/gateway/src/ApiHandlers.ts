@@ -150,9 +150,18 @@ export const SettingsLive = HttpApiBuilder.group(Api, "settings", (handlers) =>
     .handle("unset", ({ path }) => Effect.flatMap(Settings, (s) => s.unset(path.path))))
 
 /** `/v1/events`: SSE of lifecycle events. */
-export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
-  handlers.handle("events", ({ urlParams }) =>
+export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) => {
+  // Built once per daemon: its open /v1/events streams, each held until its client leaves.
+  let open = 0
+  return handlers.handle("events", ({ urlParams }) =>
     Effect.gen(function*() {
+      const max = yield* Effect.flatMap(Settings, (s) => s.get("transport.maxStreams"))
+      if (open >= max) {
+        return HttpServerResponse.unsafeJson(
+          { error: `${max} event streams are open already (transport.maxStreams); try again later` },
+          { status: 503, headers: { "retry-after": "5" } }
+        )
+      }
       const pool = yield* Pool
       const pending = yield* PendingCalls
       const keepAlive = yield* Effect.flatMap(Settings, (s) => s.get("transport.sseKeepAlive"))
@@ -165,13 +174,17 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) =>
       const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape, config).pipe(
         Stream.provideService(Pool, pool),
         Stream.provideService(PendingCalls, pending),
-        Stream.encodeText
+        Stream.encodeText,
+        // The place is held from the stream's start to its end, not from the request's: a
+        // response never streamed holds none.
+        (events) => Stream.acquireRelease(Effect.sync(() => void open++), () => Effect.sync(() => void open--)).pipe(Stream.flatMap(() => events))
       )
       return HttpServerResponse.stream(body, {
         contentType: "text/event-stream",
         headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
       })
-    })))
+    }))
+})
 
 // ---------------------------------------------------------------------------------------------
 // Layers

@@ -9,8 +9,11 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schedule from "effect/Schedule"
 import * as jsonc from "jsonc-parser"
 import { randomBytes } from "node:crypto"
 import { ConfigError, parseText, type ServersKey } from "./ConfigFile.js"
@@ -235,3 +238,66 @@ export const write = Effect.fn("ConfigEdit.write")(function*(file: string, text:
     yield* fs.rename(temp, file)
   }).pipe(Effect.onError(() => Effect.ignore(fs.remove(temp))), Effect.mapError(failed))
 })
+
+/** How long an edit waits for another process's edit of the same file before giving up. */
+const lockWait = Duration.seconds(10)
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    // EPERM: the process exists but is someone else's.
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** Another process holds the edit lock (pid 0: it is still writing its pid, or was just found dead). */
+class Held extends Data.TaggedError("Held")<{ readonly pid: number }> {}
+
+/**
+ * Runs a read-modify-write of `file` holding the file's edit lock (`.<name>.lock` beside it,
+ * created exclusively and holding the owner's pid), so two edits at once (two `servers add` in
+ * parallel) both land instead of the later rename dropping the earlier one. A lock whose owner
+ * has died is taken over; one held by a live process is waited for, up to ten seconds, then the
+ * edit fails naming that process.
+ */
+export const locked = <A, E, R>(file: string, edit: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const lock = path.join(path.dirname(file), `.${path.basename(file)}.lock`)
+    const failed = (e: { readonly message: string }) => new ConfigError({ file, path: "", detail: `cannot be locked for editing: ${e.message}` })
+    const take: Effect.Effect<void, ConfigError | Held> = fs.writeFileString(lock, String(process.pid), { flag: "wx", mode: 0o600 }).pipe(
+      Effect.catchAll((e): Effect.Effect<void, ConfigError | Held> => {
+        if (e._tag !== "SystemError" || e.reason !== "AlreadyExists") return Effect.fail(failed(e))
+        return fs.readFileString(lock).pipe(
+          Effect.orElseSucceed(() => ""),
+          Effect.flatMap((text) => {
+            const pid = Number.parseInt(text, 10)
+            // A lock being written has no pid yet; a dead owner's lock is stale.
+            if (Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+              return Effect.zipRight(Effect.ignore(fs.remove(lock)), Effect.fail(new Held({ pid: 0 })))
+            }
+            return Effect.fail(new Held({ pid: Number.isInteger(pid) ? pid : 0 }))
+          })
+        )
+      })
+    )
+    yield* fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.mapError(failed))
+    const acquire = take.pipe(
+      Effect.retry({
+        schedule: Schedule.spaced(Duration.millis(20)).pipe(Schedule.upTo(lockWait)),
+        while: (e) => e._tag === "Held"
+      }),
+      Effect.catchTag("Held", (held) =>
+        Effect.fail(
+          new ConfigError({
+            file,
+            path: "",
+            detail: `is being edited by another mcpx-fx (pid ${held.pid}, lock ${lock}); try again once it has finished`
+          })
+        ))
+    )
+    return yield* Effect.acquireUseRelease(acquire, () => edit, () => Effect.ignore(fs.remove(lock)))
+  })

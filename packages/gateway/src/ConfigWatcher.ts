@@ -16,8 +16,10 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
@@ -155,14 +157,32 @@ const make = (input: ConfigInput, options: WatchOptions) =>
         return event
       })
 
-    const reload: Effect.Effect<ReloadOutcome> = lock.withPermits(1)(
-      load(input).pipe(
-        Effect.provideService(FileSystem.FileSystem, environment.FileSystem),
-        Effect.provideService(Path.Path, environment.Path),
-        Effect.flatMap(apply),
-        Effect.catchAll((e) => refuse(e.message))
-      )
+    const readAndApply: Effect.Effect<ReloadOutcome> = load(input).pipe(
+      Effect.provideService(FileSystem.FileSystem, environment.FileSystem),
+      Effect.provideService(Path.Path, environment.Path),
+      Effect.flatMap(apply),
+      Effect.catchAll((e) => refuse(e.message))
     )
+
+    // Reloads coalesce: one runs, at most one waits behind it, and every request made while one
+    // waits gets that one's outcome. A reload read after the request still sees the files as they
+    // were then, so nothing is missed; a SIGHUP storm costs two reloads, not a backlog of them.
+    // The reload runs in the watcher's scope, so a caller that goes away abandons only its wait.
+    const scope = yield* Effect.scope
+    let waiting: Deferred.Deferred<ReloadOutcome> | undefined
+    const reload: Effect.Effect<ReloadOutcome> = Effect.suspend(() => {
+      if (waiting !== undefined) return Deferred.await(waiting)
+      const next = Deferred.unsafeMake<ReloadOutcome>(FiberId.none)
+      waiting = next
+      const started = Effect.sync(() => {
+        if (waiting === next) waiting = undefined
+      })
+      return lock.withPermits(1)(Effect.zipRight(started, readAndApply)).pipe(
+        Effect.intoDeferred(next),
+        Effect.forkIn(scope),
+        Effect.zipRight(Deferred.await(next))
+      )
+    })
 
     if (options.watch) {
       const debounce = Duration.decode(options.debounce ?? Duration.millis(150))

@@ -39,9 +39,10 @@ export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<P
         ttl: settings.get("questions.ttl"),
         maxRounds: settings.get("questions.maxRounds"),
         maxPending: settings.get("questions.maxPending"),
+        maxQuestions: settings.get("questions.maxQuestions"),
         gather: settings.get("questions.gather")
       })
-      // Four reads per call, done again only once the settings' generation moves.
+      // Five reads per call, done again only once the settings' generation moves.
       return yield* make(perGeneration(settings.generation, read))
     })
   )

@@ -143,9 +143,17 @@ export interface Bounds {
   readonly ttl: Duration.Duration
   readonly maxRounds: number
   readonly maxPending: number
+  /**
+   * How many questions one call may have open at once (default `DefaultMaxQuestions`); past it
+   * the call is cancelled. With `maxPending`, it bounds every question held.
+   */
+  readonly maxQuestions?: number
   /** How long to wait for more questions after one arrives, so questions asked at once go in one round. */
   readonly gather: Duration.Duration
 }
+
+/** `questions.maxQuestions`: the most questions one call may have open at once. */
+export const DefaultMaxQuestions = 32
 
 /** Which round an answer is for: the exact one a handle names, or whatever round is waiting. */
 export type Target = { readonly handle: string } | { readonly id: string }

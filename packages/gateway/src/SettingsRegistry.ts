@@ -187,6 +187,14 @@ export const registry = [
     hot: true,
     description: "How many calls may wait for their callers' answers at once; past it, a call that asks is cancelled with an error."
   }),
+  define("questions.maxQuestions", {
+    codec: Codec.positiveInt,
+    default: 32,
+    hot: true,
+    description:
+      "How many questions one call may have open at once; past it, the call is cancelled with an error and the " +
+      "questions answered for its caller. With questions.maxPending, it bounds every question held."
+  }),
   define("questions.gather", {
     codec: Codec.duration,
     default: Duration.millis(50),
@@ -246,6 +254,38 @@ export const registry = [
     description:
       "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
       "nothing in flight, or is refused with 503 when every session is busy."
+  }),
+  define("transport.maxStreams", {
+    codec: Codec.positiveInt,
+    default: 256,
+    hot: false,
+    description:
+      "The most streams that stay open until their client leaves: 2026-07-28 subscriptions/listen streams over HTTP, " +
+      "and apart from them /v1/events streams. Past it a new one is refused with 503 and Retry-After."
+  }),
+  define("transport.headersTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(10),
+    hot: false,
+    description:
+      "How long an HTTP client may take to send a request's headers to the daemon; a slower one is answered 408 and " +
+      "its connection closed."
+  }),
+  define("transport.requestTimeout", {
+    codec: Codec.duration,
+    default: Duration.seconds(60),
+    hot: false,
+    description:
+      "How long an HTTP client may take to send a whole request (headers and body) to the daemon; a slower one is " +
+      "answered 408 and its connection closed. The response may stream for as long as it needs."
+  }),
+  define("daemon.maxConnections", {
+    codec: Codec.nonNegativeInt,
+    default: 0,
+    hot: false,
+    description:
+      "The most TCP connections the daemon holds at once; more are closed as they come, so a flood cannot use up the " +
+      "file descriptors the CLI socket and the upstreams need. 0: the process's open-file limit less 256."
   }),
   define("daemon.address", {
     codec: Codec.host,

@@ -7,7 +7,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -109,5 +111,46 @@ describe("ConfigWatcher", () => {
       assert.strictEqual(outcome.type, "config.reload")
       assert.isUndefined((yield* watcher.state).error)
       assert.strictEqual(given.length, 2)
+    }))
+
+  it.scoped("config/watch/a storm of reload requests coalesces: one runs, one waits, every caller gets an outcome", () =>
+    Effect.gen(function*() {
+      const given: Array<LoadedConfig> = []
+      const gate = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
+      // The first reconfigure holds until the test opens the gate, as a slow reload would.
+      const recording = recordingGateway(given)
+      const slow = Layer.map(recording, (ctx) => {
+        const inner = Context.get(ctx, Gateway)
+        return Context.make(Gateway, {
+          ...inner,
+          reconfigure: (config) =>
+            Effect.zipRight(
+              given.length === 0 ? Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(gate)) : Effect.void,
+              inner.reconfigure(config)
+            )
+        })
+      })
+      const events = yield* Queue.unbounded<FileSystem.WatchEvent>()
+      const layer = ConfigWatcher.layer({ env: {}, cwd: "/work", home: "/home" }, { watch: false }).pipe(
+        Layer.provide(Layer.mergeAll(
+          Config.layerStatic(initial),
+          slow,
+          Settings.layerDefaults,
+          fakeFs({ text: good("one") }, events),
+          NodePath.layer
+        ))
+      )
+      const watcher = Context.get(yield* Layer.build(layer), ConfigWatcher)
+      const first = yield* Effect.fork(watcher.reload)
+      yield* Deferred.await(entered)
+      const storm = yield* Effect.fork(Effect.all(Array.from({ length: 200 }, () => watcher.reload), { concurrency: "unbounded" }))
+      yield* Deferred.succeed(gate, undefined)
+      const outcomes = yield* Fiber.join(storm)
+      assert.strictEqual((yield* Fiber.join(first)).type, "config.reload")
+      assert.strictEqual(outcomes.length, 200)
+      assert.isTrue(outcomes.every((o) => o.type === "config.reload"))
+      assert.strictEqual(given.length, 2)
+      assert.strictEqual((yield* watcher.state).reloads, 2)
     }))
 })

@@ -18,7 +18,7 @@ import { PendingCalls, type Move, type PendingError } from "../src/PendingCalls.
 import * as QuestionFit from "../src/QuestionFit.js"
 import * as Settings from "../src/Settings.js"
 
-const bounds = { ttl: Duration.minutes(10), maxRounds: 3, maxPending: 2, gather: Duration.millis(50) }
+const bounds = { ttl: Duration.minutes(10), maxRounds: 3, maxPending: 2, maxQuestions: 32, gather: Duration.millis(50) }
 const provide = <A, E, R>(effect: Effect.Effect<A, E, R>, overrides: Partial<typeof bounds> = {}) =>
   Effect.provide(effect, PendingCalls.layerWith({ ...bounds, ...overrides }))
 
@@ -105,6 +105,34 @@ describe("PendingCalls", () => {
         { roots: [{ uri: "file:///x" }] }
       ])
     })))
+
+  it.effect("questions/a call that asks more than maxQuestions at once is cancelled; its questions are answered for the caller", () =>
+    provide(
+      Effect.gen(function*() {
+        const pending = yield* PendingCalls
+        const answers: Array<unknown> = []
+        // An upstream that asks a thousand questions at once, and says what each was answered.
+        const run = (ask: QuestionHandler) =>
+          Effect.as(
+            Effect.forEach(
+              Array.from({ length: 1000 }, (_, i) => i),
+              (i) => Effect.tap(Effect.either(ask(form(`f${i}`))), (a) => Effect.sync(() => void answers.push(a))),
+              { concurrency: "unbounded", discard: true }
+            ),
+            text("done")
+          )
+        const outcome = yield* Effect.either(drive(pending.begin("srv__flood", everything, run)))
+        assert.isTrue(Either.isLeft(outcome))
+        if (Either.isLeft(outcome)) {
+          assert.strictEqual(refusal(outcome.left), "rounds")
+          assert.include(outcome.left.message, "questions.maxQuestions")
+        }
+        assert.deepStrictEqual(yield* pending.list, [])
+        // None of the thousand was left waiting, and none reached a caller.
+        assert.strictEqual(answers.length, 1000)
+      }),
+      { maxQuestions: 4 }
+    ))
 
   it.effect("questions/a handle is good for one round: replayed, unknown and foreign ones are refused, saying which", () =>
     provide(Effect.gen(function*() {

@@ -223,6 +223,29 @@ export const decodeFrame = (text: string): Either.Either<Frame, FrameError> => E
 /** The deepest a host's frame may nest (the envelope, params and arguments all count). */
 export const MaxDepth = 128
 
+/**
+ * The deepest an upstream's message may nest: far past any real result, and far short of the
+ * few thousand levels at which anything that walks it (JSON.stringify included) overflows the stack.
+ */
+export const MaxUpstreamDepth = 512
+
+/**
+ * Decodes a frame from an upstream, held to `maxDepth` (`MaxUpstreamDepth` unless given). A
+ * response nested deeper is replaced by an error response for its own request, so the caller is
+ * answered rather than left waiting on a message nothing could forward; any other message that
+ * deep is refused as a frame error.
+ */
+export const decodeUpstreamFrame = (text: string, maxDepth: number = MaxUpstreamDepth): Either.Either<Frame, FrameError> => {
+  if (!FrameScan.scan(text, maxDepth).tooDeep) return decodeFrame(text)
+  return Either.flatMap(parseJson(text), (value) => {
+    const tooDeep = `nests deeper than ${maxDepth} levels`
+    if (isJsonObject(value) && isRequestId(value.id) && (hasKey(value, "result") || hasKey(value, "error"))) {
+      return decodeFrameValue(failure(value.id, ErrorCode.InternalError, `the upstream's response ${tooDeep}, so it cannot be passed on`))
+    }
+    return Either.left(invalid(`the message ${tooDeep}`, undefined))
+  })
+}
+
 /** The bounds a host's frame is held to. */
 export interface FrameLimits {
   /** How deeply the frame may nest; `MaxDepth` unless given. */

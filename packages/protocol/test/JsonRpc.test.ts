@@ -106,6 +106,37 @@ describe("JsonRpc.decodeFrame", () => {
     }))
 })
 
+describe("JsonRpc.decodeUpstreamFrame", () => {
+  const nested = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`
+  const upstream = (text: string) => {
+    const frame = Either.getOrThrow(JsonRpc.decodeUpstreamFrame(text))
+    if (frame._tag !== "Single") throw new Error("expected a single message")
+    return frame.parsed.message
+  }
+
+  it("passes a message within the bound as it is", () => {
+    const m = upstream(`{"jsonrpc":"2.0","id":7,"result":{"a":${nested(JsonRpc.MaxUpstreamDepth - 4)}}}`)
+    assert.isTrue("result" in m)
+  })
+
+  it("turns a response nested past the bound into an error for its own request, whatever its depth", () => {
+    for (const levels of [JsonRpc.MaxUpstreamDepth, 5_000, 100_000]) {
+      const m = upstream(`{"jsonrpc":"2.0","id":"r1","result":{"structuredContent":{"a":${nested(levels)}}}}`)
+      assert.strictEqual(m.id, "r1")
+      assert.isTrue("error" in m)
+      if ("error" in m) {
+        assert.strictEqual(m.error.code, -32603)
+        assert.include(m.error.message, `deeper than ${JsonRpc.MaxUpstreamDepth} levels`)
+      }
+    }
+  })
+
+  it("refuses a request or notification nested past the bound as a frame error", () => {
+    const r = JsonRpc.decodeUpstreamFrame(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":${nested(5_000)}}}`)
+    assert.isTrue(Either.isLeft(r))
+  })
+})
+
 describe("JsonRpc views", () => {
   it("keep params and result keys that Schema records cannot rebuild", () => {
     const p = single(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"__proto__":{"x":1},"a":2}}`)

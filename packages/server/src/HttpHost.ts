@@ -49,7 +49,7 @@ import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, type Target } from "./internal/HttpSessions.js"
 import { Backend } from "./Backend.js"
-import { DefaultMaxBatch, DefaultMaxSessions } from "./Limits.js"
+import { DefaultMaxBatch, DefaultMaxSessions, DefaultMaxStreams, StreamSlots } from "./Limits.js"
 import { makeConnection, Server } from "./Server.js"
 import * as Shutdown from "./Shutdown.js"
 
@@ -81,6 +81,8 @@ export interface HttpHostOptions {
    * every one is busy, is refused with 503.
    */
   readonly maxSessions?: number
+  /** `transport.maxStreams`: the most open `subscriptions/listen` streams (default `DefaultMaxStreams`). */
+  readonly maxStreams?: number
   /** `transport.maxBatch`: the most messages one batch may hold (default `DefaultMaxBatch`). */
   readonly maxBatch?: number
   /**
@@ -183,7 +185,8 @@ const make = (options: HttpHostOptions) =>
     }
 
     const deps: Deps = { server, settled, withKeepAlive }
-    const { modern } = makeModern({ ...deps, modernConnection, inputSchemaOf: options.inputSchemaOf })
+    const listens = new StreamSlots(options.maxStreams ?? DefaultMaxStreams)
+    const { modern } = makeModern({ ...deps, modernConnection, inputSchemaOf: options.inputSchemaOf, listens })
     const { legacy } = makeLegacy({ ...deps, backend, sessions, questions, sessionless: options.sessionless ?? "serve" })
 
     // ---- methods

@@ -20,3 +20,28 @@ export const DefaultSessionIdleTimeout: Duration.Duration = Duration.minutes(30)
 
 /** `transport.maxSessions`: the most legacy HTTP sessions held at once. */
 export const DefaultMaxSessions = 1000
+
+/** `transport.maxStreams`: the most open `subscriptions/listen` streams over HTTP (and, apart, `/v1/events` streams). */
+export const DefaultMaxStreams = 256
+
+/**
+ * Places for streams that stay open until their client leaves. Each costs a socket and some
+ * 150 KB, so without a bound a flood of them exhausts the process; past it a new one is refused
+ * (503 with Retry-After) and the open ones go on.
+ */
+export class StreamSlots {
+  private open = 0
+
+  constructor(readonly max: number) {}
+
+  /** Takes a place, or says there is none; a place taken must be given back once. */
+  take(): boolean {
+    if (this.open >= this.max) return false
+    this.open++
+    return true
+  }
+
+  give(): void {
+    if (this.open > 0) this.open--
+  }
+}

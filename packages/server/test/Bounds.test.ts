@@ -11,7 +11,8 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import { BatchConcurrency, DefaultMaxBatch } from "../src/Limits.js"
-import { bodyOf, errorIn, harness, objectOf } from "./HttpHostHarness.js"
+import { MaxBacklog } from "../src/internal/Backlog.js"
+import { bodyOf, errorIn, harness, modernHeaders, modernRequest, objectOf, sse } from "./HttpHostHarness.js"
 import { asObject, opened, request, settle, sleep, stdio, until } from "./StdioHostHarness.js"
 import { req } from "./support.js"
 
@@ -180,5 +181,39 @@ describe("HTTP bounds", () => {
         assert.isFalse("id" in refused)
         assert.strictEqual(errorIn(refused).code, -32600)
       }
+    }))
+})
+
+describe("host stream backlog", () => {
+  // Without a progress token the call runs in the request's fiber and says it all at its end;
+  // with one, the POST turns into a stream at the first notification.
+  it.scoped.each([false, true])("2026-07-28/http/a host that does not read its stream (progress token: %s): notifications past the backlog are dropped, the result still comes", (token) =>
+    Effect.gen(function*() {
+      const h = yield* harness()
+      const count = MaxBacklog * 16
+      const body = modernRequest("tools/call", { name: "flood", arguments: { count } })
+      const params = body.params as JsonObject
+      const withToken = token ? { ...body, params: { ...params, _meta: { ...(params._meta as JsonObject), progressToken: "p" } } } : body
+      const r = yield* h.post(withToken, modernHeaders("tools/call", "flood"))
+      assert.strictEqual(r.headers.get("content-type"), "text/event-stream")
+      // Nothing is read until the tool has said everything and ended.
+      assert.strictEqual(yield* Queue.take(h.events.outcomes), "flooded")
+      const stream = sse(r)
+      let notes = 0
+      let result: JsonObject | undefined
+      for (;;) {
+        const event = yield* stream.next
+        if (event === undefined) break
+        const data = event.data as JsonObject | undefined
+        if (data === undefined) continue
+        if (data.method === "notifications/progress") notes++
+        else result = data
+      }
+      // Past the backlog itself, the stream's stages may each hold one chunk they took before the
+      // test read anything (each at most a backlog): a bound, whatever the tool says.
+      assert.isAtMost(notes, MaxBacklog * 3)
+      assert.isAtLeast(notes, MaxBacklog - 1)
+      assert.strictEqual(result?.id, 1)
+      assert.deepStrictEqual((result?.result as JsonObject).content, [{ type: "text", text: "done" }])
     }))
 })

@@ -2,7 +2,8 @@
  * Drives the HttpHost's `/mcp` app without sockets, through the web handler the platform builds
  * from it, over a Server and the fake Backend of `support.ts` with two more tools: `block` (runs
  * until interrupted, reporting both), `question` (asks the host an elicitation and returns the
- * answer) and `say_first` (sends a progress notification, then answers).
+ * answer), `say_first` (sends a progress notification, then answers) and `flood` (sends `count`
+ * progress notifications, then answers).
  */
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -48,6 +49,16 @@ const extendedBackend = (events: Events) => {
             // Says something before its result, whether or not the request asked to hear it.
             const said = caller.notify?.({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "said", progress: 1 } })
             return Effect.as(said ?? Effect.void, { content: [{ type: "text", text: "done" }] })
+          }
+          if (name === "flood") {
+            // Says `count` things before its result, as an upstream that logs without end.
+            const count = typeof args.count === "number" ? args.count : 0
+            const say = (i: number) =>
+              caller.notify?.({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "flood", progress: i } }) ?? Effect.void
+            return Effect.forEach(Array.from({ length: count }, (_, i) => i), say, { discard: true }).pipe(
+              Effect.zipRight(Queue.offer(events.outcomes, "flooded")),
+              Effect.as({ content: [{ type: "text", text: "done" }] })
+            )
           }
           if (name === "question") {
             const ask = caller.questions

@@ -135,6 +135,9 @@ const make = Effect.gen(function*() {
   // Closers run here rather than in a server's own fibers: stopping a pool closes its scope, and
   // the closers must not be interrupted by that.
   const housekeeping = yield* FiberSet.make()
+  // The servers' pools close side by side: each upstream may take its whole kill grace to stop,
+  // and one after another six that ignore EOF and SIGTERM kept a shutdown waiting 26 s.
+  const poolsScope = yield* Scope.fork(layerScope, ExecutionStrategy.parallel)
   const pools = new Map<string, ServerPool>()
   const registry = yield* Effect.makeSemaphore(1)
   let callSeq = 0
@@ -180,7 +183,7 @@ const make = Effect.gen(function*() {
 
   const makePool = (server: PoolServer, settings: Settings, fingerprint: string) =>
     Effect.gen(function*() {
-      const scope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
+      const scope = yield* Scope.fork(poolsScope, ExecutionStrategy.sequential)
       const pool: ServerPool = {
         name: server.definition.name,
         fingerprint,

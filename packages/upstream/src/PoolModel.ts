@@ -47,6 +47,13 @@ export interface PoolSettings {
   readonly cooldownBase: Duration.DurationInput
   /** The longest cooldown. */
   readonly cooldownCap: Duration.DurationInput
+  /**
+   * A stdio server that has written nothing for this long when a call on it ends (cut short,
+   * failed, cancelled) is pinged; one that does not answer within `pingTimeout` is hung (stopped,
+   * deadlocked) and is replaced, where it would otherwise hold every later call to its timeout.
+   */
+  readonly hangCheck: Duration.DurationInput
+  readonly pingTimeout: Duration.DurationInput
 }
 
 /** The settings used where a server sets none. */
@@ -55,7 +62,9 @@ export const defaultSettings: PoolSettings = {
   idleTimeout: "5 minutes",
   startTimeout: "60 seconds",
   cooldownBase: "1 second",
-  cooldownCap: "30 seconds"
+  cooldownCap: "30 seconds",
+  hangCheck: "10 seconds",
+  pingTimeout: "5 seconds"
 }
 
 /**

@@ -365,6 +365,7 @@ export const makeSession = (
       subscribe: PubSub.subscribe(events),
       closed: conn.closed,
       stderrTail: conn.stderrTail,
+      ...(conn.heardAt !== undefined ? { heardAt: conn.heardAt } : {}),
       eraDoubt: Effect.sync(() => Option.fromNullable(doubt))
     } satisfies Session
   })

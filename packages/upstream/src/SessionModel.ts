@@ -79,6 +79,8 @@ export interface Session extends Established {
   readonly closed: Effect.Effect<TransportClosed>
   /** The last bytes the upstream wrote on stderr (stdio). */
   readonly stderrTail: Effect.Effect<string>
+  /** stdio only: when the upstream last wrote anything (Connection.heardAt). */
+  readonly heardAt?: () => number
   /**
    * Modern HTTP: why this session's era is in doubt (a modern request was refused as only a
    * server that is not modern refuses it), once it is; none otherwise and on other sessions.

@@ -10,6 +10,7 @@
  * daemon that is killed outright can have its leftovers stopped by the next one.
  */
 import type * as Context from "effect/Context"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -64,6 +65,9 @@ const groupGone = (pgid: number, limit: Duration.DurationInput): Effect.Effect<b
     Effect.orElseSucceed(() => false)
   )
 
+/** How many messages a server sends on its own (its requests, its notifications) may wait to be handled. */
+export const UnsolicitedBacklog = 1024
+
 const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
 
 /**
@@ -107,7 +111,8 @@ export const openStdio = (
     const closedWith = yield* Deferred.make<TransportClosed>()
     const waiting = Waiting.make()
     const { pending, progress } = waiting
-    const unsolicited = yield* Queue.sliding<JsonRpc.Parsed>(1024)
+    const unsolicited = yield* Queue.dropping<JsonRpc.Parsed>(UnsolicitedBacklog)
+    let overflowed = 0
     // How the reading of stdout ended: at its end, or at a line past the size cap.
     const readerDone = yield* Deferred.make<FrameTooLarge | undefined>()
 
@@ -124,13 +129,28 @@ export const openStdio = (
       })
 
     const dispatch = (parsed: JsonRpc.Parsed): void => {
-      if (!waiting.unsafeRoute(parsed)) Queue.unsafeOffer(unsolicited, parsed)
+      if (waiting.unsafeRoute(parsed) || Queue.unsafeOffer(unsolicited, parsed)) return
+      // Nobody is taking what the server says on its own as fast as it says it: past the backlog
+      // its requests are refused (never left unanswered) and its notifications dropped, counted in
+      // the log at the first and every thousandth.
+      if (overflowed++ % 1000 === 0) {
+        fork(Effect.logWarning(
+          `${def.name} sends messages of its own faster than they are handled: ${overflowed} past the ${UnsolicitedBacklog} waiting ` +
+            "were refused (requests) or dropped (notifications)"
+        ))
+      }
+      const m = parsed.message
+      if (JsonRpc.isRequest(m)) {
+        proc?.write(`${JsonRpc.encodeFrame(JsonRpc.failure(m.id, ErrorCode.InternalError, `mcpx-fx is busy: ${UnsolicitedBacklog} messages from this server wait to be handled`))}\n`)
+      }
     }
 
     // Every line that has arrived is handled in one go, in place, over the raw bytes: an answer
     // goes straight to its waiter.
     const splitter = makeLineSplitter(maxLineBytes)
+    let heardAt = Date.now()
     const onStdout = (bytes: Buffer) => {
+      heardAt = Date.now()
       const lines = splitter.push(bytes)
       if (lines instanceof FrameTooLarge) {
         proc?.stopReading()
@@ -139,7 +159,7 @@ export const openStdio = (
       }
       for (const line of lines) {
         if (line.trim().length === 0) continue
-        const frame = JsonRpc.decodeFrame(line)
+        const frame = JsonRpc.decodeUpstreamFrame(line)
         if (Either.isLeft(frame)) log(`skipped a non-JSON-RPC line from ${def.name}: ${line.slice(0, 200)}`)
         else if (frame.right._tag === "Single") dispatch(frame.right.parsed)
         else for (const el of frame.right.elements) if (Either.isRight(el)) dispatch(el.right)
@@ -263,6 +283,7 @@ export const openStdio = (
       unsolicited: Stream.fromQueue(unsolicited),
       closed: Deferred.await(closedWith),
       stderrTail: Effect.sync(() => stderrTail),
+      heardAt: () => heardAt,
       openNotificationStream: Effect.void,
       wire: "stdio",
       cutsInPlace: true

@@ -64,6 +64,11 @@ export interface Connection {
    * `SessionExpired` on the request, and the caller may re-initialize on the same connection.
    */
   readonly closed: Effect.Effect<TransportClosed>
+  /**
+   * stdio only: when the process last wrote anything on stdout (ms since the epoch), so a server
+   * that went silent under its calls can be told from a slow one (the Pool pings it).
+   */
+  readonly heardAt?: () => number
   /** The last few KiB the upstream wrote on stderr (stdio only; empty for HTTP). */
   readonly stderrTail: Effect.Effect<string>
   /**

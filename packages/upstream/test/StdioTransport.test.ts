@@ -14,7 +14,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { StdioDefinition } from "../src/ServerDefinition.js"
-import { openStdio } from "../src/StdioTransport.js"
+import { openStdio, UnsolicitedBacklog } from "../src/StdioTransport.js"
 import type { Connection } from "../src/Transport.js"
 import * as Processes from "@mcpx-fx/testing/Processes"
 
@@ -49,7 +49,36 @@ const handshake = (conn: Connection) =>
     return init
   })
 
+/**
+ * A server that sends `n` pings of its own at once, then answers `status` once `expected` of them
+ * have an answer (a result or an error), with how many were errors.
+ */
+const pinger = (n: number, expected: number) => `
+const rl = require("node:readline").createInterface({ input: process.stdin })
+let answered = 0, refused = 0, status
+const done = () => { if (status !== undefined && answered === ${expected}) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: status, result: { refused } }) + "\\n") }
+rl.on("line", (line) => {
+  const m = JSON.parse(line)
+  if (m.method === "status") { status = m.id; return done() }
+  if (typeof m.id === "string" && m.id.startsWith("ping-")) { answered++; if (m.error) refused++; done() }
+})
+let out = ""
+for (let i = 0; i < ${n}; i++) out += JSON.stringify({ jsonrpc: "2.0", id: "ping-" + i, method: "ping" }) + "\\n"
+process.stdout.write(out)
+`
+
 describe("StdioTransport", () => {
+  it.scopedLive("stdio/transport/a flood of the server's own requests past the backlog is refused, never left unanswered", () =>
+    Effect.gen(function*() {
+      const n = UnsolicitedBacklog * 3
+      // Nobody takes the server's requests: the backlog holds the first ones, every later one is refused.
+      const conn = yield* openStdio(script("pinger", pinger(n, n - UnsolicitedBacklog)))
+      const refused = (resultOf(yield* call(conn, JsonRpc.request("s", "status", {}))) as { refused: number }).refused
+      assert.strictEqual(refused, n - UnsolicitedBacklog)
+      const queued = yield* conn.unsolicited.pipe(Stream.take(UnsolicitedBacklog), Stream.runCollect)
+      assert.strictEqual(queued.length, UnsolicitedBacklog)
+    }), { timeout: 30_000 })
+
   it.scopedLive("stdio/transport/round-trip: requests are answered by id", () =>
     Effect.gen(function*() {
       const conn = yield* openStdio(eraServer("dual"))

@@ -96,6 +96,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const maxBatch = yield* Settings.get("transport.maxBatch")
       const sessionIdleTimeout = yield* Settings.get("transport.sessionIdleTimeout")
       const maxSessions = yield* Settings.get("transport.maxSessions")
+      const maxStreams = yield* Settings.get("transport.maxStreams")
       const gateway = yield* Gateway.Gateway
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
       // SIGHUP reloads the configuration, as a change to one of its files does.
@@ -127,6 +128,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               maxBatch,
               sessionIdleTimeout,
               maxSessions,
+              maxStreams,
               inputSchemaOf,
               shutdown
             }).pipe(Layer.provide(serverLayer))
@@ -164,7 +166,17 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             // `/mcp` itself, for the listeners' thin adapter; the same policy on TCP.
             mcp: { tcp: edge(host.app), socket: Effect.locally(host.app, Redact.RawForOwner, true) }
           }
-        }), { host: address, port, socket: files.socket, grace })
+        }), {
+          host: address,
+          port,
+          socket: files.socket,
+          grace,
+          limits: {
+            headersTimeout: yield* Settings.get("transport.headersTimeout"),
+            requestTimeout: yield* Settings.get("transport.requestTimeout"),
+            maxConnections: yield* Settings.get("daemon.maxConnections")
+          }
+        })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {
         pid: process.pid,

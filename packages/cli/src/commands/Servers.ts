@@ -65,8 +65,24 @@ const nearestNaming = (globals: GlobalOptions.Globals, name: string) =>
     return yield* unknownServer(name, yield* knownNames(existing))
   })
 
-const save = (doc: ConfigEdit.Document, text: string, said: string) =>
-  Effect.zipRight(ConfigEdit.write(doc.file, text), Console.log(`${said} in ${doc.file}`))
+/**
+ * One read-modify-write of a config file under its edit lock: the file is read afresh once the
+ * lock is held, so an edit made meanwhile by another `servers` command is kept. `text` undefined
+ * writes nothing; `said` is printed with the file's name either way.
+ */
+const edit = <E, R>(
+  file: string,
+  change: (doc: ConfigEdit.Document) => Effect.Effect<{ readonly text: string | undefined; readonly said: string }, E, R>
+) =>
+  ConfigEdit.locked(
+    file,
+    Effect.gen(function*() {
+      const doc = yield* ConfigEdit.read(file)
+      const { said, text } = yield* change(doc)
+      if (text !== undefined) yield* ConfigEdit.write(doc.file, text)
+      yield* Console.log(`${said} in ${doc.file}`)
+    })
+  )
 
 const nameArg = Args.text({ name: "name" }).pipe(Args.withDescription("The server's name (its namespace is made from it)."))
 
@@ -128,8 +144,11 @@ const add = Command.make(
       const entry = isUrl
         ? { url: target, ...(headers !== undefined ? { headers } : {}) }
         : { command: target, ...(args.length > 0 ? { args: [...args] } : {}), ...(envs !== undefined ? { env: envs } : {}) }
-      const doc = yield* ConfigEdit.read(where.nearest)
-      yield* save(doc, yield* ConfigEdit.addServer(doc, name, entry), `added ${name}`)
+      yield* edit(where.nearest, (doc): Effect.Effect<{ readonly text: string; readonly said: string }, UsageError | Config.ConfigError> =>
+        doc.entries.has(name)
+          // Added by another command since the check above.
+          ? Effect.fail(new UsageError({ message: `a server ${JSON.stringify(name)} is already configured; remove it first, or choose another name` }))
+          : Effect.map(ConfigEdit.addServer(doc, name, entry), (text) => ({ text, said: `added ${name}` })))
     })
 ).pipe(
   Command.withDescription(
@@ -143,8 +162,8 @@ const add = Command.make(
 
 const remove = Command.make("remove", { globals: GlobalOptions.options, name: nameArg }, ({ globals, name }) =>
   Effect.gen(function*() {
-    const doc = yield* nearestNaming(yield* optionsOf(globals), name)
-    yield* save(doc, yield* ConfigEdit.removeServer(doc, name), `removed ${name}`)
+    const found = yield* nearestNaming(yield* optionsOf(globals), name)
+    yield* edit(found.file, (doc) => Effect.map(ConfigEdit.removeServer(doc, name), (text) => ({ text, said: `removed ${name}` })))
   })).pipe(
     Command.withDescription(
       describe("Remove a server from the nearest config file that names it, keeping the rest of the file as it is.", "mcpx-fx servers remove github")
@@ -157,9 +176,10 @@ const disable = Command.make("disable", { globals: GlobalOptions.options, name: 
     const where = yield* files(options)
     const known = yield* knownNames(where.existing)
     if (!known.includes(name)) return yield* unknownServer(name, known)
-    const doc = yield* ConfigEdit.read(where.nearest)
-    if (ConfigEdit.disablesHere(doc, name)) return yield* Console.log(`${name} is already disabled in ${doc.file}`)
-    yield* save(doc, yield* ConfigEdit.disableServer(doc, name), `disabled ${name}`)
+    yield* edit(where.nearest, (doc) =>
+      ConfigEdit.disablesHere(doc, name)
+        ? Effect.succeed({ text: undefined, said: `${name} is already disabled` })
+        : Effect.map(ConfigEdit.disableServer(doc, name), (text) => ({ text, said: `disabled ${name}` })))
   })).pipe(
     Command.withDescription(
       describe(
@@ -172,9 +192,11 @@ const disable = Command.make("disable", { globals: GlobalOptions.options, name: 
 
 const enable = Command.make("enable", { globals: GlobalOptions.options, name: nameArg }, ({ globals, name }) =>
   Effect.gen(function*() {
-    const doc = yield* nearestNaming(yield* optionsOf(globals), name)
-    if (!ConfigEdit.disablesHere(doc, name)) return yield* Console.log(`${name} is not disabled in ${doc.file}`)
-    yield* save(doc, yield* ConfigEdit.enableServer(doc, name), `enabled ${name}`)
+    const found = yield* nearestNaming(yield* optionsOf(globals), name)
+    yield* edit(found.file, (doc) =>
+      !ConfigEdit.disablesHere(doc, name)
+        ? Effect.succeed({ text: undefined, said: `${name} is not disabled` })
+        : Effect.map(ConfigEdit.enableServer(doc, name), (text) => ({ text, said: `enabled ${name}` })))
   })).pipe(
     Command.withDescription(
       describe("Enable a server the nearest config file that names it disables.", "mcpx-fx servers enable github")

@@ -110,6 +110,9 @@ const integerIn = (expected: string, min: number, max: number): Codec<number> =>
 /** A whole number of at least 1. */
 export const positiveInt: Codec<number> = integerIn("a positive integer", 1, Number.MAX_SAFE_INTEGER)
 
+/** A whole number of at least 0 (where 0 means "derived", as its setting says). */
+export const nonNegativeInt: Codec<number> = integerIn("a whole number, 0 or more", 0, Number.MAX_SAFE_INTEGER)
+
 /** A TCP port, where 0 asks the OS for an ephemeral one. */
 export const port: Codec<number> = integerIn("a port number from 0 to 65535", 0, 65535)
 

@@ -46,6 +46,8 @@ export interface Entry {
   registered: boolean
   /** Ended by mcpx-fx (TTL, abandon, a bound): whatever it still asks is answered for the caller. */
   ended: boolean
+  /** The upstream asked more than `maxQuestions` at once: the call is to be cancelled. */
+  overflowed: boolean
 }
 
 /** How a call that is no longer registered ended, remembered so a late retry is told which. */

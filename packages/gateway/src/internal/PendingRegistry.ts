@@ -18,6 +18,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import {
   type Bounds,
   CapabilitiesLacking,
+  DefaultMaxQuestions,
   handleOf,
   kindOf,
   type Move,
@@ -136,7 +137,14 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
       if (take._tag === "Answer") return Effect.succeed(take.result)
       return Effect.gen(function*() {
         // A call that has ended (or is ending) asks nobody.
-        if (entry.exit !== undefined || entry.ended) return yield* onBehalf(question)
+        if (entry.exit !== undefined || entry.ended || entry.overflowed) return yield* onBehalf(question)
+        // An upstream that asks without end must not hold the daemon's memory: past the bound the
+        // call is cancelled (by its next move) and the question answered for the caller.
+        if (entry.asked.size >= (entry.bounds.maxQuestions ?? DefaultMaxQuestions)) {
+          entry.overflowed = true
+          yield* signal(entry)
+          return yield* onBehalf(question)
+        }
         const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
         entry.keys += 1
         const key = `${kindOf(question.method)}_${entry.keys}`
@@ -179,6 +187,15 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
               Cause.isInterruptedOnly(cause)
                 ? refuse("ended", "the call was ended before it finished (abandoned, expired, or mcpx-fx is stopping)")
                 : Effect.failCause(cause)
+          })
+        }
+        if (entry.overflowed) {
+          yield* end(entry, "failed")
+          return yield* new PendingCallRefused({
+            reason: "rounds",
+            detail: `${entry.label} asked more than ${
+              entry.bounds.maxQuestions ?? DefaultMaxQuestions
+            } questions at once (questions.maxQuestions); the call was cancelled`
           })
         }
         if (entry.asked.size === 0) return undefined
@@ -281,7 +298,8 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
           busy: false,
           timer: undefined,
           registered: false,
-          ended: false
+          ended: false,
+          overflowed: false
         }
         // The call outlives the request that began it, so it runs in the registry's scope. When
         // it ends with nobody waiting, its result is kept for the caller until the TTL.

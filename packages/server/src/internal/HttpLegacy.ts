@@ -27,6 +27,7 @@ import * as ClientDetach from "../ClientDetach.js"
 import { BatchConcurrency } from "../Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
+import { Backlog } from "./Backlog.js"
 import { firstOf, Spoken } from "./FirstOf.js"
 import type { Deps } from "./HttpParts.js"
 import type { makeQuestions } from "./HttpQuestions.js"
@@ -78,6 +79,7 @@ export const makeLegacy = (deps: Deps & {
       // Whether anyone can still see this POST's stream: not once the reply is written, the
       // stream closed, or the handler was interrupted before it had a stream.
       let open = true
+      const backlog = new Backlog("a legacy POST stream")
       const said = (box: Mailbox.Mailbox<JsonRpc.Message>, m: JsonRpc.Message) => {
         box.unsafeOffer(m)
         asked.raise()
@@ -86,7 +88,11 @@ export const makeLegacy = (deps: Deps & {
       const send = (m: JsonRpc.Message): Effect.Effect<boolean> =>
         Effect.suspend(() => {
           if (!open) return Effect.succeed(false)
-          if (outbound !== undefined) return Effect.succeed(said(outbound, m))
+          if (outbound !== undefined) {
+            return backlog.admits(Option.getOrElse(outbound.unsafeSize(), () => 0), m)
+              ? Effect.succeed(said(outbound, m))
+              : Effect.as(backlog.refused, false)
+          }
           return Effect.map(Mailbox.make<JsonRpc.Message>(), (made) => said(outbound ??= made, m))
         })
       const context: RequestContext = {

@@ -16,10 +16,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Connection, RequestContext } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
+import type { StreamSlots } from "../Limits.js"
+import { Backlog } from "./Backlog.js"
 import { firstOf, Spoken } from "./FirstOf.js"
 import type { Deps } from "./HttpParts.js"
 import * as Wire from "./HttpWire.js"
@@ -29,8 +32,10 @@ export const makeModern = (deps: Deps & {
   /** Modern requests never read a connection; one shared placeholder satisfies RequestContext. */
   readonly modernConnection: Connection
   readonly inputSchemaOf: ((tool: string) => Effect.Effect<unknown>) | undefined
+  /** Places for open `subscriptions/listen` streams. */
+  readonly listens: StreamSlots
 }) => {
-  const { modernConnection, server, settled, withKeepAlive } = deps
+  const { listens, modernConnection, server, settled, withKeepAlive } = deps
 
   /** Whether a modern request asked to hear something before its response: progress, or log messages. */
   const asksToHear = (params: JsonRpc.Request["params"]): boolean => {
@@ -90,7 +95,9 @@ export const makeModern = (deps: Deps & {
     if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
       return Effect.suspend(() => {
         let said: Array<JsonRpc.Message> | undefined
-        const send = (m: JsonRpc.Message) => Effect.sync(() => void (said ??= []).push(m))
+        const backlog = new Backlog("a 2026-07-28 POST")
+        const send = (m: JsonRpc.Message) =>
+          Effect.suspend(() => (backlog.admits(said?.length ?? 0, m) ? Effect.sync(() => void (said ??= []).push(m)) : backlog.refused))
         const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
         return Effect.map(settled(message, server.handle(message, context)), (response) => {
           if (said === undefined) return answer(response)
@@ -99,18 +106,35 @@ export const makeModern = (deps: Deps & {
         })
       })
     }
+    const isListen = message.method === Method.SubscriptionsListen
     return Effect.gen(function*() {
+      // A listen holds a place until its exchange ends, however it ends (taken and tied to the
+      // exchange in one uninterruptible step, so none leaks).
+      const exchange = isListen
+        ? yield* Effect.uninterruptible(Effect.suspend(() =>
+          listens.take()
+            ? Effect.tap(Scope.make(), (scope) => Scope.addFinalizer(scope, Effect.sync(() => listens.give())))
+            : Effect.succeed(null)
+        ))
+        : undefined
+      if (exchange === null) {
+        return Wire.refuse(503, ErrorCode.InternalError, `Service Unavailable: ${listens.max} listen streams are open already (transport.maxStreams)`, {
+          headers: { "retry-after": "5" }
+        })
+      }
       const outbound = yield* Mailbox.make<JsonRpc.Message>()
       const spoken = new Spoken()
       // Whether the POST can still become a stream: not once a JSON reply has been chosen.
       let open = true
+      const backlog = new Backlog("a 2026-07-28 POST stream")
       const send = (m: JsonRpc.Message) =>
-        Effect.sync(() => {
-          if (!open) return
+        Effect.suspend(() => {
+          if (!open) return Effect.void
+          if (!backlog.admits(Option.getOrElse(outbound.unsafeSize(), () => 0), m)) return backlog.refused
           outbound.unsafeOffer(m)
           spoken.raise()
+          return Effect.void
         })
-      const exchange = message.method === Method.SubscriptionsListen ? yield* Scope.make() : undefined
       const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
       const context: RequestContext = {
         connection: modernConnection,

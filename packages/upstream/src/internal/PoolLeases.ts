@@ -18,6 +18,7 @@ import type { Abort } from "../Abortable.js"
 import type { PoolError } from "../PoolEvents.js"
 import type { Session } from "../Session.js"
 import { TransportClosed } from "../Transport.js"
+import { formatMs } from "./formatMs.js"
 import type { makeInstances } from "./PoolInstances.js"
 import {
   type Attempt,
@@ -89,7 +90,8 @@ export const makeLeases = (env: LeasesEnv) => {
           idleSince: undefined,
           reaping: false,
           retiring: undefined,
-          crash: undefined
+          crash: undefined,
+          pinging: false
         }
         takeLease(inst, now)
         lane.instances.set(key.id, inst)
@@ -127,9 +129,40 @@ export const makeLeases = (env: LeasesEnv) => {
       }
     })
 
+  /**
+   * Pings a stdio server that has said nothing for `hangCheck` as a call on it ends; one that does
+   * not answer within `pingTimeout` is hung (SIGSTOP, a deadlock) and goes as a crash, so the next
+   * call starts a fresh one instead of waiting out its timeout too. A slow server that is alive
+   * answers the ping (or refuses it: any answer will do) and keeps its calls.
+   */
+  const checkHung = (pool: ServerPool, lane: LaneState, inst: Instance, session: Session, silentMs: number) =>
+    Effect.gen(function*() {
+      const answered = yield* session.request("ping", {}).pipe(
+        Effect.timeout(pool.settings.pingTimeoutMs),
+        // Any answer, an error included, says it is alive; only silence says it is not.
+        Effect.as(true),
+        Effect.catchTag("TimeoutException", () => Effect.succeed(false)),
+        Effect.catchAllCause(() => Effect.succeed(true))
+      )
+      inst.pinging = false
+      if (answered || inst.retiring !== undefined) return
+      yield* noteCrash(pool, lane, inst, new TransportClosed({
+        reason: `it wrote nothing for ${formatMs(silentMs)} and did not answer a ping within ${formatMs(pool.settings.pingTimeoutMs)} ` +
+          "(stopped or deadlocked), so it was replaced"
+      }))
+    })
+
   const release = (pool: ServerPool, lane: LaneState, inst: Instance) =>
     Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
+      const session = inst.started?.session
+      const heardAt = session?.heardAt?.()
+      let check: Effect.Effect<unknown> | undefined
+      if (heardAt !== undefined && session !== undefined && !inst.pinging && inst.retiring === undefined && now - heardAt >= pool.settings.hangCheckMs) {
+        inst.pinging = true
+        // Released in uninterruptible stretches, whose flags a fork inherits: the check must not.
+        check = FiberSet.run(pool.fibers, Effect.interruptible(checkHung(pool, lane, inst, session, now - heardAt)))
+      }
       const next = (() => {
         inst.busy -= 1
         inst.lastUsed = now
@@ -146,9 +179,12 @@ export const makeLeases = (env: LeasesEnv) => {
         inst.reaping = true
         return "reap" as const
       })()
-      if (next === "close") return Effect.asVoid(spawnCloser(pool, lane, inst))
-      if (next === "reap") return Effect.asVoid(FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst))))
-      return Effect.void
+      const then = next === "close"
+        ? Effect.asVoid(spawnCloser(pool, lane, inst))
+        : next === "reap"
+        ? Effect.asVoid(FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst))))
+        : Effect.void
+      return check === undefined ? then : Effect.zipRight(check, then)
     })
 
   // The caller's work, ended at once (through `abort`) when the upstream crashes or is stopped

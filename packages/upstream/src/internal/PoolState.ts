@@ -30,6 +30,8 @@ export interface Settings {
   readonly startMs: number
   readonly cooldownBaseMs: number
   readonly cooldownCapMs: number
+  readonly hangCheckMs: number
+  readonly pingTimeoutMs: number
 }
 
 export interface Key {
@@ -68,6 +70,8 @@ export interface Instance {
   reaping: boolean
   retiring: Retiring | undefined
   crash: PoolError | undefined
+  /** A ping is out to learn whether the silent server is hung. */
+  pinging: boolean
 }
 
 /**
@@ -129,7 +133,9 @@ export const resolveSettings = (partial: Partial<PoolSettings> | undefined): Set
     idleMs: toMillis(s.idleTimeout),
     startMs: toMillis(s.startTimeout),
     cooldownBaseMs: toMillis(s.cooldownBase),
-    cooldownCapMs: toMillis(s.cooldownCap)
+    cooldownCapMs: toMillis(s.cooldownCap),
+    hangCheckMs: toMillis(s.hangCheck),
+    pingTimeoutMs: toMillis(s.pingTimeout)
   }
 }
 

@@ -73,7 +73,7 @@ export const messagesOf = (event: SseEvent, source: string): Effect.Effect<Reado
 
 /** The JSON-RPC messages in one JSON text (a message or a batch); undecodable parts are logged and skipped. */
 export const messagesOfText = (text: string, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => {
-  const frame = JsonRpc.decodeFrame(text)
+  const frame = JsonRpc.decodeUpstreamFrame(text)
   if (Either.isLeft(frame)) {
     return Effect.as(Effect.logWarning(`skipped an undecodable frame from ${source}: ${frame.left.reason}`), [])
   }

@@ -84,7 +84,7 @@ export const readBody = (
 /** The single JSON-RPC message a body holds, if it holds exactly one. */
 export const singleMessage = (body: string): JsonRpc.Parsed | undefined => {
   if (body.trim().length === 0) return undefined
-  const frame = JsonRpc.decodeFrame(body)
+  const frame = JsonRpc.decodeUpstreamFrame(body)
   return Either.isRight(frame) && frame.right._tag === "Single" ? frame.right.parsed : undefined
 }
 

@@ -15,6 +15,7 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpJsonBody from "@mcpx-fx/server/HttpJsonBody"
 import { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -182,7 +183,8 @@ export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo
 
 /**
  * The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`.
- * The document's version is the daemon's own (DaemonInfo), so it changes with each release.
+ * The document's version is the daemon's own (DaemonInfo), so it changes with each release. Every
+ * POST and PUT must be declared JSON (HttpJsonBody), on both listeners, before any route runs.
  */
 export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrapEffect(
   Effect.map(DaemonInfo, (info) =>
@@ -191,7 +193,8 @@ export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrap
         HttpApiBuilder.api(Api.annotate(OpenApi.Version, info.version)).pipe(
           Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive))
         )
-      )
+      ),
+      Layer.merge(HttpApiBuilder.middleware(HttpJsonBody.requireJson))
     ))
 )
 

@@ -1,0 +1,83 @@
+/**
+ * What `/v1` lets a request do before any route runs, and what it lets a GET do: a browser page on
+ * any loopback origin passes the Origin policy, so neither a POST without a preflight nor a GET may
+ * change anything.
+ */
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, describe, it } from "@effect/vitest"
+import { Pool } from "@mcpx-fx/upstream/Pool"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ApiHandlers from "../src/ApiHandlers.js"
+import { call, dependencies, json, webHandler } from "./support/ApiHarness.js"
+import * as TestGateway from "./support/TestGateway.js"
+
+const era = TestGateway.era
+
+/** A request with exactly the given content type (none when undefined) and raw body. */
+const raw = (
+  handler: (request: Request) => Promise<Response>,
+  method: string,
+  path: string,
+  contentType: string | undefined,
+  body?: string
+) =>
+  Effect.flatMap(
+    Effect.promise(() =>
+      handler(
+        new Request(`http://mcpx.test${path}`, {
+          method,
+          ...(body === undefined ? {} : { body }),
+          ...(contentType === undefined ? {} : { headers: { "content-type": contentType } })
+        })
+      )
+    ),
+    json
+  )
+
+/** Whether the pool has started `server` (or begun to). */
+const started = (server: string) =>
+  Effect.map(Effect.flatMap(Pool, (pool) => pool.snapshot), (rows) => rows.some((r) => r.server === server && r.instances.length > 0))
+
+describe("/v1 request gating", () => {
+  it.scopedLive("v1/gate: a POST or PUT not declared JSON is 415 with a JSON error body, and nothing runs", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      const body = JSON.stringify({ tool: "alpha__echo", arguments: { message: "hi" } })
+      // What a page sends without a preflight: no type (a Blob or nothing), text/plain, a form.
+      for (const type of [undefined, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+        const refused = yield* raw(web.handler, "POST", "/v1/call", type, body)
+        assert.strictEqual(refused.status, 415, String(type))
+        assert.deepInclude(refused.body, { error: "unsupported media type" })
+        assert.include(String(refused.body.message), "application/json")
+      }
+      // A body-less POST needs the type too: probing starts the server.
+      const probe = yield* raw(web.handler, "POST", "/v1/probe/alpha", undefined)
+      assert.strictEqual(probe.status, 415)
+      const put = yield* raw(web.handler, "PUT", "/v1/settings/pool.idleTimeout", "text/plain", JSON.stringify({ value: "3m" }))
+      assert.strictEqual(put.status, 415)
+      assert.isFalse(yield* started("alpha"))
+      const setting = yield* call(web.handler, "GET", "/v1/settings/pool.idleTimeout")
+      assert.notStrictEqual(setting.body.value, "3m")
+      // Declared JSON (parameters allowed), the same requests go through.
+      const ok = yield* raw(web.handler, "POST", "/v1/call", "application/json; charset=utf-8", body)
+      assert.strictEqual(ok.status, 200)
+      assert.deepInclude(ok.body, { tool: "alpha__echo", isError: false })
+      const probed = yield* raw(web.handler, "POST", "/v1/probe/alpha", "application/json")
+      assert.strictEqual(probed.status, 200)
+      // GETs need no type.
+      assert.strictEqual((yield* raw(web.handler, "GET", "/v1/health", undefined)).status, 200)
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
+
+  it.scopedLive("v1/gate: the daemon's mounted httpApp refuses the same", () =>
+    Effect.gen(function*() {
+      const app = yield* ApiHandlers.httpApp
+      const router = HttpRouter.empty.pipe(HttpRouter.mountApp("/v1", app, { includePrefix: true }))
+      const handler = HttpApp.toWebHandlerRuntime(yield* Effect.runtime<HttpRouter.HttpRouter.DefaultServices>())(router)
+      const refused = yield* raw(handler, "POST", "/v1/call", "text/plain", JSON.stringify({ tool: "alpha__echo" }))
+      assert.strictEqual(refused.status, 415)
+      assert.isFalse(yield* started("alpha"))
+    }).pipe(Effect.provide(Layer.merge(HttpServer.layerContext, dependencies({ alpha: era("dual") })))))
+})

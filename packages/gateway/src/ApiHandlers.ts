@@ -117,17 +117,20 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
           Effect.catchTag("UpstreamFailed", (e) => Effect.flip(forCaller(gateway, e, redactUpstream)))
         ))))
 
-/** `/v1/tools`, `/v1/call`. */
+const searchFor = (request: Parameters<typeof searchTools>[1]) =>
+  Effect.flatMap(Gateway, (gateway) =>
+    Effect.flatMap(searchTools(gateway, request), (found) =>
+      forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }))))
+
+/** `/v1/tools`, `/v1/search`, `/v1/call`. */
 export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
       Effect.flatMap(Gateway, (gateway) =>
         Effect.flatMap(toolsListing(gateway, urlParams.ns), (listing) =>
           forCaller(gateway, listing, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
-    .handle("search", ({ urlParams }) =>
-      Effect.flatMap(Gateway, (gateway) =>
-        Effect.flatMap(searchTools(gateway, urlParams), (found) =>
-          forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
+    .handle("search", ({ urlParams }) => searchFor(urlParams))
+    .handle("searchFresh", ({ payload }) => searchFor(payload))
     .handle("call", ({ headers, payload }) =>
       Effect.flatMap(Gateway, (gateway) =>
         callTool(gateway, payload, headers).pipe(

@@ -46,10 +46,10 @@ export const toolsListing = (
     return { tools, failures: listing.failures.filter((f) => names.has(f.server)) }
   })
 
-/** `GET /v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
+/** `/v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
 export const searchTools = (
   gateway: GatewayService,
-  query: typeof ApiSchema.SearchQuery.Type
+  query: typeof ApiSchema.SearchRequest.Type
 ): Effect.Effect<typeof ApiSchema.SearchListing.Type> =>
   ToolSearch.search(gateway, {}, {
     query: query.q ?? "",

@@ -80,4 +80,20 @@ describe("/v1 request gating", () => {
       assert.strictEqual(refused.status, 415)
       assert.isFalse(yield* started("alpha"))
     }).pipe(Effect.provide(Layer.merge(HttpServer.layerContext, dependencies({ alpha: era("dual") })))))
+
+  it.scopedLive("v1/search: a GET never starts a server, refresh=true or not; POST {refresh: true} does", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      // What an <img src> on any page can send: no Origin, no preflight.
+      const got = yield* call(web.handler, "GET", "/v1/search?q=echo&refresh=true")
+      assert.strictEqual(got.status, 200)
+      assert.deepStrictEqual(got.body.unlisted, ["alpha"])
+      assert.deepStrictEqual(got.body.tools, [])
+      assert.isFalse(yield* started("alpha"))
+      const posted = yield* call(web.handler, "POST", "/v1/search", { q: "echo", refresh: true })
+      assert.strictEqual(posted.status, 200)
+      assert.deepStrictEqual(posted.body.unlisted, [])
+      assert.include((posted.body.tools as ReadonlyArray<Record<string, unknown>>).map((t) => t.name), "alpha__echo")
+      assert.isTrue(yield* started("alpha"))
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
 })

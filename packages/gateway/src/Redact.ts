@@ -22,7 +22,10 @@ export const Marker = "[redacted]"
 /** Shorter values are too common (`1`, `true`, `info`) to be told from ordinary text. */
 export const MinSecretLength = 6
 
-/** Set (with `Effect.locally`) for requests from the state directory's owner: `/v1` then shows relayed text raw. */
+/**
+ * Set (with `Effect.locally`) for requests from the state directory's owner (the unix socket): `/v1`
+ * then shows relayed text raw, and every open question (`/v1/elicit`, Ask.ts), not only the caller's.
+ */
 export const RawForOwner: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
 
 /** Takes secrets out of text and args. */

@@ -11,6 +11,9 @@ import { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ApiHandlers from "../src/ApiHandlers.js"
+import * as Ask from "../src/Ask.js"
+import { PendingCalls } from "../src/PendingCalls.js"
+import * as Redact from "../src/Redact.js"
 import { call, dependencies, json, webHandler } from "./support/ApiHarness.js"
 import * as TestGateway from "./support/TestGateway.js"
 
@@ -96,4 +99,38 @@ describe("/v1 request gating", () => {
       assert.include((posted.body.tools as ReadonlyArray<Record<string, unknown>>).map((t) => t.name), "alpha__echo")
       assert.isTrue(yield* started("alpha"))
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
+})
+
+describe("/v1 questions belong to their caller", () => {
+  // Two servers: two calls asking at once on one shared process would be held, attributed to neither.
+  const servers = { leg: TestGateway.era("legacy-32601"), other: TestGateway.era("legacy-32601") }
+  type Body = Record<string, unknown>
+  const idsOf = (body: Body) => (body.questions as ReadonlyArray<Body>).map((q) => q.id)
+
+  it.scopedLive("v1/elicit: a caller sees and answers only the questions of the call it names; the owner on the socket sees all", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      const mine = yield* call(web.handler, "POST", "/v1/ask", { tool: "leg.ask_name" })
+      const theirs = yield* call(web.handler, "POST", "/v1/ask", { tool: "other.ask_name" })
+      const [question] = theirs.body.questions as ReadonlyArray<Body>
+      assert.strictEqual(theirs.body.status, "input_required")
+      // Not named, nothing shown: the list used to hand every caller every call's question ids.
+      assert.deepStrictEqual(idsOf((yield* call(web.handler, "GET", "/v1/elicit")).body), [])
+      const own = yield* call(web.handler, "GET", `/v1/elicit?call=${String(mine.body.id)}`)
+      assert.deepStrictEqual(idsOf(own.body), (mine.body.questions as ReadonlyArray<Body>).map((q) => q.id))
+      // A question id that is not one of a call's is never answered over TCP.
+      const guessed = yield* call(web.handler, "POST", `/v1/elicit/${String(mine.body.id)}.nope`, { action: "decline" })
+      assert.strictEqual(guessed.status, 404)
+      // The owner (the unix socket) sees both calls' questions.
+      const pending = yield* PendingCalls
+      const owner = yield* Effect.locally(Redact.RawForOwner, true)(
+        Effect.map(Effect.flatMap(Ask.viewerOf(undefined), (viewer) => Ask.openQuestions(pending, viewer)), (o) => o.questions.map((q) => q.id))
+      )
+      assert.includeMembers(owner, [question?.id, ...idsOf(mine.body)])
+      // Their caller still answers it, by id, and the call goes on with that answer.
+      const answered = yield* call(web.handler, "POST", `/v1/elicit/${String(question?.id)}`, { action: "decline" })
+      assert.strictEqual(answered.status, 200, JSON.stringify(answered.body))
+      const polled = yield* call(web.handler, "GET", `/v1/ask/${String(theirs.body.id)}?waitMs=20000`)
+      assert.strictEqual(polled.body.status, "complete", JSON.stringify(polled.body))
+    }).pipe(Effect.provide(dependencies(servers))))
 })

@@ -43,6 +43,12 @@ export interface StdioOptions {
   readonly killGrace?: Duration.DurationInput
   /** Where started process groups are recorded, if anywhere. */
   readonly groups?: Context.Tag.Service<ProcessGroups>
+  /**
+   * Names of this process's environment a server does not inherit: the daemon's own secrets
+   * (`MCPX_DAEMON_TOKEN`), which would let any upstream call every other server through the daemon.
+   * A server's configured `env` may still set one of them on purpose.
+   */
+  readonly withheldEnv?: ReadonlyArray<string>
 }
 
 /**
@@ -146,7 +152,12 @@ export const openStdio = (
       }
     }
 
-    proc = yield* spawnChild(def.command, def.args, { env: { ...def.env, ...groups?.environment }, cwd: def.cwd, killGrace }, {
+    proc = yield* spawnChild(def.command, def.args, {
+      env: { ...def.env, ...groups?.environment },
+      withheld: options.withheldEnv ?? [],
+      cwd: def.cwd,
+      killGrace
+    }, {
       onStdout,
       onStdoutEnd: () => Deferred.unsafeDone(readerDone, Effect.succeed(undefined)),
       // Raw, for the log: what reaches hosts and /v1 callers is redacted at the gateway's edge.

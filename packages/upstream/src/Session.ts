@@ -54,6 +54,43 @@ const withModernMeta = (params: JsonObject | undefined, meta: JsonObject): JsonO
 
 const asQuestion = (m: JsonRpc.Request): Question => ({ method: m.method, params: m.params ?? {} })
 
+/** `params` with its `_meta.progressToken` replaced by `token`. */
+const withProgressToken = (params: JsonObject, token: JsonRpc.RequestId): JsonObject => ({
+  ...params,
+  _meta: { ...Meta.metaOf(params), [Meta.ProgressTokenKey]: token }
+})
+
+/**
+ * A notification of a call as its caller sent the token: progress names it at top level, a log
+ * message tied to the call by it in `_meta`.
+ */
+const progressFor = (m: JsonRpc.Notification, callerToken: JsonObject[string]): JsonRpc.Notification => {
+  const params = m.params
+  if (params === undefined) return m
+  if (m.method === "notifications/progress") return { ...m, params: { ...params, progressToken: callerToken } }
+  const meta = Meta.metaOf(params)
+  return meta?.[Meta.ProgressTokenKey] === undefined ? m : { ...m, params: { ...params, _meta: { ...meta, [Meta.ProgressTokenKey]: callerToken } } }
+}
+
+/** An upstream's log message that no call was tied to, for the daemon's own log at its level. */
+const logUntied = (name: string, m: JsonRpc.Notification): Effect.Effect<void> => {
+  const level = typeof m.params?.level === "string" ? m.params.level : "info"
+  const logger = typeof m.params?.logger === "string" ? ` ${m.params.logger}` : ""
+  const data = m.params?.data
+  const text = `${name}${logger}: ${typeof data === "string" ? data : JSON.stringify(data)}`
+  switch (level) {
+    case "debug":
+      return Effect.logDebug(text)
+    case "info":
+    case "notice":
+      return Effect.logInfo(text)
+    case "warning":
+      return Effect.logWarning(text)
+    default:
+      return Effect.logError(text)
+  }
+}
+
 /**
  * Builds the session on a connection whose handshake is done. The session's background work
  * (answering untied questions, fanning out events) lives in the given scope.
@@ -149,6 +186,8 @@ export const makeSession = (
       Stream.runForEach((parsed) => {
         const m = parsed.message
         if (JsonRpc.isRequest(m)) return answerUntied(m)
+        // A log message no call could be given (internal/Waiting.ts) is nobody's to see but the daemon's.
+        if (JsonRpc.isNotification(m) && m.method === "notifications/message") return logUntied(name, m)
         if (JsonRpc.isNotification(m)) return publish(m)
         return Effect.logDebug(`${name}: dropped a response nothing waits for`)
       }),
@@ -205,15 +244,25 @@ export const makeSession = (
             })
           )
           : stripReservedMeta(params)
-        const req = JsonRpc.request(id, method, sent)
+        // The caller's progress token is its own: two callers may pick the same one. Upstream the
+        // call goes with a token of its own (its request id, unique in the session), and progress
+        // comes back to the caller under the caller's token.
+        const callerToken = Meta.metaOf(sent)?.[Meta.ProgressTokenKey]
+        // (A log message may carry it too, in its `_meta`: that is what ties it to this call on a
+        // shared channel such as stdio, internal/Waiting.ts.)
+        const req = JsonRpc.request(id, method, sent === undefined || callerToken === undefined ? sent : withProgressToken(sent, id))
         const onMessage = (parsed: JsonRpc.Parsed) => {
           const m = parsed.message
           if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
-          if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? publish(m)
+          if (JsonRpc.isNotification(m)) {
+            const own = callerToken === undefined ? m : progressFor(m, callerToken)
+            return ctx.onNotification?.(own) ?? publish(own)
+          }
           return Effect.void
         }
         const exchange = (h: RequestHints) => {
-          const call = conn.call(req, onMessage, h)
+          // A call that listens names its caller, for the log messages that name no call (Transport.ts).
+          const call = conn.call(req, onMessage, ctx.onNotification === undefined ? h : { ...h, caller: ctx.callerId ?? ctx })
           const watched = !mirrorsParams ? call : call.pipe(
             Effect.tapError((e) =>
               Effect.sync(() => {

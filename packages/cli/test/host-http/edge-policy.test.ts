@@ -84,6 +84,22 @@ describe.concurrent("the daemon's edge policy", () => {
         assert.strictEqual(ok.status, 200)
       }))
 
+    it.effect("another site's page's request without an Origin (an <img>'s GET) is 403 on every route; one from an allowed origin is served", () =>
+      Effect.gen(function*() {
+        const { daemon } = yield* HttpDaemon
+        const url = daemon.info.url
+        for (const path of ["/v1/tools", "/v1/search?q=echo", "/v1/health", "/mcp"]) {
+          const r = yield* send({ url, method: "GET", path, headers: { "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } })
+          assert.strictEqual(r.status, 403, `${path}: ${r.text}`)
+        }
+        const allowed = yield* send({ url, method: "GET", path: "/v1/health", headers: { "sec-fetch-site": "cross-site", origin: Allowed } })
+        assert.strictEqual(allowed.status, 200, allowed.text)
+        for (const site of ["same-origin", "same-site", "none"]) {
+          const r = yield* send({ url, method: "GET", path: "/v1/health", headers: { "sec-fetch-site": site } })
+          assert.strictEqual(r.status, 200, `${site}: ${r.text}`)
+        }
+      }))
+
     it.effect("a loopback page's POST or PUT without a JSON content type (no preflight) is 415 on /v1, and changes nothing", () =>
       Effect.gen(function*() {
         const { daemon } = yield* HttpDaemon

@@ -34,6 +34,7 @@ import { answerAlone, type Question, type QuestionHandler } from "./Questions.js
 import { isHeaderMismatch, refusedAsNotModern, type SessionError, TooManyInputRounds, UpstreamRpcError } from "./SessionErrors.js"
 import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
 import type { Connection, RequestHints } from "./Transport.js"
+import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 
 export * from "./SessionErrors.js"
 export * from "./SessionModel.js"
@@ -53,43 +54,6 @@ const withModernMeta = (params: JsonObject | undefined, meta: JsonObject): JsonO
 }
 
 const asQuestion = (m: JsonRpc.Request): Question => ({ method: m.method, params: m.params ?? {} })
-
-/** `params` with its `_meta.progressToken` replaced by `token`. */
-const withProgressToken = (params: JsonObject, token: JsonRpc.RequestId): JsonObject => ({
-  ...params,
-  _meta: { ...Meta.metaOf(params), [Meta.ProgressTokenKey]: token }
-})
-
-/**
- * A notification of a call as its caller sent the token: progress names it at top level, a log
- * message tied to the call by it in `_meta`.
- */
-const progressFor = (m: JsonRpc.Notification, callerToken: JsonObject[string]): JsonRpc.Notification => {
-  const params = m.params
-  if (params === undefined) return m
-  if (m.method === "notifications/progress") return { ...m, params: { ...params, progressToken: callerToken } }
-  const meta = Meta.metaOf(params)
-  return meta?.[Meta.ProgressTokenKey] === undefined ? m : { ...m, params: { ...params, _meta: { ...meta, [Meta.ProgressTokenKey]: callerToken } } }
-}
-
-/** An upstream's log message that no call was tied to, for the daemon's own log at its level. */
-const logUntied = (name: string, m: JsonRpc.Notification): Effect.Effect<void> => {
-  const level = typeof m.params?.level === "string" ? m.params.level : "info"
-  const logger = typeof m.params?.logger === "string" ? ` ${m.params.logger}` : ""
-  const data = m.params?.data
-  const text = `${name}${logger}: ${typeof data === "string" ? data : JSON.stringify(data)}`
-  switch (level) {
-    case "debug":
-      return Effect.logDebug(text)
-    case "info":
-    case "notice":
-      return Effect.logInfo(text)
-    case "warning":
-      return Effect.logWarning(text)
-    default:
-      return Effect.logError(text)
-  }
-}
 
 /**
  * Builds the session on a connection whose handshake is done. The session's background work

@@ -11,6 +11,15 @@ import * as Layer from "effect/Layer"
 import { Agent } from "undici"
 import { socketBaseUrl } from "./DaemonClient.js"
 
+/**
+ * `/v1` refuses a POST or PUT not declared JSON (HttpJsonBody), body-less ones included
+ * (`/v1/probe/{server}`, `/v1/ask/{id}/abandon`), which the typed client sends without a type.
+ */
+const declaredJson = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest =>
+  (request.method === "POST" || request.method === "PUT") && request.body._tag === "Empty"
+    ? HttpClientRequest.setHeader(request, "content-type", "application/json")
+    : request
+
 /** An HttpClient whose every request goes to the daemon over its unix socket. */
 export const socketClient = (socket: string): Layer.Layer<HttpClient.HttpClient> =>
   Layer.unwrapScoped(
@@ -24,7 +33,7 @@ export const socketClient = (socket: string): Layer.Layer<HttpClient.HttpClient>
           HttpClient.HttpClient,
           Effect.map(
             HttpClient.HttpClient,
-            HttpClient.mapRequest(HttpClientRequest.prependUrl(socketBaseUrl))
+            HttpClient.mapRequest((request) => declaredJson(HttpClientRequest.prependUrl(request, socketBaseUrl)))
           )
         ).pipe(
           Layer.provide(NodeHttpClient.layerUndiciWithoutDispatcher),

@@ -12,6 +12,7 @@ import * as ConfigWatcher from "@mcpx-fx/gateway/ConfigWatcher"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
 import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as SettingsRegistry from "@mcpx-fx/gateway/SettingsRegistry"
 import * as StateDir from "@mcpx-fx/gateway/StateDir"
 import * as ToolCatalog from "@mcpx-fx/gateway/ToolCatalog"
 import * as EraCache from "@mcpx-fx/upstream/EraCache"
@@ -160,7 +161,8 @@ export const gateway = (
     Layer.provideMerge(Prober.Prober.layer),
     Layer.provideMerge(eraCache),
     Layer.provide(Negotiator.Negotiator.layer),
-    Layer.provide(TransportLayer.layer()),
+    // A stdio server inherits mcpx-fx's environment, but never the daemon's own secrets.
+    Layer.provide(TransportLayer.layer({ stdio: { withheldEnv: SettingsRegistry.secretEnvNames } })),
     Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty),

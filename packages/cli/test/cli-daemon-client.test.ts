@@ -218,6 +218,20 @@ describe("mcpx-fx over a running daemon", () => {
       assert.strictEqual(inProcess?.cached?.era, "legacy")
     }), 90_000)
 
+  it.scopedLive("cli/daemon/search --refresh asks the daemon to start the servers never listed; a plain search starts none", () =>
+    Effect.gen(function*() {
+      const { run } = yield* withDaemon(() => ({ alpha: era("dual") }))
+      const cold = yield* run(["search", "echo", "--json"])
+      assert.strictEqual(cold.code, 0, cold.stderr)
+      assert.deepStrictEqual(JSON.parse(cold.stdout).unlisted, ["alpha"])
+      assert.notInclude((yield* run(["status", "--json"])).stdout, "alpha#")
+      const fresh = yield* run(["search", "echo", "--refresh", "--json"])
+      assert.strictEqual(fresh.code, 0, fresh.stderr)
+      assert.deepInclude(JSON.parse(fresh.stdout), { unlisted: [] })
+      assert.include(fresh.stdout, "alpha__echo")
+      assert.include((yield* run(["status", "--json"])).stdout, "alpha#")
+    }), 90_000)
+
   it.scopedLive("cli/daemon/probe asks the daemon, which probes with its own runtime settings", () =>
     Effect.gen(function*() {
       const { run } = yield* withDaemon(() => ({ old: era("legacy-32601") }))

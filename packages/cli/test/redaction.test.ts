@@ -45,10 +45,10 @@ describe("redaction", () => {
     it.effect("/v1/probe over TCP tells why the start failed without its secrets; the socket tells the owner all", () =>
       Effect.gen(function*() {
         const { daemon } = yield* HttpDaemon
-        const tcp = yield* send({ url: daemon.info.url, method: "POST", path: "/v1/probe/leaky" })
+        const tcp = yield* send({ url: daemon.info.url, method: "POST", path: "/v1/probe/leaky", headers: { "content-type": "application/json" } })
         assert.strictEqual(tcp.status, 502, tcp.text)
         assertClean(tcp.text, "/v1/probe over TCP")
-        const owner = yield* send({ socketPath: daemon.info.socket, method: "POST", path: "/v1/probe/leaky" })
+        const owner = yield* send({ socketPath: daemon.info.socket, method: "POST", path: "/v1/probe/leaky", headers: { "content-type": "application/json" } })
         assert.strictEqual(owner.status, 502, owner.text)
         assert.include(owner.text, Secret, "the owner sees the raw stderr")
       }))

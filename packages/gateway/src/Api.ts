@@ -59,6 +59,7 @@ import {
   ProtocolReport,
   SearchListing,
   SearchQuery,
+  SearchRequest,
   ServersListing,
   SetRequest,
   SettingsListing,
@@ -104,6 +105,8 @@ export class ToolsGroup extends HttpApiGroup.make("tools")
       .addError(UnknownName, { status: 404 })
   )
   .add(HttpApiEndpoint.get("search", "/search").setUrlParams(SearchQuery).addSuccess(SearchListing))
+  // A search that may start servers (`refresh`) is a POST, never a GET (see SearchQuery).
+  .add(HttpApiEndpoint.post("searchFresh", "/search").setPayload(SearchRequest).addSuccess(SearchListing))
   .add(
     HttpApiEndpoint.post("call", "/call")
       .setPayload(CallRequest)

@@ -30,14 +30,23 @@ export const ToolsListing = Schema.Struct({
   failures: Schema.Array(ListingFailure)
 })
 
-/** `GET /v1/search?q=&limit=&refresh=`: words to look for, how many results, and whether to list servers not started. */
+/**
+ * `GET /v1/search?q=&limit=`: words to look for and how many results. No `refresh`: a GET reaches
+ * the daemon from any page (an image's URL), and listing servers never listed starts them.
+ */
 export const SearchQuery = Schema.Struct({
   q: Schema.optionalWith(Schema.String, { exact: true }),
-  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { exact: true }),
-  refresh: Schema.optionalWith(Schema.BooleanFromString, { exact: true })
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { exact: true })
 })
 
-/** `GET /v1/search` and `mcpx-fx search --json`: ranked hits, and what could not be searched. */
+/** `POST /v1/search`: the same, and `refresh: true` to list (so start) the servers never listed. */
+export const SearchRequest = Schema.Struct({
+  q: Schema.optionalWith(Schema.String, { exact: true }),
+  limit: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
+  refresh: Schema.optionalWith(Schema.Boolean, { exact: true })
+})
+
+/** `/v1/search` and `mcpx-fx search --json`: ranked hits, and what could not be searched. */
 export const SearchListing = Schema.Struct({
   tools: Schema.Array(Schema.Struct({
     name: Schema.String,
@@ -46,7 +55,7 @@ export const SearchListing = Schema.Struct({
     /** How the best term matched: exact, prefix, substring, namespace or description. */
     match: Schema.Literal("exact", "prefix", "substring", "namespace", "description")
   })),
-  /** Servers never listed (not started, not in the schema cache); `refresh=true` lists them. */
+  /** Servers never listed (not started, not in the schema cache); `POST /v1/search` with `refresh: true` lists them. */
   unlisted: Schema.Array(Schema.String),
   failures: Schema.Array(ListingFailure)
 })

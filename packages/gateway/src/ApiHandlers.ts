@@ -15,6 +15,7 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpJsonBody from "@mcpx-fx/server/HttpJsonBody"
 import { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -116,17 +117,20 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
           Effect.catchTag("UpstreamFailed", (e) => Effect.flip(forCaller(gateway, e, redactUpstream)))
         ))))
 
-/** `/v1/tools`, `/v1/call`. */
+const searchFor = (request: Parameters<typeof searchTools>[1]) =>
+  Effect.flatMap(Gateway, (gateway) =>
+    Effect.flatMap(searchTools(gateway, request), (found) =>
+      forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }))))
+
+/** `/v1/tools`, `/v1/search`, `/v1/call`. */
 export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
       Effect.flatMap(Gateway, (gateway) =>
         Effect.flatMap(toolsListing(gateway, urlParams.ns), (listing) =>
           forCaller(gateway, listing, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
-    .handle("search", ({ urlParams }) =>
-      Effect.flatMap(Gateway, (gateway) =>
-        Effect.flatMap(searchTools(gateway, urlParams), (found) =>
-          forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
+    .handle("search", ({ urlParams }) => searchFor(urlParams))
+    .handle("searchFresh", ({ payload }) => searchFor(payload))
     .handle("call", ({ headers, payload }) =>
       Effect.flatMap(Gateway, (gateway) =>
         callTool(gateway, payload, headers).pipe(
@@ -195,7 +199,8 @@ export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo
 
 /**
  * The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`.
- * The document's version is the daemon's own (DaemonInfo), so it changes with each release.
+ * The document's version is the daemon's own (DaemonInfo), so it changes with each release. Every
+ * POST and PUT must be declared JSON (HttpJsonBody), on both listeners, before any route runs.
  */
 export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrapEffect(
   Effect.map(DaemonInfo, (info) =>
@@ -204,7 +209,8 @@ export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrap
         HttpApiBuilder.api(Api.annotate(OpenApi.Version, info.version)).pipe(
           Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive))
         )
-      )
+      ),
+      Layer.merge(HttpApiBuilder.middleware(HttpJsonBody.requireJson))
     ))
 )
 

@@ -46,10 +46,10 @@ export const toolsListing = (
     return { tools, failures: listing.failures.filter((f) => names.has(f.server)) }
   })
 
-/** `GET /v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
+/** `/v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
 export const searchTools = (
   gateway: GatewayService,
-  query: typeof ApiSchema.SearchQuery.Type
+  query: typeof ApiSchema.SearchRequest.Type
 ): Effect.Effect<typeof ApiSchema.SearchListing.Type> =>
   ToolSearch.search(gateway, {}, {
     query: query.q ?? "",
@@ -138,18 +138,30 @@ export const protocolReport = (
     }
   })
 
-const poolRow = (status: PoolStatus | undefined): typeof ApiSchema.PoolRow.Type | null =>
+/** The pool's part of a row. A cooldown's last failure and a refusal quote what the upstream said. */
+const poolRow = (status: PoolStatus | undefined, redact: Redact.Redactor): typeof ApiSchema.PoolRow.Type | null =>
   status === undefined
     ? null
     : {
-      lanes: status.lanes,
+      lanes: status.lanes.map((lane) =>
+        lane.cooldown === undefined ? lane : { ...lane, cooldown: { ...lane.cooldown, lastFailure: redact.text(lane.cooldown.lastFailure) } }
+      ),
       instances: status.instances,
-      ...(status.legacyRefused !== undefined ? { legacyRefused: status.legacyRefused } : {})
+      ...(status.legacyRefused !== undefined ? { legacyRefused: redact.text(status.legacyRefused) } : {})
     }
 
+// Per server table (a reload makes a new one): the redactor's forms of each secret are worked out once.
+const redactors = new WeakMap<ReadonlyArray<GatewayServer>, Redact.Redactor>()
+
 /** What redacts this gateway's configured secrets from relayed text (ApiHandlers redacts for callers with it). */
-export const redactorOf = (gateway: GatewayService): Redact.Redactor =>
-  Redact.forDefinitions(gateway.servers.map((s) => s.configured.definition))
+export const redactorOf = (gateway: GatewayService): Redact.Redactor => {
+  const servers = gateway.servers
+  const known = redactors.get(servers)
+  if (known !== undefined) return known
+  const made = Redact.forDefinitions(servers.map((s) => s.configured.definition))
+  redactors.set(servers, made)
+  return made
+}
 
 const serverRow = (
   server: GatewayServer,
@@ -179,7 +191,7 @@ const serverRow = (
     preference: hot.preference,
     scope: server.scope,
     callTimeoutMs: Duration.toMillis(hot.callTimeout),
-    pool: poolRow(status),
+    pool: poolRow(status, redact),
     ...(auth === undefined ? {} : { auth: authRow(auth) })
   }
 }

@@ -12,6 +12,7 @@ import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import { Api } from "./Api.js"
 import { apiCaller, type CallerHeaders } from "./ApiCaller.js"
 import { BadArguments, UpstreamFailed, upstreamFailed } from "./ApiErrors.js"
@@ -20,6 +21,7 @@ import { type Caller, Gateway, type UnknownName } from "./Gateway.js"
 import { qualifiedToolName } from "./Names.js"
 import { type Move, PendingCalls, type PendingError } from "./PendingCalls.js"
 import * as QuestionFit from "./QuestionFit.js"
+import * as Redact from "./Redact.js"
 
 type GatewayService = Gateway["Type"]
 type PendingService = PendingCalls["Type"]
@@ -152,11 +154,29 @@ export const abandon = (pending: PendingService, id: string) =>
       ? Effect.succeed({ id, abandoned: true as const })
       : Effect.fail(new AskApi.AskNotFound({ id, detail: `no pending call ${id} (it ended, was collected, or expired)` })))
 
-/** `GET /v1/elicit`: every open question, of asking calls and held unattributed ones. */
-export const openQuestions = (pending: PendingService): Effect.Effect<typeof AskApi.OpenQuestions.Type> =>
+/**
+ * Whose questions a request may see and answer. A question belongs to the caller whose call asked
+ * it, and that caller is known by the call's id: unguessable, and handed only to whoever began the
+ * call (`/v1/ask`'s answer, a host's `input_required`). The owner of the state directory (the unix
+ * socket, `Redact.RawForOwner`) may see every question, held ones too; nobody else sees a held
+ * question, asked while several callers' calls were in flight and so no one caller's.
+ */
+export interface Viewer {
+  readonly owner: boolean
+  /** The call whose questions are asked for; without one, every question (the owner only). */
+  readonly call: string | undefined
+}
+
+/** The viewer of the current `/v1` request: the owner on the unix socket, else only the call it names. */
+export const viewerOf = (call: string | undefined): Effect.Effect<Viewer> =>
+  Effect.map(FiberRef.get(Redact.RawForOwner), (owner) => ({ owner, call }))
+
+/** `GET /v1/elicit`: the open questions `viewer` may see, of asking calls and held unattributed ones. */
+export const openQuestions = (pending: PendingService, viewer: Viewer): Effect.Effect<typeof AskApi.OpenQuestions.Type> =>
   Effect.gen(function*() {
-    const calls = yield* pending.list
-    const held = yield* pending.held
+    const every = viewer.owner && viewer.call === undefined
+    const calls = (yield* pending.list).filter((c) => every || c.id === viewer.call)
+    const held = every ? yield* pending.held : []
     return {
       questions: [
         ...calls.flatMap((c) =>
@@ -175,14 +195,20 @@ const resultFor = (method: string, body: typeof AskApi.ElicitAnswer.Type): JsonO
     ? { action: body.action, ...(body.action === "accept" && body.content !== undefined ? { content: body.content } : {}) }
     : undefined
 
-/** `POST /v1/elicit/{id}`: answers one question by its id; the call it belongs to goes on. */
+/**
+ * `POST /v1/elicit/{id}`: answers one question by its id; the call it belongs to goes on. Only a
+ * question `owner` may see is found: a held one by the owner alone, a call's by whoever holds the
+ * call's id, which the question's id begins with.
+ */
 export const elicit = (
   pending: PendingService,
   id: string,
-  body: typeof AskApi.ElicitAnswer.Type
+  body: typeof AskApi.ElicitAnswer.Type,
+  owner: boolean
 ): Effect.Effect<typeof AskApi.ElicitAnswered.Type, AskError> =>
   Effect.gen(function*() {
-    const open = (yield* openQuestions(pending)).questions.find((q) => q.id === id)
+    const viewer: Viewer = owner ? { owner, call: undefined } : { owner, call: splitQuestionId(id)?.call }
+    const open = (yield* openQuestions(pending, viewer)).questions.find((q) => q.id === id)
     if (open === undefined) return yield* new AskApi.AskNotFound({ id, detail: `no open question ${id} (answered already, or expired)` })
     const result = resultFor(open.method, body)
     if (result === undefined) {
@@ -213,5 +239,7 @@ export const AskLive = HttpApiBuilder.group(Api, "ask", (handlers) =>
     .handle("poll", ({ path, urlParams }) => Effect.flatMap(PendingCalls, (pending) => poll(pending, path.id, urlParams.waitMs)))
     .handle("answer", ({ path, payload }) => Effect.flatMap(PendingCalls, (pending) => answer(pending, path.id, payload)))
     .handle("abandon", ({ path }) => Effect.flatMap(PendingCalls, (pending) => abandon(pending, path.id)))
-    .handle("questions", () => Effect.flatMap(PendingCalls, openQuestions))
-    .handle("elicit", ({ path, payload }) => Effect.flatMap(PendingCalls, (pending) => elicit(pending, path.id, payload))))
+    .handle("questions", ({ urlParams }) =>
+      Effect.flatMap(Effect.all([PendingCalls, viewerOf(urlParams.call)]), ([pending, viewer]) => openQuestions(pending, viewer)))
+    .handle("elicit", ({ path, payload }) =>
+      Effect.flatMap(Effect.all([PendingCalls, viewerOf(undefined)]), ([pending, viewer]) => elicit(pending, path.id, payload, viewer.owner))))

@@ -2,9 +2,11 @@
  * The `/v1/ask` and `/v1/elicit` routes: calls that may ask their caller questions, for callers that
  * are not MCP hosts (the CLI, scripts). A call begins with `POST /v1/ask` and is followed by id
  * (`GET /v1/ask/{id}` long-polls, `POST /v1/ask/{id}/answers` answers, `POST /v1/ask/{id}/abandon`
- * ends it); `GET /v1/elicit` lists every open question — those of such calls, and those a shared
+ * ends it); `GET /v1/elicit` lists open questions — those of such calls, and those a shared
  * stdio upstream asked that could not be attributed to any caller — and `POST /v1/elicit/{id}`
- * answers one by its id.
+ * answers one by its id. A question belongs to the caller whose call asked it: over TCP only the
+ * questions of a call named by its (unguessable) id are shown or answered; every question, held
+ * ones included, only to the owner on the unix socket (Ask.ts).
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -85,6 +87,12 @@ export const OpenQuestion = Schema.Struct({
 
 /** `GET /v1/elicit`. */
 export const OpenQuestions = Schema.Struct({ questions: Schema.Array(OpenQuestion) })
+
+/**
+ * `GET /v1/elicit?call=`: the questions of the call named (by the id its caller was given), or
+ * with no `call` every open question — the latter only for the owner on the unix socket.
+ */
+export const ElicitQuery = Schema.Struct({ call: Schema.optionalWith(Schema.String, { exact: true }) })
 
 /**
  * `POST /v1/elicit/{id}`: an elicitation's `action` (with `content` for an accepted form), or for
@@ -172,7 +180,7 @@ export class AskGroup extends HttpApiGroup.make("ask")
       .addSuccess(Schema.Struct({ id: Schema.String, abandoned: Schema.Literal(true) }))
       .addError(AskNotFound)
   )
-  .add(HttpApiEndpoint.get("questions", "/elicit").addSuccess(OpenQuestions))
+  .add(HttpApiEndpoint.get("questions", "/elicit").setUrlParams(ElicitQuery).addSuccess(OpenQuestions))
   .add(
     HttpApiEndpoint.post("elicit", "/elicit/:id").setPath(AskPath).setPayload(ElicitAnswer).addSuccess(ElicitAnswered)
       .addError(UnknownName, { status: 404 }).addError(BadArguments).addError(UpstreamFailed)

@@ -5,10 +5,13 @@
  * server rows. Redacted:
  *
  * - every configured `env` and `headers` value (and a header's credential after its scheme) of at
- *   least `MinSecretLength` characters, wherever it appears;
+ *   least `MinSecretLength` characters, wherever it appears, and as it appears re-encoded: escaped
+ *   in JSON text, percent-encoded, in base64 (inside a longer encoding too, e.g. a Basic
+ *   credential's `user:secret`), or broken over lines;
  * - what looks like a secret whatever its source: `--token=…`/`--api-key …`/`--password…` flags,
- *   `GITHUB_TOKEN=…` assignments, `Bearer …`/`Basic …` credentials, a URL's password and its
- *   `token`/`key` query values, and `"token": "…"` members of JSON text.
+ *   `GITHUB_TOKEN=…` assignments, `Bearer …`/`Basic …` credentials, a URL's password, its
+ *   `token`/`key` query values and token-like path segments (`/bot123:AA…/`, `/hooks/T0/B0/x…`),
+ *   and `"token": "…"` members of JSON text.
  *
  * Raw text still goes to the log, and to `/v1` callers on the owner-only unix socket (the CLI),
  * who set `RawForOwner` there: the owner may see what their own upstreams said.
@@ -22,7 +25,10 @@ export const Marker = "[redacted]"
 /** Shorter values are too common (`1`, `true`, `info`) to be told from ordinary text. */
 export const MinSecretLength = 6
 
-/** Set (with `Effect.locally`) for requests from the state directory's owner: `/v1` then shows relayed text raw. */
+/**
+ * Set (with `Effect.locally`) for requests from the state directory's owner (the unix socket): `/v1`
+ * then shows relayed text raw, and every open question (`/v1/elicit`, Ask.ts), not only the caller's.
+ */
 export const RawForOwner: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
 
 /** Takes secrets out of text and args. */
@@ -38,7 +44,7 @@ const SecretWord = "(?:token|secret|passw(?:or)?d|pwd|api[-_]?key|apikey|access[
 /** A flag or variable name that holds a secret: a word of it is one of the secret words. */
 const secretName = new RegExp(`(?:^|[-_.])${SecretWord}(?:$|[-_.])|${SecretWord}$`, "i")
 
-const patterns: ReadonlyArray<readonly [RegExp, string]> = [
+const patterns: ReadonlyArray<readonly [RegExp, string | ((match: string, ...groups: Array<string>) => string)]> = [
   // Credentials after an auth scheme (a Basic one has a digit or padding, which words do not).
   [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{6,}/gi, `$1 ${Marker}`],
   [/\b(Basic)\s+(?=[A-Za-z0-9+/]*[0-9=])[A-Za-z0-9+/]{6,}={0,2}/gi, `$1 ${Marker}`],
@@ -51,10 +57,59 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
   // A URL's password.
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/@:]+:)[^\s/@]+@/gi, `$1${Marker}@`],
   // A URL's token-like query values.
-  [/([?&](?:access_token|token|api[-_]?key|key|secret|password|sig|signature)=)[^&\s#"']+/gi, `$1${Marker}`]
+  [/([?&](?:access_token|token|api[-_]?key|key|secret|password|sig|signature)=)[^&\s#"']+/gi, `$1${Marker}`],
+  // A URL's path segments that look like keys (long, letters and digits mixed), as webhook and bot
+  // URLs carry them; the host and short words stay.
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#"']+)((?:\/[^\s/?#"']*)+)/gi, (_m: string, origin: string, path: string) =>
+    origin + path.split("/").map((segment) => (tokenLike(segment) ? Marker : segment)).join("/")]
 ]
 
-const byPatterns = (s: string): string => patterns.reduce((text, [re, to]) => text.replace(re, to), s)
+/** A path segment that is a key rather than a word: 20 characters or more, with letters and digits both. */
+function tokenLike(segment: string): boolean {
+  return segment.length >= 20 && /^[A-Za-z0-9._~:+=-]+$/.test(segment) && /[0-9]/.test(segment) && /[A-Za-z]/.test(segment)
+}
+
+const byPatterns = (s: string): string =>
+  patterns.reduce((text, [re, to]) => (typeof to === "string" ? text.replace(re, to) : text.replace(re, to)), s)
+
+/**
+ * What a secret's own characters become in base64 wherever it sits in the encoded bytes: the
+ * characters that depend on its bytes alone, at each of the three alignments.
+ */
+const base64Forms = (secret: string): ReadonlyArray<string> => {
+  const bytes = Buffer.from(secret, "utf8")
+  const forms: Array<string> = []
+  for (const offset of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64")
+    const start = offset === 0 ? 0 : offset + 1
+    const end = Math.floor(((offset + bytes.length) * 8) / 6)
+    const pure = encoded.slice(start, end)
+    if (pure.length >= MinSecretLength + 2) forms.push(pure, pure.replace(/\+/g, "-").replace(/\//g, "_"))
+  }
+  return forms
+}
+
+const jsonEscaped = (secret: string): string => JSON.stringify(secret).slice(1, -1)
+
+/** The forms a secret value is seen in besides itself: JSON-escaped, percent-encoded, base64. */
+const encodedForms = (secret: string): ReadonlyArray<string> => [
+  jsonEscaped(secret),
+  encodeURIComponent(secret),
+  encodeURIComponent(secret).replace(/%20/g, "+"),
+  ...base64Forms(secret)
+]
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * One pattern for every secret broken over lines (a wrapped log line, `\n` inside JSON text): any
+ * line break, and the indentation after it, between two of its characters.
+ */
+const lineSplit = (secrets: ReadonlyArray<string>): RegExp | undefined => {
+  if (secrets.length === 0) return undefined
+  const gap = "(?:\\r?\\n[ \\t]*|(?:\\\\r)?\\\\n)?"
+  return new RegExp(secrets.map((secret) => [...secret].map(escapeRegExp).join(gap)).join("|"), "g")
+}
 
 /** The secret values a definition configures: env and header values, and a header's credential. */
 export const secretsOf = (definitions: ReadonlyArray<ServerDefinition>): ReadonlyArray<string> => {
@@ -73,9 +128,15 @@ export const secretsOf = (definitions: ReadonlyArray<ServerDefinition>): Readonl
 
 /** A redactor for these secret values (and the patterns). */
 export const make = (secrets: ReadonlyArray<string>): Redactor => {
+  // Longest first, so a form that contains another is replaced whole.
+  const forms = [...new Set([...secrets, ...secrets.flatMap(encodedForms)])]
+    .filter((v) => v.length >= MinSecretLength)
+    .sort((a, b) => b.length - a.length)
+  const split = lineSplit([...new Set([...secrets, ...secrets.map(jsonEscaped)])])
   const text = (s: string): string => {
     let out = s
-    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(Marker)
+    for (const form of forms) if (out.includes(form)) out = out.split(form).join(Marker)
+    if (split !== undefined) out = out.replace(split, Marker)
     return byPatterns(out)
   }
   const args = (list: ReadonlyArray<string>): ReadonlyArray<string> =>

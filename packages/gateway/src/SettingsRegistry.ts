@@ -317,6 +317,12 @@ export const registry = [
   })
 ] as const
 
+/**
+ * The environment names of the secret settings (`MCPX_DAEMON_TOKEN`): never handed down to a stdio
+ * server's process, which inherits the rest of mcpx-fx's environment.
+ */
+export const secretEnvNames: ReadonlyArray<string> = registry.filter((s) => s.secret).map((s) => s.env)
+
 /** Any registry entry. */
 export type AnySetting = (typeof registry)[number]
 

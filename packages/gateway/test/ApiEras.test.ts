@@ -22,7 +22,8 @@ const api = (method: string, path: string, body?: unknown, headers: Record<strin
       const response = await web.handler(
         new Request(`http://mcpx.test${path}`, {
           method,
-          headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+          // `/v1` takes a POST only declared JSON, a body-less one too.
+          headers: { ...(method === "GET" ? {} : { "content-type": "application/json" }), ...headers },
           ...(body === undefined ? {} : { body: JSON.stringify(body) })
         })
       )

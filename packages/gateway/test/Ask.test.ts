@@ -24,7 +24,7 @@ describe("/v1/ask", () => {
       assert.strictEqual(question?.method, "elicitation/create")
       assert.strictEqual(question?.id, `${String(asked.body.id)}.${String(question?.key)}`)
 
-      const open = yield* call(web.handler, "GET", "/v1/elicit")
+      const open = yield* call(web.handler, "GET", `/v1/elicit?call=${String(asked.body.id)}`)
       assert.deepInclude(questionsOf(open.body).map((q) => [q.id, q.from, q.call]), [question?.id, "leg__ask_name", asked.body.id])
 
       const bad = yield* call(web.handler, "POST", `/v1/ask/${String(asked.body.id)}/answers`, { answers: { [String(question?.key)]: { action: "accept", content: {} } } })
@@ -63,7 +63,7 @@ describe("/v1/ask", () => {
       const abandoned = yield* call(web.handler, "POST", `/v1/ask/${String(asked.body.id)}/abandon`)
       assert.deepStrictEqual(abandoned.body, { id: asked.body.id, abandoned: true })
       assert.strictEqual((yield* call(web.handler, "GET", `/v1/ask/${String(asked.body.id)}`)).status, 404)
-      assert.deepStrictEqual(questionsOf((yield* call(web.handler, "GET", "/v1/elicit")).body), [])
+      assert.deepStrictEqual(questionsOf((yield* call(web.handler, "GET", `/v1/elicit?call=${String(asked.body.id)}`)).body), [])
 
       const echoed = yield* call(web.handler, "POST", "/v1/ask", { tool: "leg.echo", arguments: { message: "hi" } })
       assert.strictEqual(echoed.body.status, "complete")

@@ -49,4 +49,43 @@ describe("Redact", () => {
       n: null
     })
   })
+
+  it("takes a configured secret out however it was re-encoded: JSON-escaped, percent-encoded, base64, over lines", () => {
+    const secret = "s3cr3t/\"quoted\" key+42"
+    const q = Redact.forDefinitions([StdioDefinition.make({ transport: "stdio", name: "q", command: "x", args: [], env: { API: secret } })])
+    const leaks = [
+      JSON.stringify({ echoed: secret }),
+      `GET /search?q=${encodeURIComponent(secret)}`,
+      `form: q=${encodeURIComponent(secret).replace(/%20/g, "+")}`,
+      `Authorization: Token ${Buffer.from(secret).toString("base64")}`,
+      // Inside a longer encoding, at each alignment (a Basic credential is user:secret).
+      ...["u:", "us:", "use:"].map((user) => `header ${Buffer.from(user + secret + "!").toString("base64")}`),
+      `base64url ${Buffer.from(secret).toString("base64url")}`,
+      `wrapped: ${secret.slice(0, 9)}\n    ${secret.slice(9)}`,
+      `{"log":"${JSON.stringify(secret.slice(0, 5)).slice(1, -1)}\\n${JSON.stringify(secret.slice(5)).slice(1, -1)}"}`
+    ]
+    for (const leak of leaks) {
+      const out = q.text(leak)
+      assert.include(out, M, leak)
+      assert.notInclude(out, "key+42", leak)
+      assert.notInclude(out, "s3cr3t", leak)
+      for (const form of [Buffer.from(secret).toString("base64").slice(4, 16)]) assert.notInclude(out, form, leak)
+    }
+    assert.strictEqual(q.text("nothing of it here"), "nothing of it here")
+  })
+
+  it("takes key-like segments out of URL paths, and leaves ordinary paths alone", () => {
+    const none = Redact.make([])
+    assert.strictEqual(
+      none.text("POST https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage failed"),
+      `POST https://api.telegram.org/${M}/sendMessage failed`
+    )
+    assert.strictEqual(
+      none.text("webhook https://hooks.example.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1 said 403"),
+      `webhook https://hooks.example.com/services/T00000000/B00000000/${M} said 403`
+    )
+    for (const plain of ["http://127.0.0.1:7717/mcp", "https://docs.example.com/v1/tools/list?page=2", "https://example.com/articles/how-to-configure-servers"]) {
+      assert.strictEqual(none.text(`GET ${plain}`), `GET ${plain}`)
+    }
+  })
 })

@@ -4,7 +4,10 @@
  *
  * 1. Host: the request must name the daemon by one of its own addresses (internal/HttpHostName),
  *    which is what defeats DNS rebinding; else 403.
- * 2. Origin: a present Origin must be allowed (internal/HttpOrigin); else 403.
+ * 2. Origin: a present Origin must be allowed (internal/HttpOrigin); else 403. A request a browser
+ *    says another site's page made (`Sec-Fetch-Site: cross-site`) must come from an origin in
+ *    `transport.allowedOrigins` even when it carries no Origin: an `<img>`'s GET carries none, and
+ *    any page can make one.
  * 3. CORS: a preflight (OPTIONS) from an origin in `transport.allowedOrigins` is granted the
  *    methods and headers MCP and `/v1` use; replies to such an origin carry
  *    `Access-Control-Allow-Origin` and expose the MCP headers. Any other origin is granted nothing.
@@ -104,6 +107,9 @@ export const make = (options: EdgeOptions) => {
       const origin = Wire.header(request, "origin")
       if (!origins.allows(origin)) return refuse(403, "Forbidden", "Origin not allowed")
       const cors = origins.corsOrigin(origin)
+      if (cors === undefined && Wire.header(request, "sec-fetch-site")?.trim().toLowerCase() === "cross-site") {
+        return refuse(403, "Forbidden", "a request from another site's page needs its origin in transport.allowedOrigins")
+      }
       const grant: Record<string, string> = cors === undefined
         ? {}
         : { "access-control-allow-origin": cors, "access-control-expose-headers": ExposeHeaders, vary: "Origin" }

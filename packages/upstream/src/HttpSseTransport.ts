@@ -111,7 +111,7 @@ const make = (
       strategy: "sliding"
     })
     const waiting = Waiting.make()
-    const { pending, progress } = waiting
+    const { callers, pending, progress } = waiting
     const source = `${def.name} (${def.url}, HTTP+SSE)`
 
     const close = (reason: TransportClosed) =>
@@ -255,11 +255,15 @@ const make = (
         // Registered before the POST: the reply may overtake the POST's own 202.
         pending.set(key, box)
         if (token !== undefined) progress.set(token, box)
+        if (hints?.caller !== undefined) callers.set(key, hints.caller)
         let refused = false
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
             const unanswered = pending.get(key) === box
-            if (unanswered) pending.delete(key)
+            if (unanswered) {
+              pending.delete(key)
+              callers.delete(key)
+            }
             if (token !== undefined && progress.get(token) === box) progress.delete(token)
             // Clients must not cancel initialize; an abandoned one simply never becomes a session.
             if (!unanswered || refused || req.method === "initialize" || (yield* Deferred.isDone(closedWith))) return

@@ -34,6 +34,7 @@ import { answerAlone, type Question, type QuestionHandler } from "./Questions.js
 import { isHeaderMismatch, refusedAsNotModern, type SessionError, TooManyInputRounds, UpstreamRpcError } from "./SessionErrors.js"
 import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
 import type { Connection, RequestHints } from "./Transport.js"
+import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 
 export * from "./SessionErrors.js"
 export * from "./SessionModel.js"
@@ -149,6 +150,8 @@ export const makeSession = (
       Stream.runForEach((parsed) => {
         const m = parsed.message
         if (JsonRpc.isRequest(m)) return answerUntied(m)
+        // A log message no call could be given (internal/Waiting.ts) is nobody's to see but the daemon's.
+        if (JsonRpc.isNotification(m) && m.method === "notifications/message") return logUntied(name, m)
         if (JsonRpc.isNotification(m)) return publish(m)
         return Effect.logDebug(`${name}: dropped a response nothing waits for`)
       }),
@@ -205,15 +208,25 @@ export const makeSession = (
             })
           )
           : stripReservedMeta(params)
-        const req = JsonRpc.request(id, method, sent)
+        // The caller's progress token is its own: two callers may pick the same one. Upstream the
+        // call goes with a token of its own (its request id, unique in the session), and progress
+        // comes back to the caller under the caller's token.
+        const callerToken = Meta.metaOf(sent)?.[Meta.ProgressTokenKey]
+        // (A log message may carry it too, in its `_meta`: that is what ties it to this call on a
+        // shared channel such as stdio, internal/Waiting.ts.)
+        const req = JsonRpc.request(id, method, sent === undefined || callerToken === undefined ? sent : withProgressToken(sent, id))
         const onMessage = (parsed: JsonRpc.Parsed) => {
           const m = parsed.message
           if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
-          if (JsonRpc.isNotification(m)) return ctx.onNotification?.(m) ?? publish(m)
+          if (JsonRpc.isNotification(m)) {
+            const own = callerToken === undefined ? m : progressFor(m, callerToken)
+            return ctx.onNotification?.(own) ?? publish(own)
+          }
           return Effect.void
         }
         const exchange = (h: RequestHints) => {
-          const call = conn.call(req, onMessage, h)
+          // A call that listens names its caller, for the log messages that name no call (Transport.ts).
+          const call = conn.call(req, onMessage, ctx.onNotification === undefined ? h : { ...h, caller: ctx.callerId ?? ctx })
           const watched = !mirrorsParams ? call : call.pipe(
             Effect.tapError((e) =>
               Effect.sync(() => {

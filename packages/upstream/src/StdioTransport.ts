@@ -27,7 +27,7 @@ import * as Stream from "effect/Stream"
 import type { ProcessGroups } from "./ProcessGroups.js"
 import * as ProcessTable from "./ProcessTable.js"
 import type { StdioDefinition } from "./ServerDefinition.js"
-import { FrameTooLarge, type Connection, type TransportError, TransportClosed } from "./Transport.js"
+import { FrameTooLarge, type Connection, type RequestHints, type TransportError, TransportClosed } from "./Transport.js"
 import { makeLineSplitter } from "./internal/lines.js"
 import { CallBox } from "./internal/CallBox.js"
 import { type Child, spawnChild, type SpawnError } from "./internal/StdioChild.js"
@@ -44,6 +44,12 @@ export interface StdioOptions {
   readonly killGrace?: Duration.DurationInput
   /** Where started process groups are recorded, if anywhere. */
   readonly groups?: Context.Tag.Service<ProcessGroups>
+  /**
+   * Names of this process's environment a server does not inherit: the daemon's own secrets
+   * (`MCPX_DAEMON_TOKEN`), which would let any upstream call every other server through the daemon.
+   * A server's configured `env` may still set one of them on purpose.
+   */
+  readonly withheldEnv?: ReadonlyArray<string>
 }
 
 /**
@@ -110,7 +116,7 @@ export const openStdio = (
     let stderrTail = ""
     const closedWith = yield* Deferred.make<TransportClosed>()
     const waiting = Waiting.make()
-    const { pending, progress } = waiting
+    const { callers, pending, progress } = waiting
     const unsolicited = yield* Queue.dropping<JsonRpc.Parsed>(UnsolicitedBacklog)
     let overflowed = 0
     // How the reading of stdout ended: at its end, or at a line past the size cap.
@@ -166,7 +172,12 @@ export const openStdio = (
       }
     }
 
-    proc = yield* spawnChild(def.command, def.args, { env: { ...def.env, ...groups?.environment }, cwd: def.cwd, killGrace }, {
+    proc = yield* spawnChild(def.command, def.args, {
+      env: { ...def.env, ...groups?.environment },
+      withheld: options.withheldEnv ?? [],
+      cwd: def.cwd,
+      killGrace
+    }, {
       onStdout,
       onStdoutEnd: () => Deferred.unsafeDone(readerDone, Effect.succeed(undefined)),
       // Raw, for the log: what reaches hosts and /v1 callers is redacted at the gateway's edge.
@@ -233,23 +244,25 @@ export const openStdio = (
     // cancel.
     const forget = (req: JsonRpc.Request, token: string | undefined) => {
       if (token !== undefined) progress.delete(token)
+      callers.delete(Waiting.idKey(req.id))
       if (!pending.delete(Waiting.idKey(req.id)) || req.method === "initialize") return
       unsafeSend(JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" }))
     }
 
     // The request waits on `box` for its answer (by id) and its progress (by token); answers the token.
-    const track = (req: JsonRpc.Request, box: Waiting.Box): string | undefined => {
+    const track = (req: JsonRpc.Request, box: Waiting.Box, hints: RequestHints | undefined): string | undefined => {
       pending.set(Waiting.idKey(req.id), box)
+      if (hints?.caller !== undefined) callers.set(Waiting.idKey(req.id), hints.caller)
       const token = Waiting.requestProgressKey(req.params)
       if (token !== undefined) progress.set(token, box)
       return token
     }
 
-    const request: Connection["request"] = (req) =>
+    const request: Connection["request"] = (req, hints) =>
       Stream.unwrapScoped(
         Effect.gen(function*() {
           const box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
-          yield* Effect.acquireRelease(Effect.sync(() => track(req, box)), (token) => Effect.sync(() => forget(req, token)))
+          yield* Effect.acquireRelease(Effect.sync(() => track(req, box, hints)), (token) => Effect.sync(() => forget(req, token)))
           yield* send(req)
           return Mailbox.toStream(box)
         })
@@ -258,7 +271,7 @@ export const openStdio = (
     // The same exchange as `request`, waited on in the caller's fiber (internal/CallBox.ts): a
     // Stream per call costs more than the rest of the round trip. A call running in place
     // (internal/InPlace.ts) is cut short by ending its box; an answer that arrived first stands.
-    const call: Connection["call"] = (req, onMessage) =>
+    const call: Connection["call"] = (req, onMessage, hints) =>
       Effect.withFiberRuntime<JsonRpc.Response | undefined, TransportError>((fiber) => {
         const inPlace = inPlaceIn(fiber)
         if (inPlace?.isCut === true) return Effect.die(new CutInPlace())
@@ -269,7 +282,7 @@ export const openStdio = (
           letGo?.()
           forget(req, token)
         })
-        token = track(req, box)
+        token = track(req, box, hints)
         unsafeSend(req)
         if (inPlace !== undefined) letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
         return box.response(onMessage)

@@ -22,6 +22,12 @@ import type { AuthError } from "./UpstreamAuth.js"
 export interface RequestHints {
   readonly era?: "legacy" | "modern"
   readonly headers?: Readonly<Record<string, string>>
+  /**
+   * Who the request is for, when it listens for what is said about it. On a shared channel
+   * (stdio, the HTTP+SSE GET stream) a log message that names no request goes to the requests in
+   * flight only when they are all one caller's (internal/Waiting.ts).
+   */
+  readonly caller?: unknown
 }
 
 /** One upstream connection. */

@@ -19,7 +19,7 @@ import { stdioPool } from "./util/StdioPool.js"
 const layer = stdioPool
 
 /**
- * A legacy stdio server: `ok` answers, `hold` says it got the call (a log message) and never
+ * A legacy stdio server: `ok` answers, `hold` says it got the call (progress) and never
  * answers, `die` exits, and `cancelled` answers with the ids it was told were cancelled.
  */
 const script = `
@@ -36,7 +36,7 @@ rl.on("line", (line) => {
   } else if (m.method === "tools/call" && m.params.name === "ok") {
     text(m.id, "ok")
   } else if (m.method === "tools/call" && m.params.name === "hold") {
-    send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "holding " + m.id } })
+    send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: m.params._meta.progressToken, progress: 0, message: "holding " + m.id } })
   } else if (m.method === "tools/call" && m.params.name === "die") {
     process.stderr.write("fatal: gone mid-call\\n")
     process.exit(3)
@@ -61,8 +61,11 @@ const caller: Caller = { key: ScopeKey.global }
 
 class Cut extends Data.TaggedError("Cut")<{ readonly why: string }> {}
 
+/** A call of `name`; one that listens for its notifications asks for progress, which ties them to it. */
 const tool = (s: Session, name: string, onNotification?: (n: JsonRpc.Notification) => Effect.Effect<void>) =>
-  s.request("tools/call", { name, arguments: {} }, onNotification === undefined ? {} : { onNotification })
+  onNotification === undefined
+    ? s.request("tools/call", { name, arguments: {} }, {})
+    : s.request("tools/call", { name, arguments: {}, _meta: { progressToken: name } }, { onNotification })
 
 const textOf = (result: Record<string, unknown>): string =>
   String((result.content as ReadonlyArray<{ readonly text: string }>)[0]?.text)

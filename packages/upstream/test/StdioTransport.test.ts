@@ -197,7 +197,7 @@ describe("StdioTransport", () => {
       assert.notInclude(methods, "notifications/cancelled")
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scopedLive("stdio/transport/progress: progress for a request's token and log messages arrive on that request's stream", () =>
+  it.scopedLive("stdio/transport/progress: progress for a request's token and log messages tied by it arrive on that request's stream; an untied log message is unsolicited", () =>
     Effect.gen(function*() {
       const conn = yield* openStdio(
         script(
@@ -205,8 +205,10 @@ describe("StdioTransport", () => {
           `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
              const m = JSON.parse(l)
              const out = (x) => process.stdout.write(JSON.stringify(x) + '\\n')
-             out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: m.params._meta.progressToken, progress: 1 } })
-             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'while calling' } })
+             const progressToken = m.params._meta.progressToken
+             out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: 1 } })
+             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'while calling', _meta: { progressToken } } })
+             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'whose?' } })
              out({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
              out({ jsonrpc: '2.0', id: m.id, result: { done: true } })
            })`
@@ -219,10 +221,8 @@ describe("StdioTransport", () => {
         JsonRpc.isNotification(p.message) ? p.message.method : "response"
       )
       assert.deepStrictEqual(methods, ["notifications/progress", "notifications/message", "response"])
-      const other = yield* Stream.runHead(conn.unsolicited)
-      assert.isTrue(Option.isSome(other))
-      const untied = Option.getOrThrow(other).message
-      assert.isTrue(JsonRpc.isNotification(untied) && untied.method === "notifications/tools/list_changed")
+      const untied = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(conn.unsolicited, 2))).map((p) => p.message)
+      assert.deepStrictEqual(untied.map((m) => (JsonRpc.isNotification(m) ? m.method : "other")), ["notifications/message", "notifications/tools/list_changed"])
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("stdio/transport/call: tied messages reach onMessage in order before the response is returned", () =>
@@ -234,7 +234,7 @@ describe("StdioTransport", () => {
              const m = JSON.parse(l)
              const out = (x) => process.stdout.write(JSON.stringify(x) + '\\n')
              out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: m.params._meta.progressToken, progress: 1 } })
-             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'while calling' } })
+             out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'while calling', _meta: { progressToken: m.params._meta.progressToken } } })
              out({ jsonrpc: '2.0', id: m.id, result: { done: m.id } })
            })`
         )

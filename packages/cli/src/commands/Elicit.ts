@@ -25,7 +25,7 @@ const messageOf = (params: Readonly<Record<string, unknown>>, method: string): s
 const list = Command.make("list", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(globals)
-    const open = yield* ViaDaemon.required("elicit list", (client) => client.ask.questions())
+    const open = yield* ViaDaemon.required("elicit list", (client) => client.ask.questions({ urlParams: {} }))
     if (options.json) {
       const { AskApi } = yield* loadAsking
       return yield* ViaDaemon.printJson(AskApi.OpenQuestions, open)
@@ -49,7 +49,7 @@ const parseContent = (text: string) =>
 const send = (id: string, build: (method: string) => Effect.Effect<typeof AskApi.ElicitAnswer.Type, UsageError>) =>
   ViaDaemon.required("elicit", (client) =>
     Effect.gen(function*() {
-      const open = (yield* client.ask.questions()).questions.find((q) => q.id === id)
+      const open = (yield* client.ask.questions({ urlParams: {} })).questions.find((q) => q.id === id)
       if (open === undefined) return yield* new UsageError({ message: `no open question ${id} (answered already, or expired); see mcpx-fx elicit list` })
       const answered = yield* client.ask.elicit({ path: { id }, payload: yield* build(open.method) })
       return answered.call === undefined

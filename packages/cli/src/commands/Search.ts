@@ -47,7 +47,8 @@ export const command = Command.make(
         ...(refresh ? { refresh: true } : {})
       }
       const found = yield* ViaDaemon.orInProcess(options, local, {
-        daemon: (client) => client.tools.search({ urlParams: query }),
+        // Starting servers is a POST's to do; a plain search stays a GET.
+        daemon: (client) => refresh ? client.tools.searchFresh({ payload: query }) : client.tools.search({ urlParams: query }),
         inProcess: withGateway(options, (gateway) => ApiShaping.searchTools(gateway, query))
       })
       if (options.json) return yield* ViaDaemon.printJson(ApiBodies.SearchListing, found)

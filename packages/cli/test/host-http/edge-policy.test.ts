@@ -84,6 +84,42 @@ describe.concurrent("the daemon's edge policy", () => {
         assert.strictEqual(ok.status, 200)
       }))
 
+    it.effect("another site's page's request without an Origin (an <img>'s GET) is 403 on every route; one from an allowed origin is served", () =>
+      Effect.gen(function*() {
+        const { daemon } = yield* HttpDaemon
+        const url = daemon.info.url
+        for (const path of ["/v1/tools", "/v1/search?q=echo", "/v1/health", "/mcp"]) {
+          const r = yield* send({ url, method: "GET", path, headers: { "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } })
+          assert.strictEqual(r.status, 403, `${path}: ${r.text}`)
+        }
+        const allowed = yield* send({ url, method: "GET", path: "/v1/health", headers: { "sec-fetch-site": "cross-site", origin: Allowed } })
+        assert.strictEqual(allowed.status, 200, allowed.text)
+        for (const site of ["same-origin", "same-site", "none"]) {
+          const r = yield* send({ url, method: "GET", path: "/v1/health", headers: { "sec-fetch-site": site } })
+          assert.strictEqual(r.status, 200, `${site}: ${r.text}`)
+        }
+      }))
+
+    it.effect("a loopback page's POST or PUT without a JSON content type (no preflight) is 415 on /v1, and changes nothing", () =>
+      Effect.gen(function*() {
+        const { daemon } = yield* HttpDaemon
+        const url = daemon.info.url
+        // Any loopback origin passes the Origin policy; only a JSON content type forces a preflight.
+        const origin = "http://127.0.0.1:3000"
+        for (const type of [undefined, "text/plain"]) {
+          const headers = { origin, ...(type === undefined ? {} : { "content-type": type }) }
+          const called = yield* send({ url, method: "POST", path: "/v1/call", headers, body: call })
+          assert.strictEqual(called.status, 415, called.text)
+          assert.deepInclude(called.json, { error: "unsupported media type" })
+          const probed = yield* send({ url, method: "POST", path: "/v1/probe/alpha", headers })
+          assert.strictEqual(probed.status, 415, probed.text)
+          const set = yield* send({ url, method: "PUT", path: "/v1/settings/pool.idleTimeout", headers, body: JSON.stringify({ value: "7m" }) })
+          assert.strictEqual(set.status, 415, set.text)
+        }
+        const setting = yield* send({ url, method: "GET", path: "/v1/settings/pool.idleTimeout" })
+        assert.notStrictEqual((setting.json as { readonly text: string }).text, "7m", setting.text)
+      }))
+
     it.effect("a preflight from an allowed origin is granted the MCP methods and headers, on /mcp and /v1", () =>
       Effect.gen(function*() {
         const { daemon } = yield* HttpDaemon

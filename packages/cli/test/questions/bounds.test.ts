@@ -3,7 +3,8 @@
  * that asked: the host never comes back (`questions.ttl`, short here), or the upstream is shared
  * (`pool.scope: global`, the default) by two hosts whose calls are in flight at once, so a
  * question, which names no call on stdio, cannot be said to be either's. It is then held for
- * whoever answers it by id (`/v1/elicit`), never put to a host that may not have caused it. With
+ * for the owner to answer by id (`/v1/elicit` on the unix socket), never put to a host that may not
+ * have caused it, nor shown to or answered by any TCP caller. With
  * `"pool": {"scope": "session"}` each call has a process of its own, and both hosts are asked.
  */
 import { assert, describe, layer } from "@effect/vitest"
@@ -12,6 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { HttpDaemon } from "../support/HttpDaemon.js"
 import { sseReader } from "../support/HttpMcp.js"
+import { send } from "../support/RawHttp.js"
 import { overHttp, overStdio } from "../support/ModernHost.js"
 import { firstText } from "../support/Replies.js"
 import type { Sandbox } from "../support/Sandbox.js"
@@ -67,8 +69,12 @@ interface OpenQuestion {
   readonly method: string
 }
 
-const openQuestions = (base: string) =>
-  Effect.map(api(base, "GET", "/v1/elicit"), (r) => (r.body.questions ?? []) as ReadonlyArray<OpenQuestion>)
+/** Every open question, as the owner sees them over the unix socket. */
+const openQuestions = (socketPath: string) =>
+  Effect.map(
+    send({ socketPath, method: "GET", path: "/v1/elicit" }),
+    (r) => ((r.json as { questions?: ReadonlyArray<OpenQuestion> } | undefined)?.questions ?? [])
+  )
 
 describe.concurrent("questions nobody can be handed at once", () => {
   layer(HttpDaemon.layer(config), { timeout: 60_000 })("daemon question bounds", (it) => {
@@ -103,14 +109,25 @@ describe.concurrent("questions nobody can be handed at once", () => {
         const event = yield* unattributed.next
         assert.deepInclude(event, { type: "question.unattributed", server: "shared", method: "elicitation/create", callers: 2 })
         assert.include(String(event?.hint), `"pool": {"scope": "session", "max": 4}`)
-        const held = (yield* openQuestions(base)).filter((q) => q.from === "shared" && q.call === undefined)
+        const held = (yield* openQuestions(daemon.info.socket)).filter((q) => q.from === "shared" && q.call === undefined)
         assert.deepStrictEqual(held.map((q) => [q.id, q.method]), [[event?.id, "elicitation/create"]])
+        // Held, it is no TCP caller's: not listed there, not answered from there.
+        const listed = yield* api(base, "GET", "/v1/elicit")
+        assert.deepStrictEqual(listed.body.questions, [], JSON.stringify(listed.body))
+        const stolen = yield* api(base, "POST", `/v1/elicit/${encodeURIComponent(String(event?.id))}`, { action: "accept", content: { name: "Mallory" } })
+        assert.strictEqual(stolen.status, 404, JSON.stringify(stolen.body))
 
         // A's answer reaches A's call, and only it.
         assert.strictEqual(firstText(Flows.complete(yield* a.retry({ [key]: Flows.accept({ name: "Ada" }) }, asked.state))), "Hello, Ada!")
         // B was never asked; the held question is answered by id, and B's call ends with that answer.
-        const declined = yield* api(base, "POST", `/v1/elicit/${encodeURIComponent(String(event?.id))}`, { action: "decline" })
-        assert.strictEqual(declined.status, 200, JSON.stringify(declined.body))
+        const declined = yield* send({
+          socketPath: daemon.info.socket,
+          method: "POST",
+          path: `/v1/elicit/${encodeURIComponent(String(event?.id))}`,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ action: "decline" })
+        })
+        assert.strictEqual(declined.status, 200, declined.text)
         assert.strictEqual(firstText(Flows.complete(yield* b.reply)), "No name given (decline)")
         assert.strictEqual(Flows.upstreamCount(shared, "asked elicitation/create"), 2)
       })))
@@ -123,7 +140,7 @@ describe.concurrent("questions nobody can be handed at once", () => {
         const calls = [0, 1].map(() => Flows.asking(host, "tools/call", Flows.tool(own, "ask_name"), Flows.Elicitation))
         // Both are asked before either answers.
         const asked = (yield* Effect.all(calls.map((c) => c.first), { concurrency: "unbounded" })).map(Flows.inputRequired)
-        assert.deepStrictEqual((yield* openQuestions(daemon.info.url)).filter((q) => q.from === "own"), [], "nothing held")
+        assert.deepStrictEqual((yield* openQuestions(daemon.info.socket)).filter((q) => q.from === "own"), [], "nothing held")
         const replies = yield* Effect.all(
           ["Ada", "Grace"].map((name, i) => {
             const { key } = Flows.onlyQuestion(asked[i]!, "elicitation/create")

@@ -41,7 +41,7 @@ export const webHandler = Effect.gen(function*() {
   )
 })
 
-/** A request to the API; `body` is sent as JSON. */
+/** A request to the API; `body` is sent as JSON, and a POST or PUT says JSON even without one (as `/v1` needs). */
 export const send = (
   handler: (request: Request) => Promise<Response>,
   method: string,
@@ -52,7 +52,8 @@ export const send = (
     handler(
       new Request(`http://mcpx.test${path}`, {
         method,
-        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined && method !== "POST" && method !== "PUT" ? {} : { headers: { "content-type": "application/json" } })
       })
     )
   )

@@ -58,6 +58,14 @@ const errorCode = (e: unknown): string | undefined => {
   return typeof code === "string" ? code : undefined
 }
 
+/** This process's environment without the `withheld` names. */
+const inherited = (withheld: ReadonlyArray<string>): NodeJS.ProcessEnv => {
+  if (withheld.length === 0) return process.env
+  const env = { ...process.env }
+  for (const name of withheld) delete env[name]
+  return env
+}
+
 /**
  * Spawns `command` with `args` in its own process group. Fails with the SpawnError once the
  * system refuses it; the scope's close SIGTERMs the group if the process still runs then (the
@@ -66,7 +74,14 @@ const errorCode = (e: unknown): string | undefined => {
 export const spawnChild = (
   command: string,
   args: ReadonlyArray<string>,
-  options: { readonly env: Record<string, string>; readonly cwd?: string | undefined; readonly killGrace: Duration.DurationInput },
+  options: {
+    /** Set on top of what is inherited. */
+    readonly env: Record<string, string>
+    /** Names of this process's environment not inherited (`env` may still set them). */
+    readonly withheld?: ReadonlyArray<string>
+    readonly cwd?: string | undefined
+    readonly killGrace: Duration.DurationInput
+  },
   handlers: ChildHandlers
 ): Effect.Effect<Child, SpawnError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -87,7 +102,7 @@ export const spawnChild = (
         const child = spawn(command, [...args], {
           stdio: ["pipe", "pipe", "pipe"],
           cwd,
-          env: { ...process.env, ...options.env },
+          env: { ...inherited(options.withheld ?? []), ...options.env },
           detached: process.platform !== "win32"
         })
         const onError = (e: Error) => {

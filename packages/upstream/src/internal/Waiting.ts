@@ -1,8 +1,12 @@
 /**
  * The requests a connection is waiting on, when every answer arrives on one shared channel (a
  * stdio process's stdout, the HTTP+SSE GET stream): responses are matched by id, progress by the
- * request's progress token, log messages to every request in flight, and everything else is left
- * for the caller to treat as unsolicited.
+ * request's progress token, and everything else is left for the caller to treat as unsolicited.
+ *
+ * A log message goes to a request when its `_meta.progressToken` ties it to one. Untied, it names
+ * no request: it goes to the requests in flight only when those that listen are all one caller's
+ * (the rule stdio questions follow, Session.ts), else nowhere here (the session logs it). Handing
+ * it to every request in flight gave one caller's logs to every other caller of the process.
  */
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
@@ -36,6 +40,8 @@ export const requestProgressKey = (params: JsonRpc.Request["params"]): string | 
 export interface Waiting {
   readonly pending: Map<string, Box>
   readonly progress: Map<string, Box>
+  /** The caller of each pending request that listens (`RequestHints.caller`), by the request's key. */
+  readonly callers: Map<string, unknown>
   /** Delivers a message to the request it belongs to; false when it belongs to none. */
   readonly route: (parsed: JsonRpc.Parsed) => Effect.Effect<boolean>
   /** `route`, done in place: a reader handling many lines at once needs no Effect per line. */
@@ -48,6 +54,16 @@ export interface Waiting {
 export const make = (): Waiting => {
   const pending = new Map<string, Box>()
   const progress = new Map<string, Box>()
+  const callers = new Map<string, unknown>()
+  // The one caller whose requests listen, when there is exactly one.
+  const soleCaller = (): { readonly caller: unknown } | undefined => {
+    let found: { readonly caller: unknown } | undefined
+    for (const caller of callers.values()) {
+      if (found === undefined) found = { caller }
+      else if (found.caller !== caller) return undefined
+    }
+    return found
+  }
   const unsafeRoute = (parsed: JsonRpc.Parsed): boolean => {
     const m = parsed.message
     if (isResponse(m)) {
@@ -55,6 +71,7 @@ export const make = (): Waiting => {
       const box = id === undefined ? undefined : pending.get(idKey(id))
       if (id === undefined || box === undefined) return false
       pending.delete(idKey(id))
+      callers.delete(idKey(id))
       box.unsafeOffer(parsed)
       box.unsafeDone(Exit.void)
       return true
@@ -66,11 +83,15 @@ export const make = (): Waiting => {
       box.unsafeOffer(parsed)
       return true
     }
-    // A log message on a shared channel names no request: it goes to every request in flight,
-    // whose callers are the ones who could be interested (it is session-wide in the legacy
-    // revisions, and the HTTP transports that can tie it to a request already have).
-    if (isNotification(m) && m.method === "notifications/message" && pending.size > 0) {
-      for (const box of pending.values()) box.unsafeOffer(parsed)
+    if (isNotification(m) && m.method === "notifications/message") {
+      const tied = progress.size > 0 ? progress.get(requestProgressKey(m.params) ?? "") : undefined
+      if (tied !== undefined) {
+        tied.unsafeOffer(parsed)
+        return true
+      }
+      const sole = soleCaller()
+      if (sole === undefined) return false
+      for (const [key, caller] of callers) if (caller === sole.caller) pending.get(key)?.unsafeOffer(parsed)
       return true
     }
     return false
@@ -78,6 +99,7 @@ export const make = (): Waiting => {
   return {
     pending,
     progress,
+    callers,
     route: (parsed) => Effect.sync(() => unsafeRoute(parsed)),
     unsafeRoute,
     failAll: (reason) =>
@@ -85,6 +107,7 @@ export const make = (): Waiting => {
         for (const box of pending.values()) box.unsafeDone(Exit.fail(reason))
         pending.clear()
         progress.clear()
+        callers.clear()
       })
   }
 }

@@ -398,11 +398,18 @@ const start = (
         if (outcome._tag === "Legacy") {
           return { outcome, opened: yield* Fiber.join(initializing), pending: undefined } satisfies Raced
         }
-        // Modern, with initialize in flight: its answer decides what this process is.
-        const opened = yield* Fiber.join(initializing).pipe(Effect.timeoutOption(options.probeTimeout))
-        if (Option.isSome(opened)) {
-          if (opened.value._tag === "Legacy") yield* note(`initialize answered too: this process is legacy, the server dual`)
-          return { outcome, opened: opened.value, pending: undefined } satisfies Raced
+        // Modern, with initialize in flight: an answer makes this process legacy, while a refusal
+        // (a modern-only server may name only versions discover already used) changes nothing.
+        const settled = yield* Fiber.await(initializing).pipe(Effect.timeoutOption(options.probeTimeout))
+        if (Option.isSome(settled)) {
+          const exit = settled.value
+          if (Exit.isFailure(exit)) {
+            if (isClosed(exit.cause)) return yield* Effect.failCause(exit.cause)
+            yield* note(`initialize failed after discover answered (${messageOf(Cause.squash(exit.cause))}): the server is modern`)
+            return { outcome, opened: undefined, pending: undefined } satisfies Raced
+          }
+          if (exit.value._tag === "Legacy") yield* note(`initialize answered too: this process is legacy, the server dual`)
+          return { outcome, opened: exit.value, pending: undefined } satisfies Raced
         }
         yield* note(`initialize still unanswered: it is left pending, not cancelled`)
         yield* Fiber.join(initializing).pipe(
@@ -610,3 +617,5 @@ const serverInfoOf = (result: JsonObject): JsonObject | undefined => {
 }
 
 const isString = (u: unknown): u is string => typeof u === "string"
+
+const messageOf = (u: unknown): string => (u instanceof Error ? u.message : String(u))

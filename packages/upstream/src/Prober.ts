@@ -52,7 +52,7 @@ import { modernHeaders, type UnsendableRequest } from "./ModernHeaders.js"
 import { type Negotiation, type NegotiationError, Negotiator } from "./Negotiator.js"
 import { type Preference, usesEraCache } from "./Preference.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
-import { type EraSource, type Established, makeSession, type Session, type SessionOptions } from "./Session.js"
+import { type EraSource, type Established, makeSession, RefusedAgain, type Session, type SessionOptions } from "./Session.js"
 import { type Connection, Transport, TransportClosed, type TransportError } from "./Transport.js"
 
 /** What the Prober needs besides the definition. */
@@ -483,13 +483,13 @@ const start = (
             Effect.flatMap((opened) =>
               opened._tag === "Legacy"
                 ? Effect.void
-                : Effect.fail(new TransportClosed({ reason: `${def.name} refused to initialize again: ${opened.why}` }))
+                : Effect.fail(new RefusedAgain({ reason: `${def.name} refused to initialize again: ${opened.why}` }))
             ),
             Effect.catchTags({
               ProbeFailed: (e) => Effect.fail(new TransportClosed({ reason: `${def.name} could not initialize again: ${e.message}` })),
-              DisjointVersionsError: (e) => Effect.fail(new TransportClosed({ reason: `${def.name}: ${e.message}` })),
-              VersionsExhaustedError: (e) => Effect.fail(new TransportClosed({ reason: `${def.name}: ${e.message}` })),
-              UnacceptableVersionError: (e) => Effect.fail(new TransportClosed({ reason: `${def.name}: ${e.message}` }))
+              DisjointVersionsError: (e) => Effect.fail(new RefusedAgain({ reason: `${def.name}: ${e.message}` })),
+              VersionsExhaustedError: (e) => Effect.fail(new RefusedAgain({ reason: `${def.name}: ${e.message}` })),
+              UnacceptableVersionError: (e) => Effect.fail(new RefusedAgain({ reason: `${def.name}: ${e.message}` }))
             })
           )
           : undefined

@@ -13,7 +13,10 @@
  * answered is recorded legacy, and recorded modern again if that discover answers later in the
  * process's life. A process that exits during the probe is restarted and spoken to legacy-only.
  *
- * With the era cache on, later starts try the cached era first. A cached modern server gets
+ * With the era cache on, later starts try the cached era first, where that cannot change the result
+ * (seed 000: "the result is the same"): the record names the era the preference tries first, or
+ * says the server refused the other one (`exclusive`). A dual server learned modern under
+ * prefer-discover is still legacy under prefer-initialize. A cached modern server gets
  * `server/discover` alone, and `initialize` only if discover is refused the legacy way, the
  * process exits, or no answer comes within `cachedProbeTimeout` (ten times `probeTimeout` unless
  * set); a cached legacy server gets `initialize` first and no discover at all, unless it refuses.
@@ -392,7 +395,7 @@ const start = (
           const outcome = yield* Fiber.join(discovering)
           if (Exit.isSuccess(exit)) return { outcome, opened: exit.value, pending: undefined } satisfies Raced
           if (outcome._tag === "Legacy") return yield* Effect.failCause(exit.cause)
-          return { outcome, opened: undefined, pending: undefined } satisfies Raced
+          return { outcome, opened: refusedBy(exit.cause), pending: undefined } satisfies Raced
         }
         const outcome = yield* first.exit
         if (outcome._tag === "Legacy") {
@@ -405,8 +408,9 @@ const start = (
           const exit = settled.value
           if (Exit.isFailure(exit)) {
             if (isClosed(exit.cause)) return yield* Effect.failCause(exit.cause)
-            yield* note(`initialize failed after discover answered (${messageOf(Cause.squash(exit.cause))}): the server is modern`)
-            return { outcome, opened: undefined, pending: undefined } satisfies Raced
+            const opened = refusedBy(exit.cause)
+            yield* note(`initialize failed after discover answered (${opened.why}): the server is modern`)
+            return { outcome, opened, pending: undefined } satisfies Raced
           }
           if (exit.value._tag === "Legacy") yield* note(`initialize answered too: this process is legacy, the server dual`)
           return { outcome, opened: exit.value, pending: undefined } satisfies Raced
@@ -429,19 +433,29 @@ const start = (
     if (Option.isSome(cached)) {
       yield* note(`era cache says ${cached.value.era} ${cached.value.version} (learned ${new Date(cached.value.at).toISOString()})`)
     }
+    // The cache may only take a start straight to what this preference would find without it: a
+    // record of the era the preference tries first, or of a server known to refuse the other era.
+    // (A dual server learned modern under prefer-discover is still legacy under prefer-initialize.)
+    const firstEra: Revision.Era = options.preference === "prefer-initialize" ? "legacy" : "modern"
+    const consulted = Option.filter(cached, (r) => r.era === firstEra || r.exclusive === true)
+    if (Option.isSome(cached) && Option.isNone(consulted)) {
+      yield* note(`${options.preference} tries ${firstEra} first, and the cache does not say the server refuses it: probing in the normal order`)
+    }
     const distrusted = options.distrustCache === true && Option.isSome(cached)
     if (distrusted) {
       yield* note(`the cached era failed: forgetting it and probing again`)
       yield* cache.invalidate(def)
     }
     // What chooses the order: the cache, unless it has just failed.
-    const trusted = distrusted ? Option.none<EraRecord>() : cached
+    const trusted = distrusted ? Option.none<EraRecord>() : consulted
 
-    const observe = (conn: Connection, established: Omit<Established, "eraSource">): EraObservation =>
+    /** What the cache learns; `exclusive`: the other era's opening request was refused or never answered. */
+    const observe = (conn: Connection, established: Omit<Established, "eraSource">, exclusive: boolean): EraObservation =>
       ({
         era: established.era,
         version: established.negotiated,
-        ...(conn.wire === "stdio" ? {} : { transport: conn.wire })
+        ...(conn.wire === "stdio" ? {} : { transport: conn.wire }),
+        ...(exclusive ? { exclusive } : {})
       }) as EraObservation
 
     /**
@@ -459,7 +473,7 @@ const start = (
       Effect.gen(function*() {
         const { conn } = at
         const recordedEra = record?.era ?? established.era
-        const stale = Option.isSome(cached) && cached.value.era !== recordedEra
+        const stale = Option.isSome(consulted) && consulted.value.era !== recordedEra
         if (stale) yield* note(`the cached era was wrong: rewriting the cache`)
         const written = record !== undefined && useCache ? Option.some(yield* cache.set(def, record)) : Option.none()
         if (Option.isNone(written) && stale) yield* cache.invalidate(def)
@@ -468,7 +482,7 @@ const start = (
           yield* Fiber.join(pending).pipe(
             Effect.flatMap((outcome) =>
               outcome._tag !== "Modern" ? Effect.void : Effect.gen(function*() {
-                const found = yield* cache.set(def, observe(conn, outcome.established))
+                const found = yield* cache.set(def, observe(conn, outcome.established, false))
                 yield* Effect.logInfo(`${def.name}: its discover answered after initialize; the server is recorded modern`)
                 yield* Deferred.succeed(lateEra, { cached: written.value, found })
               })
@@ -515,7 +529,8 @@ const start = (
         const first = yield* openIn(cachedWire(trusted))
         const { opened, at } = yield* initializeAnyWire(first, yield* negotiator.begin)
         if (opened._tag === "Refused") return yield* fail(opened.why)
-        return yield* finish(at, opened.established, eraSource, remember ? observe(at.conn, opened.established) : undefined)
+        // Remembered only after the process exited on the probe: discover is what it cannot take.
+        return yield* finish(at, opened.established, eraSource, remember ? observe(at.conn, opened.established, true) : undefined)
       })
 
     const discoverThenInitialize = (eraSourceIfModern: EraSource, bound: Duration.DurationInput) =>
@@ -528,19 +543,20 @@ const start = (
         if (probed.opened?._tag === "Legacy") {
           // Initialized, this process is legacy whatever discover said; the cache describes the server.
           const record = probed.outcome._tag === "Modern"
-            ? observe(first.conn, probed.outcome.established)
-            : observe(first.conn, probed.opened.established)
+            ? observe(first.conn, probed.outcome.established, false)
+            : observe(first.conn, probed.opened.established, true)
           return yield* finish(first, probed.opened.established, "probe", record, probed.pending)
         }
         if (probed.outcome._tag === "Modern") {
           const established = probed.outcome.established
-          return yield* finish(first, established, eraSourceIfModern, observe(first.conn, established))
+          const refused = probed.opened?._tag === "Refused"
+          return yield* finish(first, established, eraSourceIfModern, observe(first.conn, established, refused))
         }
         const { opened, at } = probed.opened !== undefined
           ? { opened: probed.opened, at: first }
           : yield* initializeAnyWire(first, negotiation)
         if (opened._tag === "Refused") return yield* fail(`${probed.outcome.why}, and ${opened.why}`)
-        return yield* finish(at, opened.established, "probe", observe(at.conn, opened.established))
+        return yield* finish(at, opened.established, "probe", observe(at.conn, opened.established, true))
       })
 
     const probeTimeout = Duration.decode(options.probeTimeout)
@@ -578,10 +594,10 @@ const start = (
       const first = yield* openIn()
       const negotiation = yield* negotiator.begin
       const { opened, at } = yield* initializeAnyWire(first, negotiation)
-      if (opened._tag === "Legacy") return yield* finish(at, opened.established, "probe", observe(at.conn, opened.established))
+      if (opened._tag === "Legacy") return yield* finish(at, opened.established, "probe", observe(at.conn, opened.established, false))
       const outcome = yield* discover(at.conn, negotiation)
       if (outcome._tag === "Legacy") return yield* fail(`${opened.why}, and ${outcome.why}`)
-      return yield* finish(at, outcome.established, "probe", observe(at.conn, outcome.established))
+      return yield* finish(at, outcome.established, "probe", observe(at.conn, outcome.established, true))
     })
 
     // A cached legacy server gets initialize first and no discover at all, unless it refuses.
@@ -593,7 +609,7 @@ const start = (
       yield* note(`the cached era did not hold (${opened.why}): probing in the normal order`)
       const outcome = yield* discover(at.conn, negotiation)
       if (outcome._tag === "Legacy") return yield* fail(`${opened.why}, and ${outcome.why}`)
-      return yield* finish(at, outcome.established, "probe", observe(at.conn, outcome.established))
+      return yield* finish(at, outcome.established, "probe", observe(at.conn, outcome.established, true))
     })
 
     return yield* byPreference
@@ -619,3 +635,10 @@ const serverInfoOf = (result: JsonObject): JsonObject | undefined => {
 const isString = (u: unknown): u is string => typeof u === "string"
 
 const messageOf = (u: unknown): string => (u instanceof Error ? u.message : String(u))
+
+/** An initialize that failed short of the process exiting: for the era, a refusal. */
+const refusedBy = (cause: Cause.Cause<unknown>): Extract<Opened, { _tag: "Refused" }> => ({
+  _tag: "Refused",
+  why: messageOf(Cause.squash(cause)),
+  modernEvidence: false
+})

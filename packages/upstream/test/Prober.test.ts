@@ -357,7 +357,8 @@ describe("Prober", () => {
     const { recorder, layer } = setup(dual)
     return Effect.gen(function*() {
       const cache = yield* EraCache
-      yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
+      // As prefer-discover records a server whose discover it saw refused.
+      yield* cache.set(def, { era: "legacy", version: "2025-11-25", exclusive: true })
       const { report } = yield* start("prefer-discover")
       assert.strictEqual(report.era, "legacy")
       assert.strictEqual(report.eraSource, "cache")
@@ -369,7 +370,7 @@ describe("Prober", () => {
     const { layer } = setup(modernOnly)
     return Effect.gen(function*() {
       const cache = yield* EraCache
-      yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
+      yield* cache.set(def, { era: "legacy", version: "2025-11-25", exclusive: true })
       const { report } = yield* start("prefer-discover")
       assert.strictEqual(report.era, "modern")
       assert.isTrue(report.stale)

@@ -27,125 +27,29 @@
  * cached. `initialize` refused with a bare 400/404/405 falls back to the 2024-11-05 HTTP+SSE
  * transport.
  */
-import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
-import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
-import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import * as Meta from "@mcpx-fx/protocol/Meta"
-import * as Revision from "@mcpx-fx/protocol/Revision"
-import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
+import type * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { EraCache, type EraObservation, type EraRecord } from "./EraCache.js"
-import { modernHeaders, type UnsendableRequest } from "./ModernHeaders.js"
-import { type Negotiation, type NegotiationError, Negotiator } from "./Negotiator.js"
-import { type Preference, usesEraCache } from "./Preference.js"
+import { ClosedDuringProbe, isClosed, makeExchanges, type Opened, type Outcome, refusedBy } from "./internal/ProbeExchanges.js"
+import { type Negotiation, Negotiator } from "./Negotiator.js"
+import { usesEraCache } from "./Preference.js"
+import { type ProbeError, ProbeFailed, type ProbeOptions, type ProbeReport, type Started, CachedProbeFactor, type LateEra } from "./ProbeModel.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
-import { type EraSource, type Established, makeSession, RefusedAgain, type Session, type SessionOptions } from "./Session.js"
-import { type Connection, Transport, TransportClosed, type TransportError } from "./Transport.js"
+import { type EraSource, type Established, makeSession, RefusedAgain } from "./Session.js"
+import { type Connection, Transport, TransportClosed } from "./Transport.js"
 
-/** What the Prober needs besides the definition. */
-export interface ProbeOptions {
-  /** The effective preference: the server's own `protocol` key, else `upstream.protocol`. */
-  readonly preference: Preference
-  /** stdio only: how long discover may stay unanswered before `initialize` is sent alongside. */
-  readonly probeTimeout: Duration.DurationInput
-  /**
-   * stdio only, for a server the era cache says is modern: how long its discover may stay
-   * unanswered before `initialize` is sent alongside. Default: ten times `probeTimeout`, so a
-   * known-modern server that is slow to start is not initialized, while one that became legacy
-   * and ignores discover costs that wait once.
-   */
-  readonly cachedProbeTimeout?: Duration.DurationInput
-  /** Ignore the era cache for this start (`mcpx-fx probe`): neither read it nor trust it. */
-  readonly ignoreCache?: boolean
-  /**
-   * The era the cache names has just failed (the Pool saw a modern HTTP upstream refuse modern
-   * requests): forget it and probe in the normal order, then cache what is found. The report
-   * still names the forgotten record, so a changed era is told as stale.
-   */
-  readonly distrustCache?: boolean
-  readonly session: SessionOptions
-}
+export * from "./ProbeModel.js"
 
-/** What a start found out, for `mcpx-fx probe`, `/v1/protocol` and the `server.era.stale` event. */
-export interface ProbeReport {
-  readonly server: string
-  readonly preference: Preference
-  readonly era: Revision.Era
-  readonly negotiated: Revision.Revision
-  readonly eraSource: EraSource
-  readonly wire: Connection["wire"]
-  readonly durationMs: number
-  /** What was sent and what each answer meant, in order, with milliseconds since the start. */
-  readonly steps: ReadonlyArray<string>
-  /** The cached record the start began with, if the cache was consulted and held one. */
-  readonly cached: Option.Option<EraRecord>
-  /** The cached era proved wrong; the cache was rewritten. */
-  readonly stale: boolean
-}
-
-/**
- * The era cache was rewritten after the start: the discover that `initialize` beat answered
- * later, in the process's life. The session stays legacy; the server is recorded modern.
- */
-export interface LateEra {
-  /** What the start had recorded. */
-  readonly cached: EraRecord
-  /** What the cache says now. */
-  readonly found: EraRecord
-}
-
-/** A started upstream: the session and how its era was decided. */
-export interface Started {
-  readonly session: Session
-  readonly report: ProbeReport
-  /** Completes if the era cache is rewritten later in this session's life (see LateEra); never otherwise. */
-  readonly lateEra: Effect.Effect<LateEra>
-}
-
-/** How much longer than `probeTimeout` a discover to a server cached modern may take. */
-export const CachedProbeFactor = 10
-
-/** The era could not be settled: the reason says what was tried and what each answer was. */
-export class ProbeFailed extends Schema.TaggedError<ProbeFailed>("@mcpx-fx/upstream/ProbeFailed")("ProbeFailed", {
-  server: Schema.String,
-  preference: Schema.String,
-  reason: Schema.String,
-  steps: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    return `cannot start ${this.server} (upstream.protocol=${this.preference}): ${this.reason}`
-  }
-}
-
-/** The stdio process exited while its era was being probed. */
-class ClosedDuringProbe extends Data.TaggedError("ClosedDuringProbe")<{ readonly reason: string }> {}
-
-type Outcome =
-  | { readonly _tag: "Modern"; readonly established: Omit<Established, "eraSource"> }
-  | { readonly _tag: "Legacy"; readonly why: string }
-
-type Opened =
-  | { readonly _tag: "Legacy"; readonly established: Omit<Established, "eraSource"> }
-  | { readonly _tag: "Refused"; readonly why: string; readonly modernEvidence: boolean }
-
-/** Everything a start can fail with. */
-export type ProbeError = ProbeFailed | NegotiationError | TransportError | UnsendableRequest
 
 /** Starts upstream sessions, deciding each one's era. */
 export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {
@@ -162,10 +66,6 @@ export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {
     })
   )
 }
-
-const modernErrorCodes: ReadonlyArray<number> = ErrorCode.ModernErrorCodes
-
-const legacyCapabilities = (caps: JsonObject): JsonObject => Capabilities.clientCapabilitiesFor("2025-11-25", caps)
 
 const start = (
   def: ServerDefinition,
@@ -185,8 +85,7 @@ const start = (
       new ProbeFailed({ server: def.name, preference: options.preference, reason, steps: [...steps] })
     const parent = yield* Effect.scope
     const isStdio = def.transport === "stdio"
-    const clientInfo = options.session.clientInfo
-    const caps = options.session.clientCapabilities
+    const { discover, initialize } = makeExchanges({ note, fail, session: options.session })
 
     const openIn = (wire?: "http+sse") =>
       Effect.gen(function*() {
@@ -195,17 +94,6 @@ const start = (
         return { conn, scope }
       })
 
-    // One request, answered by its final message. Questions during a probe are answered alone.
-    const ask = (conn: Connection, req: JsonRpc.Request, era: Revision.Era, headers: Record<string, string>) =>
-      conn.request(req, { era, headers }).pipe(
-        Stream.runCollect,
-        Effect.map((c) => Chunk.last(c).pipe(Option.map((p) => p.message), Option.filter(JsonRpc.isResponse))),
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(fail(`${req.method} ended without a response`)),
-          onSome: Effect.succeed
-        }))
-      )
-
     const closedToProbe = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       Effect.catchIf(
         self,
@@ -213,126 +101,6 @@ const start = (
           isStdio && typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "TransportClosed",
         (e) => Effect.fail(new ClosedDuringProbe({ reason: e.message }))
       )
-
-    let ids = 0
-    const discover = (conn: Connection, negotiation: Negotiation) =>
-      Effect.gen(function*() {
-        while (true) {
-          const version = yield* negotiation.offer("modern")
-          const params = { _meta: Meta.requestMeta({ protocolVersion: version, clientCapabilities: caps, clientInfo }) }
-          yield* note(`sent server/discover (${version})`)
-          const headers = conn.wire === "stdio" ? {} : yield* modernHeaders("server/discover", params, new Map())
-          const answer = yield* ask(
-            conn,
-            JsonRpc.request(`mcpx-probe-${++ids}`, "server/discover", params),
-            "modern",
-            headers
-          ).pipe(
-            Effect.map(Either.right),
-            Effect.catchTag("HTTPStatusError", (e) => Effect.succeed(Either.left(e)))
-          )
-          if (answer._tag === "Left") {
-            const e = answer.left
-            if (e.status >= 500) return yield* fail(`server/discover answered HTTP ${e.status}; not cached`)
-            if (e.rpcError !== undefined && modernErrorCodes.includes(e.rpcError.code)) {
-              yield* note(`HTTP ${e.status} with modern error ${e.rpcError.code}: modern`)
-              return modernWithout(version)
-            }
-            yield* note(`HTTP ${e.status} without a modern error: legacy`)
-            return { _tag: "Legacy", why: `server/discover answered HTTP ${e.status}` } as Outcome
-          }
-          const m = answer.right
-          if (JsonRpc.isErrorResponse(m)) {
-            const { code, message, data } = m.error
-            if (code === ErrorCode.UnsupportedProtocolVersion) {
-              const step = yield* negotiation.onUnsupportedVersion("modern", data)
-              if (step._tag === "Retry") {
-                yield* note(`-32022: retrying with ${step.version}`)
-                continue
-              }
-              yield* note(`-32022 naming only legacy versions: legacy`)
-              return { _tag: "Legacy", why: "its -32022 named only legacy versions" } as Outcome
-            }
-            if (modernErrorCodes.includes(code)) {
-              yield* note(`error ${code} (${message}): modern`)
-              return modernWithout(version)
-            }
-            yield* note(`error ${code} (${message}): legacy`)
-            return { _tag: "Legacy", why: `server/discover answered error ${code}` } as Outcome
-          }
-          const result = (m as JsonRpc.SuccessResponse).result
-          if (!Array.isArray(result.supportedVersions)) {
-            yield* note(`a success that is not a DiscoverResult: legacy`)
-            return { _tag: "Legacy", why: "server/discover succeeded without supportedVersions" } as Outcome
-          }
-          const negotiated = yield* negotiation.acceptDiscover(result.supportedVersions.filter(isString))
-          yield* note(`DiscoverResult supporting ${result.supportedVersions.join(", ")}: modern ${negotiated}`)
-          return {
-            _tag: "Modern",
-            established: {
-              era: "modern",
-              negotiated,
-              serverInfo: serverInfoOf(result),
-              capabilities: isJsonObject(result.capabilities) ? result.capabilities : {},
-              instructions: typeof result.instructions === "string" ? result.instructions : undefined
-            }
-          } as Outcome
-        }
-      })
-
-    const initialize = (conn: Connection, negotiation: Negotiation): Effect.Effect<Opened, ProbeError> =>
-      Effect.gen(function*() {
-        while (true) {
-          const version = yield* negotiation.offer("legacy")
-          yield* note(`sent initialize (${version})`)
-          const m = yield* ask(
-            conn,
-            JsonRpc.request(`mcpx-init-${++ids}`, "initialize", {
-              protocolVersion: version,
-              capabilities: legacyCapabilities(caps),
-              clientInfo
-            }),
-            "legacy",
-            {}
-          )
-          if (JsonRpc.isErrorResponse(m)) {
-            const { code, message, data } = m.error
-            const supported = isJsonObject(data) && Array.isArray(data.supported)
-            if (supported) {
-              const step = yield* negotiation.onUnsupportedVersion("legacy", data)
-              if (step._tag === "Retry") {
-                yield* note(`initialize refused (${code}); retrying with ${step.version}`)
-                continue
-              }
-              yield* note(`initialize refused naming only modern versions`)
-              return { _tag: "Refused", why: `initialize refused: ${message}`, modernEvidence: true } as Opened
-            }
-            yield* note(`initialize refused with error ${code} (${message})`)
-            return {
-              _tag: "Refused",
-              why: `initialize refused with error ${code}: ${message}`,
-              modernEvidence: modernErrorCodes.includes(code)
-            } as Opened
-          }
-          const result = (m as JsonRpc.SuccessResponse).result
-          const negotiated = yield* negotiation.acceptInitialize(result.protocolVersion)
-          yield* conn.notify(JsonRpc.notification("notifications/initialized"), {
-            era: "legacy",
-            headers: Revision.atLeast(negotiated, "2025-06-18") ? { "MCP-Protocol-Version": negotiated } : {}
-          })
-          yield* note(`initialize answered ${negotiated}: legacy`)
-          return {
-            _tag: "Legacy",
-            established: {
-              era: "legacy",
-              negotiated,
-              serverInfo: isJsonObject(result.serverInfo) ? result.serverInfo : undefined,
-              capabilities: isJsonObject(result.capabilities) ? result.capabilities : {},
-              instructions: typeof result.instructions === "string" ? result.instructions : undefined
-            }
-          } as Opened
-        }
-      })
 
     // HTTP: a bare refusal of initialize means the endpoint predates Streamable HTTP.
     const initializeAnyWire = (first: { conn: Connection; scope: Scope.CloseableScope }, negotiation: Negotiation) =>
@@ -615,30 +383,5 @@ const start = (
     return yield* byPreference
   })
 
-const isClosed = (cause: Cause.Cause<unknown>): boolean =>
-  Option.exists(Cause.failureOption(cause), (e) => typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "TransportClosed")
-
 const cachedWire = (cached: Option.Option<EraRecord>): "http+sse" | undefined =>
   Option.isSome(cached) && cached.value.transport === "http+sse" ? "http+sse" : undefined
-
-const modernWithout = (version: Revision.ModernRevision): Outcome => ({
-  _tag: "Modern",
-  established: { era: "modern", negotiated: version, serverInfo: undefined, capabilities: {}, instructions: undefined }
-})
-
-const serverInfoOf = (result: JsonObject): JsonObject | undefined => {
-  const meta = Meta.metaOf(result)
-  const info = meta?.[Meta.ServerInfoKey]
-  return isJsonObject(info) ? info : isJsonObject(result.serverInfo) ? result.serverInfo : undefined
-}
-
-const isString = (u: unknown): u is string => typeof u === "string"
-
-const messageOf = (u: unknown): string => (u instanceof Error ? u.message : String(u))
-
-/** An initialize that failed short of the process exiting: for the era, a refusal. */
-const refusedBy = (cause: Cause.Cause<unknown>): Extract<Opened, { _tag: "Refused" }> => ({
-  _tag: "Refused",
-  why: messageOf(Cause.squash(cause)),
-  modernEvidence: false
-})

@@ -50,13 +50,18 @@ export const refusedAsNotModern = (e: SessionError): e is HTTPStatusError =>
   (e.rpcError === undefined || !ErrorCode.isModernErrorCode(e.rpcError.code))
 
 /**
- * A legacy request refused as only a modern server refuses it: -32022 (the session's revision is
- * not served), or an HTTP error whose body is a modern error. Other modern codes in a delivered
- * response are left alone: a legacy server may pass on what a server behind it said.
+ * A legacy request refused as only a server that no longer serves the session's revision refuses
+ * it: -32022, an HTTP error whose body is a modern error, or a 400 that refuses the protocol
+ * version (the TypeScript SDK's "Bad Request: Unsupported protocol version", id null). Other modern
+ * codes in a delivered response are left alone: a legacy server may pass on what a server behind
+ * it said.
  */
 export const refusedAsNotLegacy = (e: SessionError): boolean =>
   (e._tag === "UpstreamRpcError" && e.code === ErrorCode.UnsupportedProtocolVersion) ||
-  (e._tag === "HTTPStatusError" && e.rpcError !== undefined && ErrorCode.isModernErrorCode(e.rpcError.code))
+  (e._tag === "HTTPStatusError" && e.rpcError !== undefined &&
+    (ErrorCode.isModernErrorCode(e.rpcError.code) || (e.status === 400 && refusesVersion(e.rpcError.message))))
+
+const refusesVersion = (message: string): boolean => /unsupported protocol version/i.test(message)
 
 /**
  * Between the Prober and a legacy HTTP session: the server forgot the session and then refused

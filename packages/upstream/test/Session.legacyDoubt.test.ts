@@ -1,7 +1,8 @@
 /**
  * A legacy Streamable HTTP session puts its era in doubt when the server refuses a request as only
- * a modern server refuses it (-32022, or an HTTP error carrying a modern error), or forgets the
- * session and then refuses `initialize`; the Pool reads the doubt to probe again.
+ * a server that no longer serves its revision does (-32022, an HTTP error carrying a modern error,
+ * a 400 refusing the protocol version), or forgets the session and then refuses `initialize`; the
+ * Pool reads the doubt to probe again.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
@@ -50,7 +51,12 @@ describe("Session, legacy over HTTP: an era in doubt", () => {
         const conn of [
           answering(ErrorCode.UnsupportedProtocolVersion),
           answering(new HTTPStatusError({ status: 400, body: "{}", rpcError: { code: ErrorCode.UnsupportedProtocolVersion, message: "unsupported" } })),
-          answering(new HTTPStatusError({ status: 400, body: "{}", rpcError: { code: ErrorCode.HeaderMismatch, message: "header" } }))
+          answering(new HTTPStatusError({ status: 400, body: "{}", rpcError: { code: ErrorCode.HeaderMismatch, message: "header" } })),
+          answering(new HTTPStatusError({
+            status: 400,
+            body: "{}",
+            rpcError: { code: -32000, message: "Bad Request: Unsupported protocol version (supported versions: 2026-07-28)" }
+          }))
         ]
       ) {
         const { doubt } = yield* doubtAfter(conn)
@@ -75,6 +81,7 @@ describe("Session, legacy over HTTP: an era in doubt", () => {
           answering(ErrorCode.MissingRequiredClientCapability),
           answering(ErrorCode.MethodNotFound),
           answering(new HTTPStatusError({ status: 400, body: "" })),
+          answering(new HTTPStatusError({ status: 400, body: "{}", rpcError: { code: -32000, message: "Bad Request: No valid session ID" } })),
           answering(new HTTPStatusError({ status: 503, body: "" })),
           answering(ErrorCode.UnsupportedProtocolVersion, "stdio")
         ]

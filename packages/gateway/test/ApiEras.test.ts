@@ -1,7 +1,7 @@
 /**
  * `/v1` against upstreams whose era matters: the caller's revision on `/v1/call` picks the
  * `follow` lane, `/v1/probe/{server}` probes afresh, an HTTP upstream that changes era under a
- * running gateway is probed again, and a strict modern HTTP upstream gets its Mcp-Param-* headers
+ * running gateway (either way) is probed again, and a strict modern HTTP upstream gets its Mcp-Param-* headers
  * on the very first call. Real child processes and real HTTP upstreams; the API is served through
  * `HttpApiBuilder.toWebHandler`.
  */
@@ -121,6 +121,23 @@ describe("/v1 over HTTP upstreams", () => {
         const row = ((protocol.body.asClient as Body).servers as ReadonlyArray<Body>)[0]!
         assert.deepInclude(row, { era: "legacy", negotiated: "2025-11-25" })
         assert.deepInclude(row.cached as Body, { era: "legacy" })
+      }).pipe(Effect.provide(dependencies({ remote: { url } })))
+    }))
+
+  it.scopedLive("v1/call: an HTTP upstream that turns modern-only under a running gateway is probed again and served modern", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "legacy-32602"])
+      yield* Effect.gen(function*() {
+        const first = yield* api("POST", "/v1/call", { tool: "remote.hello" })
+        assert.include(textOf(first.body), "over legacy 2025-11-25")
+        yield* switchTo(url, "modern-only")
+        const second = yield* api("POST", "/v1/call", { tool: "remote.hello" })
+        assert.strictEqual(second.status, 200, JSON.stringify(second.body))
+        assert.include(textOf(second.body), "over modern 2026-07-28")
+        const protocol = yield* api("GET", "/v1/protocol")
+        const row = ((protocol.body.asClient as Body).servers as ReadonlyArray<Body>)[0]!
+        assert.deepInclude(row, { era: "modern", negotiated: "2026-07-28" })
+        assert.deepInclude(row.cached as Body, { era: "modern" })
       }).pipe(Effect.provide(dependencies({ remote: { url } })))
     }))
 

@@ -79,6 +79,20 @@ describe("/v1/call and the caller's revision", () => {
     }).pipe(Effect.provide(dependencies({ alpha: era("dual", { protocol: "follow" }) }))))
 })
 
+describe("/v1/call to a slow stdio upstream", () => {
+  it.scopedLive("v1/call: a modern-only server that answers discover after the probe timeout, then refuses initialize, is served modern", () => {
+    // Reads nothing for a second (npx fetching it), then answers in order: discover, then the
+    // refusal of the initialize sent beside it after the probe timeout.
+    const slow = era("modern-only")
+    const server = { ...slow, args: [...slow.args, "--start-delay", "1000", "--late-refusal"] }
+    return Effect.gen(function*() {
+      const { body, status } = yield* api("POST", "/v1/call", { tool: "slow.hello" })
+      assert.strictEqual(status, 200, JSON.stringify(body))
+      assert.include(textOf(body), "over modern 2026-07-28")
+    }).pipe(Effect.provide(dependencies({ slow: server }, { settings: { "upstream.probeTimeout": "300ms" } })))
+  })
+})
+
 describe("/v1/probe/{server}", () => {
   it.scopedLive("v1/probe probes the server afresh, the era cache ignored, and reports every step", () =>
     Effect.gen(function*() {

@@ -1,7 +1,7 @@
 /**
  * `/v1` against upstreams whose era matters: the caller's revision on `/v1/call` picks the
  * `follow` lane, `/v1/probe/{server}` probes afresh, an HTTP upstream that changes era under a
- * running gateway is probed again, and a strict modern HTTP upstream gets its Mcp-Param-* headers
+ * running gateway (either way) is probed again, and a strict modern HTTP upstream gets its Mcp-Param-* headers
  * on the very first call. Real child processes and real HTTP upstreams; the API is served through
  * `HttpApiBuilder.toWebHandler`.
  */
@@ -80,6 +80,20 @@ describe("/v1/call and the caller's revision", () => {
     }).pipe(Effect.provide(dependencies({ alpha: era("dual", { protocol: "follow" }) }))))
 })
 
+describe("/v1/call to a slow stdio upstream", () => {
+  it.scopedLive("v1/call: a modern-only server that answers discover after the probe timeout, then refuses initialize, is served modern", () => {
+    // Reads nothing for a second (npx fetching it), then answers in order: discover, then the
+    // refusal of the initialize sent beside it after the probe timeout.
+    const slow = era("modern-only")
+    const server = { ...slow, args: [...slow.args, "--start-delay", "1000", "--late-refusal"] }
+    return Effect.gen(function*() {
+      const { body, status } = yield* api("POST", "/v1/call", { tool: "slow.hello" })
+      assert.strictEqual(status, 200, JSON.stringify(body))
+      assert.include(textOf(body), "over modern 2026-07-28")
+    }).pipe(Effect.provide(dependencies({ slow: server }, { settings: { "upstream.probeTimeout": "300ms" } })))
+  })
+})
+
 describe("/v1/probe/{server}", () => {
   it.scopedLive("v1/probe probes the server afresh, the era cache ignored, and reports every step", () =>
     Effect.gen(function*() {
@@ -122,6 +136,23 @@ describe("/v1 over HTTP upstreams", () => {
         const row = ((protocol.body.asClient as Body).servers as ReadonlyArray<Body>)[0]!
         assert.deepInclude(row, { era: "legacy", negotiated: "2025-11-25" })
         assert.deepInclude(row.cached as Body, { era: "legacy" })
+      }).pipe(Effect.provide(dependencies({ remote: { url } })))
+    }))
+
+  it.scopedLive("v1/call: an HTTP upstream that turns modern-only under a running gateway is probed again and served modern", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "legacy-32602"])
+      yield* Effect.gen(function*() {
+        const first = yield* api("POST", "/v1/call", { tool: "remote.hello" })
+        assert.include(textOf(first.body), "over legacy 2025-11-25")
+        yield* switchTo(url, "modern-only")
+        const second = yield* api("POST", "/v1/call", { tool: "remote.hello" })
+        assert.strictEqual(second.status, 200, JSON.stringify(second.body))
+        assert.include(textOf(second.body), "over modern 2026-07-28")
+        const protocol = yield* api("GET", "/v1/protocol")
+        const row = ((protocol.body.asClient as Body).servers as ReadonlyArray<Body>)[0]!
+        assert.deepInclude(row, { era: "modern", negotiated: "2026-07-28" })
+        assert.deepInclude(row.cached as Body, { era: "modern" })
       }).pipe(Effect.provide(dependencies({ remote: { url } })))
     }))
 

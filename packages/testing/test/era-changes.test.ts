@@ -28,6 +28,19 @@ describe("era-server, servers that change or lag", () => {
       assert.strictEqual(resultOf(i)["protocolVersion"], "2025-11-25")
     }))
 
+  it.scoped("--late-refusal answers the discover read before initialize first, then refuses initialize with -32022", () =>
+    Effect.gen(function* () {
+      const peer = yield* spawnStdio("era-server", ["--mode", "modern-only", "--start-delay", "300", "--late-refusal"])
+      const [d, i] = yield* Effect.all(
+        [peer.request("server/discover", Rq.modern()), peer.request("initialize", Rq.initialize())],
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(resultOf(d)["supportedVersions"], ["2026-07-28"])
+      assert.deepStrictEqual(errorOf(i).data, { supported: ["2026-07-28"], requested: "2025-11-25" })
+      const answered = peer.frames().flatMap((m) => ("id" in m && (m.id === d.id || m.id === i.id) ? [m.id === d.id ? "discover" : "initialize"] : []))
+      assert.deepStrictEqual(answered, ["discover", "initialize"])
+    }))
+
   it.scoped("POST /control moves a running server to another mode: a modern request then gets a bare 404", () =>
     Effect.gen(function* () {
       const { url } = yield* start("dual")

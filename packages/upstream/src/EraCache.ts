@@ -6,7 +6,7 @@
  * and leasing knobs are not part of it, so renaming a server or resizing its pool keeps its era,
  * while any change to how the process is started or reached forgets it.
  *
- * Value: `{era, version, at, source, transport?}`. `at` is epoch milliseconds from the Effect
+ * Value: `{era, version, at, source, transport?, exclusive?}`. `at` is epoch milliseconds from the Effect
  * `Clock` (so tests drive it with `TestClock`, and staleness checks are plain subtraction).
  *
  * Storage: memory, plus `<stateDir>/upstream-eras.json` (`{"version": 1, "entries": {key: record}}`),
@@ -71,7 +71,14 @@ export const EraRecord = Schema.Struct({
   /** How it was learned; only probes write the cache ("cache" and "forced" are session sources). */
   source: Schema.Literal("probe"),
   /** HTTP upstreams only. */
-  transport: Schema.optionalWith(HttpTransport, { exact: true })
+  transport: Schema.optionalWith(HttpTransport, { exact: true }),
+  /**
+   * The other era's opening request was refused (or never answered): as far as mcpx-fx knows the
+   * server speaks only `era`, so every preference may go straight to it. Absent, the record only
+   * shortcuts a preference that tries `era` first anyway: a dual server's record must not change
+   * what a preference for the other era gets.
+   */
+  exclusive: Schema.optionalWith(Schema.Boolean, { exact: true })
 }).pipe(
   Schema.filter((r) => Revision.eraOf(r.version) === r.era || `version ${r.version} is not a ${r.era} revision`)
 )
@@ -84,7 +91,7 @@ export type EraObservation =
     | { readonly era: "legacy"; readonly version: Revision.LegacyRevision }
     | { readonly era: "modern"; readonly version: Revision.ModernRevision }
   )
-  & { readonly transport?: HttpTransport }
+  & { readonly transport?: HttpTransport; readonly exclusive?: boolean }
 
 const CacheKey = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))
 
@@ -150,7 +157,8 @@ const stamp = (observation: EraObservation) =>
     version: observation.version,
     at,
     source: "probe",
-    ...(observation.transport !== undefined ? { transport: observation.transport } : {})
+    ...(observation.transport !== undefined ? { transport: observation.transport } : {}),
+    ...(observation.exclusive === true ? { exclusive: true } : {})
   }))
 
 const disabled: Context.Tag.Service<EraCache> = EraCache.of({

@@ -15,9 +15,10 @@
  * - An instance whose connection closes on its own has crashed: the calls in flight fail with an
  *   error naming the server and its stderr tail, the instance is dropped and the next call starts a
  *   new one.
- * - A modern HTTP upstream whose session's era came into doubt (it refused a modern request the way
- *   only a server that is not modern does) is dropped (`era-changed`); the call is tried once more
- *   on a fresh start that distrusts the era cache and probes again, and its result is the call's.
+ * - An HTTP upstream whose session's era came into doubt (it refused a request the way only a
+ *   server of another era does, or forgot a legacy session and would not open another) is dropped
+ *   (`era-changed`); on the server's own lane the call is tried once more on a fresh start that
+ *   distrusts the era cache and probes again, and its result is the call's.
  * - `follow` (seed 000): the server's own session (prefer-discover) lives in the modern lane; callers
  *   that reached mcpx-fx on a revision before 2026-07-28 use a second, legacy-only session
  *   (force-initialize) in the legacy lane, unless the server's own session settled legacy, which

@@ -16,8 +16,9 @@
  * the session knows each tool's annotations before it calls one: from a listing that went through
  * it, else by listing once itself (kept until a tools list_changed). A `-32020` answer re-lists
  * once and sends the call again. A modern request answered the way only a server that is not
- * modern answers (a 400/404/405 without a modern error) marks the session's era as doubted, which
- * the Pool reads to probe again.
+ * modern answers (a 400/404/405 without a modern error), or a legacy one answered the way only a
+ * modern server answers (-32022, an HTTP error with a modern error, a forgotten session whose
+ * `initialize` is refused), marks the session's era as doubted, which the Pool reads to probe again.
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -31,9 +32,17 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { keepSendableTools, modernHeaders, recordToolHeaders, type ToolHeaderIndex, type UnsendableRequest } from "./ModernHeaders.js"
 import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
-import { isHeaderMismatch, refusedAsNotModern, type SessionError, TooManyInputRounds, UpstreamRpcError } from "./SessionErrors.js"
+import {
+  isHeaderMismatch,
+  type RefusedAgain,
+  refusedAsNotLegacy,
+  refusedAsNotModern,
+  type SessionError,
+  TooManyInputRounds,
+  UpstreamRpcError
+} from "./SessionErrors.js"
 import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
-import type { Connection, RequestHints } from "./Transport.js"
+import { type Connection, type RequestHints, TransportClosed } from "./Transport.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 
 export * from "./SessionErrors.js"
@@ -66,9 +75,10 @@ export const makeSession = (
   options: SessionOptions,
   /**
    * Legacy HTTP: runs the handshake again on this connection after the server forgot the session
-   * (404). A request that meets `SessionExpired` re-initializes once and is sent again.
+   * (404). A request that meets `SessionExpired` re-initializes once and is sent again; a
+   * refusal puts the session's era in doubt and ends the session.
    */
-  reinitialize?: Effect.Effect<void, SessionError>
+  reinitialize?: Effect.Effect<void, SessionError | RefusedAgain>
 ): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxRounds = options.maxInputRounds ?? 16
@@ -79,6 +89,8 @@ export const makeSession = (
     const events = yield* PubSub.sliding<JsonRpc.Notification>(1024)
     const isModern = established.era === "modern"
     const mirrorsParams = isModern && conn.wire !== "stdio"
+    // HTTP only: a server behind a URL can change era while its session lives; a stdio process cannot.
+    const eraRefusal = conn.wire === "stdio" ? undefined : isModern ? refusedAsNotModern : refusedAsNotLegacy
     // Whether toolHeaders holds a whole listing; a tools list_changed makes it stale again. The
     // generation lets a listing that a list_changed overtook leave the index marked stale.
     const listing = { known: false, generation: 0 }
@@ -224,21 +236,17 @@ export const makeSession = (
           }
           return Effect.void
         }
-        const exchange = (h: RequestHints) => {
-          // A call that listens names its caller, for the log messages that name no call (Transport.ts).
-          const call = conn.call(req, onMessage, ctx.onNotification === undefined ? h : { ...h, caller: ctx.callerId ?? ctx })
-          const watched = !mirrorsParams ? call : call.pipe(
-            Effect.tapError((e) =>
-              Effect.sync(() => {
-                if (doubt === undefined && refusedAsNotModern(e)) {
-                  doubt = `${method} was answered HTTP ${e.status} without a modern error`
-                }
-              })
-            )
+        const exchange = (h: RequestHints) =>
+          Effect.flatMap(
+            // A call that listens names its caller, for the log messages that name no call (Transport.ts).
+            conn.call(req, onMessage, ctx.onNotification === undefined ? h : { ...h, caller: ctx.callerId ?? ctx }),
+            (response) => answered(method, response)
           )
-          return Effect.flatMap(watched, (response) => answered(method, response))
-        }
-        return fixedHints !== undefined ? exchange(fixedHints) : Effect.flatMap(hints(method, sent), exchange)
+        const sending = fixedHints !== undefined ? exchange(fixedHints) : Effect.flatMap(hints(method, sent), exchange)
+        return eraRefusal === undefined ? sending : Effect.tapError(sending, (e) =>
+          Effect.sync(() => {
+            if (doubt === undefined && eraRefusal(e)) doubt = `${method} was refused as only a server that is not ${established.era} refuses it (${e.message})`
+          }))
       })
 
     const resolveInputs = (requests: JsonObject, handler: QuestionHandler) =>
@@ -314,7 +322,11 @@ export const makeSession = (
           reinitialize === undefined
             ? Effect.fail(e)
             : Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
-              Effect.zipRight(reinitialize),
+              Effect.zipRight(Effect.catchTag(reinitialize, "RefusedAgain", (refused) =>
+                Effect.suspend(() => {
+                  doubt ??= `the server forgot session ${e.sessionId} and ${refused.reason}`
+                  return Effect.fail(new TransportClosed({ reason: refused.reason }))
+                }))),
               Effect.zipRight(once(method, params, ctx))
             ))
       )

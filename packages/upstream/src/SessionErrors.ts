@@ -3,6 +3,7 @@
  * apart (Session.ts re-exports them).
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { UnsendableRequest } from "./ModernHeaders.js"
@@ -47,6 +48,26 @@ const notModernStatuses: ReadonlySet<number> = new Set([400, 404, 405])
 export const refusedAsNotModern = (e: SessionError): e is HTTPStatusError =>
   e._tag === "HTTPStatusError" && notModernStatuses.has(e.status) &&
   (e.rpcError === undefined || !ErrorCode.isModernErrorCode(e.rpcError.code))
+
+/**
+ * A legacy request refused as only a server that no longer serves the session's revision refuses
+ * it: -32022, an HTTP error whose body is a modern error, or a 400 that refuses the protocol
+ * version (the TypeScript SDK's "Bad Request: Unsupported protocol version", id null). Other modern
+ * codes in a delivered response are left alone: a legacy server may pass on what a server behind
+ * it said.
+ */
+export const refusedAsNotLegacy = (e: SessionError): boolean =>
+  (e._tag === "UpstreamRpcError" && e.code === ErrorCode.UnsupportedProtocolVersion) ||
+  (e._tag === "HTTPStatusError" && e.rpcError !== undefined &&
+    (ErrorCode.isModernErrorCode(e.rpcError.code) || (e.status === 400 && refusesVersion(e.rpcError.message))))
+
+const refusesVersion = (message: string): boolean => /unsupported protocol version/i.test(message)
+
+/**
+ * Between the Prober and a legacy HTTP session: the server forgot the session and then refused
+ * `initialize` (or no version was left to agree on), so it is not the legacy server it was.
+ */
+export class RefusedAgain extends Data.TaggedError("RefusedAgain")<{ readonly reason: string }> {}
 
 /** The server said a mirrored header was missing or wrong (-32020). */
 export const isHeaderMismatch = (e: SessionError): e is UpstreamRpcError | HTTPStatusError =>

@@ -82,8 +82,10 @@ export interface Session extends Established {
   /** stdio only: when the upstream last wrote anything (Connection.heardAt). */
   readonly heardAt?: () => number
   /**
-   * Modern HTTP: why this session's era is in doubt (a modern request was refused as only a
-   * server that is not modern refuses it), once it is; none otherwise and on other sessions.
+   * HTTP: why this session's era is in doubt, once it is: a modern request refused as only a server
+   * that is not modern refuses it, or a legacy one refused as only a modern server refuses it
+   * (-32022, an HTTP error with a modern error, a forgotten session whose `initialize` is refused).
+   * Always none over stdio.
    */
   readonly eraDoubt: Effect.Effect<Option.Option<string>>
 }

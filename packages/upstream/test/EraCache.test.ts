@@ -226,6 +226,19 @@ describe("EraCache", () => {
         })
       }).pipe(Effect.provide(NodeContext.layer)))
 
+    it.scoped("keeps whether the server refused the other era, and reads a record without it", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const path = yield* Path.Path
+        const exclusive = yield* withFileCache(dir, (cache) => cache.set(stdio(), { era: "legacy", version: "2025-11-25", exclusive: true }))
+        assert.deepStrictEqual(yield* withFileCache(dir, (cache) => cache.get(stdio())), Option.some(exclusive))
+        const stored = (yield* readJson(path.join(dir, FileName))) as { entries: Record<string, Record<string, unknown>> }
+        assert.strictEqual(stored.entries[cacheKey(stdio())]?.exclusive, true)
+        const plain = yield* withFileCache(dir, (cache) => cache.set(stdio(), { era: "legacy", version: "2025-11-25", exclusive: false }))
+        assert.isFalse("exclusive" in plain)
+        assert.deepStrictEqual(yield* withFileCache(dir, (cache) => cache.get(stdio())), Option.some(plain))
+      }).pipe(Effect.provide(NodeContext.layer)))
+
     it.scoped("a second process keeps the first one's entries (re-read, merge, write)", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

@@ -1,7 +1,8 @@
 /**
  * An HTTP upstream whose era changes while the pool runs: learned modern, it starts refusing
- * modern requests the way a legacy server does. The pool probes it again once (the cache entry
- * forgotten), serves the call in the era found, and tells it as server.era.stale.
+ * modern requests the way a legacy server does, or learned legacy, it turns modern-only. The pool
+ * probes it again once (the cache entry forgotten), serves the call in the era found, and tells
+ * it as server.era.stale.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -82,6 +83,27 @@ describe("Pool over a real HTTP upstream that changes era", () => {
         assert.include(yield* call(server), "over legacy 2025-11-25")
       }).pipe(Effect.provide(layer)))
   }
+
+  it.scopedLive("pool/era-change/http: learned legacy, then modern-only (-32022 to the legacy session): probed again once and served modern", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "legacy-32602"])
+      const server = serverAt(url)
+      const events = yield* Effect.flatMap(Pool, (p) => p.subscribe)
+      assert.include(yield* call(server), "over legacy 2025-11-25")
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(EraCache, (c) => c.get(server.definition))).era, "legacy")
+
+      yield* switchTo(url, "modern-only")
+      assert.include(yield* call(server), "over modern 2026-07-28")
+
+      const stop = yield* nextOf(events, "server.stop")
+      assert.strictEqual(stop.reason, "era-changed")
+      const stale = yield* nextOf(events, "server.era.stale")
+      assert.deepStrictEqual([stale.cached, stale.era, stale.negotiated], ["legacy", "modern", "2026-07-28"])
+      const report = Option.getOrThrow(yield* Effect.flatMap(Pool, (p) => p.report("remote")))
+      assert.deepStrictEqual([report.era, report.stale], ["modern", true])
+      assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(EraCache, (c) => c.get(server.definition))).era, "modern")
+      assert.include(yield* call(server), "over modern 2026-07-28")
+    }).pipe(Effect.provide(layer)))
 
   it.scopedLive("pool/era-change/http: a modern server's own errors are passed on, with no second probe", () =>
     Effect.gen(function*() {

@@ -769,7 +769,7 @@ describe("Pool", () => {
         const events = yield* subscribe
         const server = serverOf("prefer-discover")
         yield* TestClock.adjust("1 hour")
-        yield* Effect.flatMap(EraCache, (c) => c.set(server.definition, { era: "legacy", version: "2025-11-25" }))
+        yield* Effect.flatMap(EraCache, (c) => c.set(server.definition, { era: "legacy", version: "2025-11-25", exclusive: true }))
         yield* TestClock.adjust("1 hour")
         yield* call(server, modern())
         const start = yield* next(events, "server.start")

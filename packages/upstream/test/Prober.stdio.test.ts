@@ -87,6 +87,17 @@ describe("Prober over real stdio servers", () => {
       assert.strictEqual(cached._tag === "Some" ? cached.value.era : "none", "modern")
     }).pipe(Effect.provide(proberWith(EraCache.layerMemory))))
 
+  it.scopedLive("upstream/era-probe/a-slow-modern-only-server-that-answers-discover-before-refusing-initialize-ends-modern", () =>
+    Effect.gen(function*() {
+      // Reads nothing for a second (npx fetching it), then handles its input in order: discover's
+      // answer, then the refusal of the initialize that joined it, naming only 2026-07-28.
+      const def = server("modern-only", ["--start-delay", "1000", "--late-refusal"])
+      const { report, hello } = yield* startAndGreet(def, "prefer-discover", "300 millis")
+      assert.strictEqual(report.era, "modern")
+      assert.include(hello, "over modern")
+      assert.isTrue(report.steps.some((s) => s.includes("initialize failed after discover answered")), report.steps.join("\n"))
+    }).pipe(Effect.provide(proberWith(EraCache.layerMemory))))
+
   it.live("upstream/era-probe/a-slow-dual-server-is-legacy-for-the-process-initialize-reached-and-modern-from-its-next-start", () =>
     Effect.gen(function*() {
       // Reads nothing for a second (npx fetching it): discover goes unanswered past the probe

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -106,6 +106,27 @@ describe("Prober", () => {
       assert.strictEqual(Option.getOrThrow(cached).era, "modern")
     }).pipe(Effect.provide(layer))
   })
+
+  // A modern-only server that reads nothing for 3.5 s gets initialize beside the pending discover,
+  // then answers both; in which order depends on the server. Once discover has answered, the
+  // refused initialize says nothing new: the server is modern either way.
+  for (const [order, refusalAt] of [["discover-then-refusal", "3501 millis"], ["refusal-then-discover", "3499 millis"]] as const) {
+    it.effect(`2026-07-28/era-probe/a-slow-modern-only-server-is-modern-whichever-it-answers-first/${order}`, () => {
+      const slowModernOnly: Script = discoverAfter("3500 millis", (r) =>
+        Effect.zipRight(Effect.sleep(Duration.subtract(refusalAt, "2 seconds")), modernOnly(r, 1)))
+      const { recorder, layer } = setup(slowModernOnly)
+      return Effect.gen(function*() {
+        const fiber = yield* Effect.fork(start("prefer-discover"))
+        yield* TestClock.adjust("3501 millis")
+        const { report, session } = yield* Fiber.join(fiber)
+        assert.strictEqual(session.era, "modern")
+        assert.strictEqual(session.negotiated, "2026-07-28")
+        assert.strictEqual(report.era, "modern")
+        assert.deepStrictEqual(recorder.sent, ["1:server/discover", "1:initialize"])
+        assert.strictEqual(Option.getOrThrow(yield* Effect.flatMap(EraCache, (c) => c.get(def))).era, "modern")
+      }).pipe(Effect.scoped, Effect.provide(layer))
+    })
+  }
 
   it.effect("2026-07-28/era-probe/a-race-settled-by-initialize-alone-is-cached-legacy", () => {
     const silent: Script = (req) => (req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : Effect.never)
@@ -336,7 +357,8 @@ describe("Prober", () => {
     const { recorder, layer } = setup(dual)
     return Effect.gen(function*() {
       const cache = yield* EraCache
-      yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
+      // As prefer-discover records a server whose discover it saw refused.
+      yield* cache.set(def, { era: "legacy", version: "2025-11-25", exclusive: true })
       const { report } = yield* start("prefer-discover")
       assert.strictEqual(report.era, "legacy")
       assert.strictEqual(report.eraSource, "cache")
@@ -348,7 +370,7 @@ describe("Prober", () => {
     const { layer } = setup(modernOnly)
     return Effect.gen(function*() {
       const cache = yield* EraCache
-      yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
+      yield* cache.set(def, { era: "legacy", version: "2025-11-25", exclusive: true })
       const { report } = yield* start("prefer-discover")
       assert.strictEqual(report.era, "modern")
       assert.isTrue(report.stale)

@@ -7,6 +7,7 @@
  * Options: --mode <mode>  --http  --port <n>  --versions a,b  --log <file>
  *          --discover-delay <ms>  --reply json|sse|auto  --list-changed
  *          --start-delay <ms>   (stdio: read nothing for that long, as a server npx is fetching)
+ *          --late-refusal       (stdio: refuse initialize only after the answers owed before it)
  *          --header-tools [name] (list `weather`, whose region is mirrored in Mcp-Param-<name>;
  *                                 strict over modern HTTP: a missing or wrong header is -32020)
  * Over HTTP, `POST /control` with {"mode": …} or {"headerName": …} changes the running server.

@@ -23,6 +23,9 @@ export const make = (ctx: Context, write: (m: Message) => void, exit: (code: num
   const eraOf = new Map<Id, Era>()
   const defaultEra: Era = mode === "modern-only" ? "modern" : "legacy"
 
+  // Requests being served, for --late-refusal: a refusal waits for every answer owed before it.
+  const answering = new Set<Promise<void>>()
+
   const run = (req: Request, era: Era, serve: (signal: AbortSignal) => Promise<Response | undefined>) => {
     eraOf.set(req.id, era)
     const signal = session.inflight.begin(req.id)
@@ -32,7 +35,14 @@ export const make = (ctx: Context, write: (m: Message) => void, exit: (code: num
       if (signal.aborted) return debug(`cancelled ${req.method} ${JSON.stringify(req.id)}`)
       if (r !== undefined) write(r)
     }
-    serve(signal).then(done, (e: unknown) => done(failure(req.id, ErrorCode.InternalError, String(e))))
+    const served = serve(signal).then(done, (e: unknown) => done(failure(req.id, ErrorCode.InternalError, String(e))))
+    answering.add(served)
+    void served.finally(() => answering.delete(served))
+  }
+
+  const refuse = (refusal: Response) => {
+    if (ctx.options.lateRefusal !== true || answering.size === 0) return write(refusal)
+    void Promise.allSettled([...answering]).then(() => write(refusal))
   }
 
   const onRequest = (req: Request) => {
@@ -41,7 +51,7 @@ export const make = (ctx: Context, write: (m: Message) => void, exit: (code: num
     ctx.log(era, req.method)
     if (modern) {
       if (req.method === "initialize" && Modern.metaOf(req.params) === undefined) {
-        return write(Modern.refuseInitialize(ctx, req))
+        return refuse(Modern.refuseInitialize(ctx, req))
       }
       const meta = Modern.validate(ctx, req)
       if (Modern.isFailure(meta)) return write(meta)

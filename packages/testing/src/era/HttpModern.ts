@@ -79,8 +79,14 @@ const settlesNow = <A>(p: Promise<A>): Promise<boolean> =>
   })
 
 export const post = async (ctx: Context, http: IncomingMessage, res: ServerResponse, req: Request): Promise<void> => {
-  if (ctx.options.mode === "modern-only" && req.method === "initialize" && Modern.metaOf(req.params) === undefined) {
-    return send(ctx, res, req, Modern.refuseInitialize(ctx, req))
+  if (ctx.options.mode === "modern-only" && Modern.metaOf(req.params) === undefined) {
+    if (req.method === "initialize") return send(ctx, res, req, Modern.refuseInitialize(ctx, req))
+    // A legacy session's request (a server turned modern-only under its client): its header names
+    // a revision this server does not serve, which the specification answers with -32022.
+    const version = Io.header(http, "mcp-protocol-version")
+    if (version !== undefined && !ctx.options.modernVersions.includes(version)) {
+      return send(ctx, res, req, Modern.unsupported(ctx, req.id, version))
+    }
   }
   const bad = checkHeaders(http, req) ?? checkParamHeaders(ctx, http, req)
   if (bad !== undefined) return send(ctx, res, req, bad)

@@ -37,6 +37,12 @@ export interface Options {
   /** `--start-delay <ms>` (stdio): read nothing for this long, as a server npx is still fetching. */
   readonly startDelayMs?: number
   /**
+   * `--late-refusal` (stdio): refuse a legacy `initialize` only once every request read before it
+   * has been answered, as a server that handles its input in order does (Python `mcp` 2.x). A
+   * discover pending beside it then answers before the refusal instead of after.
+   */
+  readonly lateRefusal?: boolean
+  /**
    * `--header-tools [name]`: list the `weather` tool, whose `region` argument is annotated
    * `x-mcp-header: <name>` (default Region), and refuse a modern HTTP call of it with -32020 when
    * `Mcp-Param-<name>` is missing or does not match.
@@ -68,6 +74,7 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
   let versions: ReadonlyArray<string> | undefined
   let listChanged = false
   let startDelayMs = 0
+  let lateRefusal = false
   let headerName: string | undefined
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
@@ -114,6 +121,9 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
       case "--start-delay":
         startDelayMs = integer(value(i++, flag), flag)
         break
+      case "--late-refusal":
+        lateRefusal = true
+        break
       case "--header-tools": {
         // The header's name is optional: the next word, unless it is the next flag.
         const next = argv[i + 1]
@@ -142,6 +152,7 @@ export const parse = (argv: ReadonlyArray<string>): Options => {
     modernVersions: [],
     listChanged,
     startDelayMs,
+    lateRefusal,
     ...(headerName !== undefined ? { headerName } : {}),
     versions: chosen
   }, mode)

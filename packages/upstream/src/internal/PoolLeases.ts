@@ -205,12 +205,23 @@ export const makeLeases = (env: LeasesEnv) => {
       )
     })
 
-  /** How a failure of the caller's work is told: the session's TransportClosed as the instance's crash. */
+  /**
+   * How a failure of the caller's work is told: the session's TransportClosed as the instance's
+   * crash, unless the session ended because its era came into doubt (a legacy HTTP session the
+   * server forgot and would not open again): that is an era change, told by `afterUse`.
+   */
   const failedUse = <E>(pool: ServerPool, lane: LaneState, inst: Instance, e: E): Effect.Effect<never, E | PoolError> =>
-    e instanceof TransportClosed ? Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail) : Effect.fail(e)
+    !(e instanceof TransportClosed) ? Effect.fail(e) : Effect.flatMap(
+      eraDoubtOf(inst),
+      (doubt): Effect.Effect<never, E | PoolError> =>
+        Option.isSome(doubt) ? Effect.fail(e) : Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail)
+    )
 
-  // A modern HTTP upstream that stopped answering modern requests has changed era under us: the
-  // instance goes, and the lane's next start distrusts the era cache and probes again.
+  const eraDoubtOf = (inst: Instance) =>
+    inst.started === undefined ? Effect.succeedNone : inst.started.session.eraDoubt
+
+  // An HTTP upstream that refused a request as only a server of another era does has changed era
+  // under us: the instance goes, and the lane's next start distrusts the era cache and probes again.
   const doubted = (pool: ServerPool, lane: LaneState, inst: Instance, why: string) =>
     Effect.gen(function*() {
       const first = yield* Effect.sync(() => {
@@ -256,7 +267,10 @@ export const makeLeases = (env: LeasesEnv) => {
       })
     })
 
-  /** What a lane's try answers once its call has ended: with `mayDoubt`, a failure on a session whose era is in doubt is `Doubted`. */
+  /**
+   * What a lane's try answers once its call has ended. A failure on a session whose era is in
+   * doubt retires its instance; with `mayDoubt` it is `Doubted`, so the caller can try once more.
+   */
   const afterUse = <A, E>(
     pool: ServerPool,
     lane: LaneState,
@@ -264,11 +278,14 @@ export const makeLeases = (env: LeasesEnv) => {
     exit: Exit.Exit<Attempt<A>, E | PoolError>,
     mayDoubt: boolean
   ): Effect.Effect<Attempt<A>, E | PoolError> => {
-    if (!mayDoubt || Exit.isSuccess(exit) || inst.started === undefined) return exit
-    return Effect.flatMap(inst.started.session.eraDoubt, (doubt) =>
+    if (Exit.isSuccess(exit)) return exit
+    return Effect.flatMap(eraDoubtOf(inst), (doubt) =>
       Option.isNone(doubt)
         ? exit
-        : Effect.as(doubted(pool, lane, inst, doubt.value), { _tag: "Doubted", cause: exit.cause } as Attempt<A>))
+        : Effect.zipRight(
+          doubted(pool, lane, inst, doubt.value),
+          mayDoubt ? Effect.succeed({ _tag: "Doubted", cause: exit.cause } as Attempt<A>) : exit
+        ))
   }
 
   const leaseAndUse = <A, E, R>(

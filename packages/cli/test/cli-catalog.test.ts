@@ -64,6 +64,33 @@ describe("the tools a host sees", () => {
       assert.include(viaDaemon.stderr, "legacy__echo")
     }), { timeout: 60_000 })
 
+  it.scopedLive("cli/catalog/brace globs filter; a pattern that matches no tool is a warning in process and through the daemon", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* sb.writeJson("mcpx.json", {
+        mcpServers: { alpha: { ...era("dual"), tools: ["read_fiel", "{ec,bo}*"], excludeTools: ["nope_*"] } },
+        settings
+      })
+      const local = yield* sb.run(["tools", "--config", file])
+      assert.strictEqual(local.code, 0, local.stderr)
+      assert.include(local.stdout, "alpha__echo")
+      assert.include(local.stdout, "alpha__boom")
+      assert.notInclude(local.stdout, "alpha__ask_name")
+      assert.include(local.stderr, `tools pattern "read_fiel" matches none of its`)
+      assert.include(local.stderr, `excludeTools pattern "nope_*" matches none of its`)
+      assert.notInclude(local.stderr, `"{ec,bo}*"`)
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      const listing = yield* Effect.promise(() =>
+        fetch(`${daemon.info.url}/v1/tools`).then((r) => r.json() as Promise<{ warnings: ReadonlyArray<Message> }>)
+      )
+      assert.deepStrictEqual(listing.warnings.map((w) => w.server), ["alpha", "alpha"])
+      const viaDaemon = yield* sb.run(["tools"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+      assert.strictEqual(viaDaemon.code, 0, viaDaemon.stderr)
+      assert.include(viaDaemon.stdout, "alpha__echo")
+      assert.include(viaDaemon.stderr, `mcpx-fx: warning: alpha: tools pattern "read_fiel" matches none of its`)
+      assert.include(daemon.stderr(), `tools pattern "read_fiel" matches none of its`)
+    }), { timeout: 60_000 })
+
   it.scopedLive("cli/catalog/over MCP in both eras: hidden tools are not listed, a mistyped legacy tool is -32602 naming the closest", () =>
     Effect.gen(function*() {
       const serve = yield* start({ servers, settings })

@@ -43,7 +43,11 @@ export const toolsListing = (
     const tools = namespace === undefined
       ? listing.items
       : listing.items.filter((t) => servers.some((s) => !s.prefixed || String(t.name).startsWith(`${s.namespace}__`)))
-    return { tools, failures: listing.failures.filter((f) => names.has(f.server)) }
+    return {
+      tools,
+      failures: listing.failures.filter((f) => names.has(f.server)),
+      warnings: (listing.warnings ?? []).filter((w) => names.has(w.server))
+    }
   })
 
 /** `GET /v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */

@@ -12,7 +12,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Caller, GatewayCallError, GatewayServer, KnownTools, UnknownName } from "./Gateway.js"
+import type { Caller, GatewayCallError, GatewayServer, KnownTools, ListingFailure, UnknownName } from "./Gateway.js"
 import * as Names from "./Names.js"
 import type { ToolCatalog } from "./ToolCatalog.js"
 
@@ -36,6 +36,30 @@ export const visible = (server: GatewayServer, tool: JsonObject): boolean => {
 const visibleName = (server: GatewayServer, name: string): boolean => {
   const filter = server.configured.filter
   return filter === undefined || filter.all || filter.allows(name)
+}
+
+/**
+ * The patterns of a server's `tools`/`excludeTools` that match none of `tools` (its whole listing),
+ * a likely typo that would otherwise only show as missing tools. Each is logged once per server
+ * definition (a reload compiles a new filter, so it is logged again if still wrong).
+ */
+const logged = new WeakMap<object, Set<string>>()
+export const unmatchedPatterns = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): Effect.Effect<ReadonlyArray<ListingFailure>> => {
+  const filter = server.configured.filter
+  if (filter === undefined || filter.all) return Effect.succeed([])
+  const names = tools.flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
+  const warnings = filter.unmatched(names).map((u) => ({
+    server: server.name,
+    message: `${u.list} pattern ${JSON.stringify(u.pattern)} matches none of its ${names.length} tools`
+  }))
+  const seen = logged.get(filter) ?? new Set<string>()
+  logged.set(filter, seen)
+  const fresh = warnings.filter((w) => !seen.has(w.message))
+  for (const w of fresh) seen.add(w.message)
+  return Effect.as(
+    Effect.forEach(fresh, (w) => Effect.logWarning(w.message).pipe(Effect.annotateLogs("server", w.server)), { discard: true }),
+    warnings
+  )
 }
 
 /** A server's visible tools under their host-visible names. */

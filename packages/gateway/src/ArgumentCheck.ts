@@ -21,7 +21,8 @@ const validators = Effect.cached(Effect.promise(async () => {
   const [{ Ajv2020 }, { Ajv }] = await Promise.all([import("ajv/dist/2020.js"), import("ajv")])
   // Formats are not checked (hosts and servers disagree on them); unknown keywords are allowed, as
   // JSON Schema allows them.
-  const options = { strict: false, validateFormats: false, logger: false, allErrors: false } as const
+  // Two tools may well give their schemas the same $id: none is kept by the instance.
+  const options = { strict: false, validateFormats: false, logger: false, allErrors: false, addUsedSchema: false } as const
   const compiled = new WeakMap<object, ValidateFunction | null>()
   const drafts = [new Ajv2020(options), new Ajv(options)]
   return (schema: JsonObject): ValidateFunction | null => {

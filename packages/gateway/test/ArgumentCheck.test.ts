@@ -30,6 +30,7 @@ const gateway = gatewayOf({
     name: "count",
     inputSchema: { $schema: "http://json-schema.org/draft-07/schema#", $id: "shared", type: "object", properties: { n: { type: "integer" } } }
   },
+  third: { name: "third", inputSchema: { $id: "shared", type: "object", properties: { flag: { type: "boolean" } } } },
   remote: { name: "remote", inputSchema: { type: "object", properties: { x: { $ref: "https://example.com/x.json" } } } }
 })
 
@@ -51,9 +52,10 @@ describe("ArgumentCheck", () => {
       assert.deepStrictEqual(yield* refusal("search", ["x"]), { field: undefined, detail: "arguments must be a JSON object, got an array" })
     }))
 
-  it.effect("reads 2020-12 and draft-07 schemas, two with the same $id alike", () =>
+  it.effect("reads 2020-12 and draft-07 schemas, any number with the same $id alike", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* refusal("count", { n: 1.5 }), { field: "n", detail: "n must be integer" })
+      assert.deepStrictEqual(yield* refusal("third", { flag: "yes" }), { field: "flag", detail: "flag must be boolean" })
       assert.deepStrictEqual(yield* ArgumentCheck.check(gateway, {}, "count", { n: 2 }), { n: 2 })
       assert.deepStrictEqual(yield* ArgumentCheck.check(gateway, {}, "search", { query: "x" }), { query: "x" })
     }))

@@ -102,7 +102,7 @@ const unknownOption = (word: string, path: ReadonlyArray<string>, node: CommandT
   const where = path.length === 0 ? "" : ` for ${path.join(" ")}`
   const more = path.length === 0
     ? "mcpx-fx --help lists the commands and options"
-    : `mcpx-fx ${path.join(" ")} --help lists its options`
+    : `mcpx-fx ${path.join(" ")} --help lists its options; an argument that starts with - goes after --`
   return new UsageError({ message: `unknown option ${JSON.stringify(word)}${where}${hint} (${more})` })
 }
 

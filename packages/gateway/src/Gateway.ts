@@ -267,7 +267,7 @@ const make = Effect.gen(function*() {
     listAll: (server, caller) => listAll(server, caller, "tools/list", "tools"),
     unknownTool: (name, suggestions) => new UnknownName({ kind: "tool", name, suggestions: [...suggestions] })
   })
-  const { listServerTools, resolveTool, visible } = tools
+  const { listServerTools, resolveTool, unmatchedPatterns, visible } = tools
 
   const aggregate = (
     method: string,
@@ -280,7 +280,7 @@ const make = Effect.gen(function*() {
       (server) =>
         (method === "tools/list" ? listServerTools(server, caller) : listAll(server, caller, method, key)).pipe(
           Effect.flatMap((items) =>
-            Effect.map(method === "tools/list" ? GatewayTools.unmatchedPatterns(server, items) : Effect.succeed([]), (warnings) => ({
+            Effect.map(method === "tools/list" ? unmatchedPatterns(server, items) : Effect.succeed([]), (warnings) => ({
               items: (method === "tools/list" ? items.filter((t) => visible(server, t)) : items).map((item) => rename(server, item)),
               failure: undefined,
               warnings

@@ -38,30 +38,6 @@ const visibleName = (server: GatewayServer, name: string): boolean => {
   return filter === undefined || filter.all || filter.allows(name)
 }
 
-/**
- * The patterns of a server's `tools`/`excludeTools` that match none of `tools` (its whole listing),
- * a likely typo that would otherwise only show as missing tools. Each is logged once per server
- * definition (a reload compiles a new filter, so it is logged again if still wrong).
- */
-const logged = new WeakMap<object, Set<string>>()
-export const unmatchedPatterns = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): Effect.Effect<ReadonlyArray<ListingFailure>> => {
-  const filter = server.configured.filter
-  if (filter === undefined || filter.all) return Effect.succeed([])
-  const names = tools.flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
-  const warnings = filter.unmatched(names).map((u) => ({
-    server: server.name,
-    message: `${u.list} pattern ${JSON.stringify(u.pattern)} matches none of its ${names.length} tools`
-  }))
-  const seen = logged.get(filter) ?? new Set<string>()
-  logged.set(filter, seen)
-  const fresh = warnings.filter((w) => !seen.has(w.message))
-  for (const w of fresh) seen.add(w.message)
-  return Effect.as(
-    Effect.forEach(fresh, (w) => Effect.logWarning(w.message).pipe(Effect.annotateLogs("server", w.server)), { discard: true }),
-    warnings
-  )
-}
-
 /** A server's visible tools under their host-visible names. */
 const shown = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): ReadonlyArray<JsonObject> =>
   tools.filter((t) => visible(server, t)).map((t) => Names.qualifyTool(server, t))
@@ -69,6 +45,33 @@ const shown = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): Readonl
 /** The tool view over the Gateway's servers. */
 export const make = (deps: Deps) => {
   const { catalog } = deps
+
+  // The unmatched patterns logged so far, by server definition: a reload compiles a new filter,
+  // so a pattern still wrong after it is logged again.
+  const logged = new WeakMap<object, Set<string>>()
+
+  /**
+   * The patterns of a server's `tools`/`excludeTools` that match none of `tools` (its whole
+   * listing): a likely typo that would otherwise only show as missing tools. Each is logged once.
+   */
+  const unmatchedPatterns = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): Effect.Effect<ReadonlyArray<ListingFailure>> =>
+    Effect.suspend(() => {
+      const filter = server.configured.filter
+      if (filter === undefined || filter.all) return Effect.succeed([])
+      const names = tools.flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
+      const warnings = filter.unmatched(names).map((u) => ({
+        server: server.name,
+        message: `${u.list} pattern ${JSON.stringify(u.pattern)} matches none of its ${names.length} tool${names.length === 1 ? "" : "s"}`
+      }))
+      const seen = logged.get(filter) ?? new Set<string>()
+      logged.set(filter, seen)
+      const fresh = warnings.filter((w) => !seen.has(w.message))
+      for (const w of fresh) seen.add(w.message)
+      return Effect.as(
+        Effect.forEach(fresh, (w) => Effect.logWarning(w.message).pipe(Effect.annotateLogs("server", w.server)), { discard: true }),
+        warnings
+      )
+    })
 
   // Every listing of a server's tools keeps the catalog current.
   const listServerTools = (server: GatewayServer, caller: Caller) =>
@@ -155,5 +158,5 @@ export const make = (deps: Deps) => {
       }
     })
 
-  return { visible, listServerTools, peekTool, resolveTool, knownTools }
+  return { visible, listServerTools, peekTool, resolveTool, knownTools, unmatchedPatterns }
 }

@@ -94,8 +94,12 @@ const sampleValue = (property: JsonObject): unknown => {
   }
 }
 
-/** An `elicit answer` content for a form elicitation, accepted as it is, for the person to edit. */
+/**
+ * An `elicit answer` content, accepted as it is: for a form, a value of each field for the person
+ * to edit; for a URL elicitation, `{}` (accepting is consent only).
+ */
 export const answerTemplate = (params: JsonObject): string => {
+  if (params.mode === "url") return "{}"
   const schema = isJsonObject(params.requestedSchema) ? params.requestedSchema : {}
   const properties = isJsonObject(schema.properties) ? schema.properties : {}
   return JSON.stringify(Object.fromEntries(Object.entries(properties).map(([name, p]) => [name, sampleValue(isJsonObject(p) ? p : {})])))
@@ -110,7 +114,7 @@ export const describePending = (status: Status, kept: boolean): string => {
     if (q.method === "elicitation/create" && q.params.mode === "url") lines.push(`    open: ${String(q.params.url)}`)
     for (const field of q.method === "elicitation/create" ? fieldsOf(q.params) : []) lines.push(`    field: ${field}`)
     if (kept) {
-      const content = q.method === "elicitation/create" && q.params.mode !== "url" ? ` '${answerTemplate(q.params)}'` : ""
+      const content = q.method === "elicitation/create" ? ` '${answerTemplate(q.params)}'` : ""
       lines.push(
         `    answer:  mcpx-fx elicit answer ${q.id}${content}`,
         `    decline: mcpx-fx elicit decline ${q.id}`,

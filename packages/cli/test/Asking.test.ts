@@ -56,6 +56,19 @@ describe("the exit-75 answer template", () => {
     assert.include(text, `field: tags (a list of "x", "y", "z", required)`)
     assert.include(text, `field: size (one of "s", "l", required)`)
   })
+
+  it("is {} for a URL elicitation, which elicit answer needs as its content", () => {
+    const url: JsonObject = { mode: "url", message: "Sign in", url: "https://example.com/login", elicitationId: "e1" }
+    const status: Asking.Status = {
+      id: "c2",
+      tool: "alpha__login",
+      status: "input_required",
+      questions: [{ id: "c2.elicitation_1", key: "elicitation_1", method: "elicitation/create", params: url }]
+    }
+    assert.include(Asking.describePending(status, true), `mcpx-fx elicit answer c2.elicitation_1 '{}'`)
+    const fitted = QuestionFit.fit({ method: "elicitation/create", params: url }, { action: "accept", content: JSON.parse(Asking.answerTemplate(url)) })
+    assert.isTrue(Either.isRight(fitted))
+  })
 })
 
 describe("an elicitation answer's check", () => {

@@ -73,10 +73,17 @@ try {
     const name = tarball.name
     check(has("package.json") && has("LICENSE") && has("README.md"), `${name}: package.json, LICENSE and README.md are packed`)
     check(!files.some((f) => /^(test|build)\/|tsconfig|vitest|\.tsbuildinfo/.test(f)), `${name}: no tests, builds or configs: ${files.join(", ")}`)
-    const manifest = readJson(join(root, "packages", published.find((p) => manifests[p].name === name), "package.json"))
+    const dir = published.find((p) => manifests[p].name === name)
+    const manifest = readJson(join(root, "packages", dir, "package.json"))
     check(manifest.private !== true, `${name} is not private`)
     check(manifest.version === version, `${name} is at ${manifest.version}, the CLI at ${version}`)
     check(manifest.license === "MIT" && manifest.engines?.node !== undefined, `${name} names its license and engines`)
+    // npm shows these as the package's links, and `npm repo`/`npm home` open them.
+    check(
+      manifest.repository?.url === "git+https://github.com/mcpx-fx/mcpx-fx.git" && manifest.repository?.directory === `packages/${dir}` &&
+        manifest.homepage?.startsWith("https://github.com/mcpx-fx/mcpx-fx") === true,
+      `${name} names its repository (with its directory) and homepage`
+    )
     if (name === "mcpx-fx") {
       check(Object.keys(manifest.dependencies ?? {}).length === 0, `mcpx-fx has no runtime dependencies (its bundle holds them)`)
       check(has("bin/mcpx-fx.js") && has("dist/mcpx-fx.js") && has("dist/mcpx-fx-main.cjs"), `mcpx-fx packs its bin and bundle: ${files.join(", ")}`)

@@ -5,6 +5,9 @@
  *   taken out here and applied to the whole run.
  * - A mistyped command word (`mcpx-fx stauts`, `mcpx-fx settings lsit`) is refused with the
  *   closest commands, exit 2, where @effect/cli would only list them all.
+ * - An unknown option (`mcpx-fx tools --jsn`) is refused as an option, with the closest of the
+ *   command's options, exit 2: @effect/cli would take it for an argument (a server named `--jsn`,
+ *   search words) or misread the word after it. After `--` every word is an argument.
  * - `mcpx-fx`, `mcpx-fx --help` and `mcpx-fx help` get the short top-level help (`help <command>`
  *   is `<command> --help`); `--version` alone prints the version; `--completions SHELL` gets
  *   mcpx-fx's own completion script.
@@ -93,11 +96,18 @@ const unknownCommand = (word: string, path: ReadonlyArray<string>, node: Command
   return new UsageError({ message: `unknown ${what} ${JSON.stringify(word)}; ${hint}${more}` })
 }
 
-const unknownRootOption = (word: string, tree: CommandTree.Node): UsageError => {
-  const close = closeMatches(word.split("=")[0]!, tree.options.flatMap((o) => o.names.filter((n) => n.startsWith("--"))), (n) => [n])
+const unknownOption = (word: string, path: ReadonlyArray<string>, node: CommandTree.Node): UsageError => {
+  const close = closeMatches(word.split("=")[0]!, node.options.flatMap((o) => o.names.filter((n) => n.startsWith("--"))), (n) => [n])
   const hint = close.length > 0 ? `; did you mean ${close.slice(0, 3).join(" or ")}?` : ""
-  return new UsageError({ message: `unknown option ${JSON.stringify(word)}${hint} (mcpx-fx --help lists the commands and options)` })
+  const where = path.length === 0 ? "" : ` for ${path.join(" ")}`
+  const more = path.length === 0
+    ? "mcpx-fx --help lists the commands and options"
+    : `mcpx-fx ${path.join(" ")} --help lists its options; an argument that starts with - goes after --`
+  return new UsageError({ message: `unknown option ${JSON.stringify(word)}${where}${hint} (${more})` })
 }
+
+/** `-` (stdin) and negative numbers are arguments, not options. */
+const isOption = (word: string): boolean => word.startsWith("-") && word !== "-" && !/^-\d/.test(word)
 
 /** Reads `args` (the words after `mcpx-fx`) against the command tree. */
 export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Either.Either<Plan, UsageError> => {
@@ -112,25 +122,30 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
   const path: Array<string> = []
   let help = false
   let version = false
-  let unknownOption: string | undefined
+  let unknown: { readonly word: string; readonly path: ReadonlyArray<string>; readonly node: CommandTree.Node } | undefined
+  // Set at the command's first argument: later words are its arguments or options, never commands.
+  let inArguments = false
   for (let i = 0; i < rest.length; i++) {
     const word = rest[i]!
     if (word === "--completions" || word.startsWith("--completions=")) {
       const shell = parseShell(word.includes("=") ? word.slice(word.indexOf("=") + 1) : rest[i + 1])
       return Either.map(shell, (s): Plan => ({ _tag: "Completions", shell: s }))
     }
-    if (word.startsWith("-")) {
+    if (isOption(word)) {
       if (word === "--help" || word === "-h") help = true
       if (word === "--version") version = true
       const option = CommandTree.findOption(node, word.split("=")[0]!)
       // Before the first command word only the root's options are known; @effect/cli would take an
-      // unknown one there for a mistyped command.
-      if (option === undefined && path.length === 0) unknownOption ??= word
+      // unknown one there for a mistyped command, and after it for an argument.
+      if (option === undefined) unknown ??= { word, path: [...path], node }
       if (option?.takesValue === true && !word.includes("=")) i++
       continue
     }
     // A command's own arguments start at its first word that is not a subcommand.
-    if (node.children.length === 0) break
+    if (inArguments || node.children.length === 0) {
+      inArguments = true
+      continue
+    }
     // `help` alone is the top-level help; `help settings set` is `settings set --help`.
     if (path.length === 0 && word === "help") {
       const topic = rest.slice(i + 1).filter((w) => !w.startsWith("-"))
@@ -142,7 +157,7 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
     node = child
     path.push(word)
   }
-  if (unknownOption !== undefined) return Either.left(unknownRootOption(unknownOption, tree))
+  if (unknown !== undefined) return Either.left(unknownOption(unknown.word, unknown.path, unknown.node))
   if (path.length === 0 && !rest.includes("--wizard")) {
     if (version && !help) return Either.right({ _tag: "Version" })
     return Either.right({ _tag: "TopHelp" })

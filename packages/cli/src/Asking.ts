@@ -6,6 +6,7 @@
  * daemon to keep it, is cancelled upstream.
  */
 import * as Ask from "@mcpx-fx/gateway/Ask"
+import { choices } from "@mcpx-fx/gateway/QuestionFit"
 import type * as AskApi from "@mcpx-fx/gateway/AskApi"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Console from "effect/Console"
@@ -33,27 +34,75 @@ export { QuestionsPending }
 /** What the CLI can be asked: form and URL elicitations (it has no model for sampling, no roots of its own). */
 export const Capabilities: JsonObject = { elicitation: { form: {}, url: {} } }
 
+const itemsOf = (property: JsonObject): JsonObject => (isJsonObject(property.items) ? property.items : {})
+
 const fieldsOf = (params: JsonObject): ReadonlyArray<string> => {
   const schema = isJsonObject(params.requestedSchema) ? params.requestedSchema : {}
   const properties = isJsonObject(schema.properties) ? schema.properties : {}
   const required = Array.isArray(schema.required) ? schema.required.map(String) : []
+  const list = (values: ReadonlyArray<unknown>) => values.map((v) => JSON.stringify(v)).join(", ")
   return Object.entries(properties).map(([name, p]) => {
     const property = isJsonObject(p) ? p : {}
-    const kind = Array.isArray(property.enum) ? `one of ${property.enum.map((v) => JSON.stringify(v)).join(", ")}` : String(property.type ?? "value")
+    const one = choices(property)
+    const many = property.type === "array" ? choices(itemsOf(property)) : undefined
+    const kind = one !== undefined
+      ? `one of ${list(one)}`
+      : many !== undefined
+      ? `a list of ${list(many)}`
+      : String(property.type ?? "value")
     const description = typeof property.description === "string" ? ` — ${property.description}` : ""
     return `${name} (${kind}${required.includes(name) ? ", required" : ""})${description}`
   })
 }
 
-const example = (params: JsonObject): string => {
+// A string of a format `elicit answer` would refuse as "...": a sample of that format instead.
+const formatSamples: Readonly<Record<string, string>> = {
+  email: "name@example.com",
+  uri: "https://example.com",
+  date: "2025-01-01",
+  "date-time": "2025-01-01T00:00:00Z"
+}
+
+const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined)
+
+/** A value of one form field that `elicit answer` accepts as it is: its default, else the first choice or a placeholder within bounds. */
+const sampleValue = (property: JsonObject): unknown => {
+  if (property.default !== undefined) return property.default
+  const one = choices(property)
+  if (one !== undefined && one.length > 0) return one[0]
+  switch (property.type) {
+    case "number":
+    case "integer": {
+      const min = num(property.minimum)
+      const max = num(property.maximum)
+      const v = min !== undefined && min > 0 ? min : max !== undefined && max < 0 ? max : 0
+      return property.type === "integer" ? Math.ceil(v) : v
+    }
+    case "boolean":
+      return true
+    case "array": {
+      const options = choices(itemsOf(property)) ?? []
+      const count = Math.min(options.length, Math.max(1, num(property.minItems) ?? 0), num(property.maxItems) ?? options.length)
+      return options.slice(0, count)
+    }
+    default: {
+      const sample = typeof property.format === "string" ? formatSamples[property.format] : undefined
+      if (sample !== undefined) return sample
+      const length = Math.min(Math.max(3, num(property.minLength) ?? 0), num(property.maxLength) ?? Infinity)
+      return ".".repeat(length)
+    }
+  }
+}
+
+/**
+ * An `elicit answer` content, accepted as it is: for a form, a value of each field for the person
+ * to edit; for a URL elicitation, `{}` (accepting is consent only).
+ */
+export const answerTemplate = (params: JsonObject): string => {
+  if (params.mode === "url") return "{}"
   const schema = isJsonObject(params.requestedSchema) ? params.requestedSchema : {}
   const properties = isJsonObject(schema.properties) ? schema.properties : {}
-  const sample = Object.fromEntries(Object.entries(properties).map(([name, p]) => {
-    const property = isJsonObject(p) ? p : {}
-    const value = Array.isArray(property.enum) ? property.enum[0] : property.type === "number" || property.type === "integer" ? 0 : property.type === "boolean" ? true : "..."
-    return [name, value]
-  }))
-  return JSON.stringify(sample)
+  return JSON.stringify(Object.fromEntries(Object.entries(properties).map(([name, p]) => [name, sampleValue(isJsonObject(p) ? p : {})])))
 }
 
 /** The text printed for questions the command cannot ask here: each question, then how to answer it. */
@@ -65,7 +114,7 @@ export const describePending = (status: Status, kept: boolean): string => {
     if (q.method === "elicitation/create" && q.params.mode === "url") lines.push(`    open: ${String(q.params.url)}`)
     for (const field of q.method === "elicitation/create" ? fieldsOf(q.params) : []) lines.push(`    field: ${field}`)
     if (kept) {
-      const content = q.method === "elicitation/create" && q.params.mode !== "url" ? ` '${example(q.params)}'` : ""
+      const content = q.method === "elicitation/create" ? ` '${answerTemplate(q.params)}'` : ""
       lines.push(
         `    answer:  mcpx-fx elicit answer ${q.id}${content}`,
         `    decline: mcpx-fx elicit decline ${q.id}`,

@@ -55,6 +55,23 @@ describe("Argv.plan", () => {
     assert.strictEqual(refusal("--jsno", "tools"), `unknown option "--jsno"; did you mean --json? (mcpx-fx --help lists the commands and options)`)
   })
 
+  it("refuses an unknown option after the command as an option, with the closest of its options", () => {
+    assert.strictEqual(refusal("tools", "--jsn"), `unknown option "--jsn" for tools; did you mean --json? (mcpx-fx tools --help lists its options; an argument that starts with - goes after --)`)
+    assert.strictEqual(refusal("search", "echo", "--limt", "2"), `unknown option "--limt" for search; did you mean --limit? (mcpx-fx search --help lists its options; an argument that starts with - goes after --)`)
+    assert.include(refusal("tools", "--pool-maxx", "3"), `unknown option "--pool-maxx" for tools; did you mean --pool-max?`)
+    assert.include(refusal("settings", "list", "--jsno"), `unknown option "--jsno" for settings list; did you mean --json?`)
+    assert.include(refusal("call", "a.b", "{}", "--no-inptu"), `did you mean --no-input?`)
+    assert.include(refusal("tools", "-x"), `unknown option "-x" for tools`)
+    assert.include(refusal("servers", "add", "fs", "npx", "-y", "pkg"), `unknown option "-y" for servers add`)
+    // Known options anywhere after the command, and their values, are left to @effect/cli.
+    assert.deepStrictEqual(run("search", "echo", "--limit", "2", "more").args, ["search", "echo", "--limit", "2", "more"])
+    assert.deepStrictEqual(run("tools", "--pool-max=3", "--json").args, ["tools", "--pool-max=3", "--json"])
+    // After --, "-" (stdin) and negative numbers: arguments.
+    assert.deepStrictEqual(run("servers", "add", "x", "npx", "--", "-y", "--jsn").args, ["servers", "add", "x", "npx", "--", "-y", "--jsn"])
+    assert.deepStrictEqual(run("call", "a.b", "-").args, ["call", "a.b", "-"])
+    assert.deepStrictEqual(run("settings", "set", "pool.max", "-1").args, ["settings", "set", "pool.max", "-1"])
+  })
+
   it("skips an option's value while looking for the command word", () => {
     // "tools" here is the value of --config, not the command.
     assert.deepStrictEqual(run("--config", "tools", "status").args, ["--config", "tools", "status"])

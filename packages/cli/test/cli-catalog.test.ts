@@ -64,6 +64,55 @@ describe("the tools a host sees", () => {
       assert.include(viaDaemon.stderr, "legacy__echo")
     }), { timeout: 60_000 })
 
+  it.scopedLive("cli/catalog/brace globs filter; a pattern that matches no tool is a warning in process and through the daemon", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* sb.writeJson("mcpx.json", {
+        mcpServers: { alpha: { ...era("dual"), tools: ["read_fiel", "{ec,bo}*"], excludeTools: ["nope_*"] } },
+        settings
+      })
+      const local = yield* sb.run(["tools", "--config", file])
+      assert.strictEqual(local.code, 0, local.stderr)
+      assert.include(local.stdout, "alpha__echo")
+      assert.include(local.stdout, "alpha__boom")
+      assert.notInclude(local.stdout, "alpha__ask_name")
+      assert.include(local.stderr, `tools pattern "read_fiel" matches none of its`)
+      assert.include(local.stderr, `excludeTools pattern "nope_*" matches none of its`)
+      assert.notInclude(local.stderr, `"{ec,bo}*"`)
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      const listing = yield* Effect.promise(() =>
+        fetch(`${daemon.info.url}/v1/tools`).then((r) => r.json() as Promise<{ warnings: ReadonlyArray<Message> }>)
+      )
+      assert.deepStrictEqual(listing.warnings.map((w) => w.server), ["alpha", "alpha"])
+      const viaDaemon = yield* sb.run(["tools"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+      assert.strictEqual(viaDaemon.code, 0, viaDaemon.stderr)
+      assert.include(viaDaemon.stdout, "alpha__echo")
+      assert.include(viaDaemon.stderr, `mcpx-fx: warning: alpha: tools pattern "read_fiel" matches none of its`)
+      assert.include(daemon.stderr(), `tools pattern "read_fiel" matches none of its`)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("cli/catalog/call checks the arguments against the tool's inputSchema (exit 2 naming the field), in process and through the daemon; /mcp passes them on", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* sb.writeJson("mcpx.json", { mcpServers: { alpha: era("dual") }, settings })
+      const local = yield* sb.run(["call", "alpha.echo", `{"message":1}`, "--config", file])
+      assert.strictEqual(local.code, 2, local.stderr)
+      assert.include(local.stderr, "alpha__echo: message must be string")
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      const viaDaemon = yield* sb.run(["call", "alpha.echo", "{}"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+      assert.strictEqual(viaDaemon.code, 2, viaDaemon.stderr)
+      assert.include(viaDaemon.stderr, "alpha__echo: message is required")
+      const fits = yield* sb.run(["call", "alpha.echo", `{"message":"fits"}`], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+      assert.strictEqual(fits.code, 0, fits.stderr)
+      assert.include(fits.stdout, "fits")
+      // Over MCP the upstream answers for itself: its own isError result.
+      const serve = yield* start({ servers: { alpha: era("dual") }, settings })
+      const host = yield* open(serve, Modern)
+      const passed = result(yield* host.call("wrong-type", "alpha__echo", { message: 1 }))
+      assert.isTrue(passed.isError)
+      assert.include(JSON.stringify(passed.content), "echo needs a string")
+    }), { timeout: 60_000 })
+
   it.scopedLive("cli/catalog/over MCP in both eras: hidden tools are not listed, a mistyped legacy tool is -32602 naming the closest", () =>
     Effect.gen(function*() {
       const serve = yield* start({ servers, settings })

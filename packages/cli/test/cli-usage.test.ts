@@ -29,6 +29,25 @@ describe("mcpx-fx: a mistyped command", () => {
     }))
 })
 
+describe("mcpx-fx: an unknown option after the command", () => {
+  it.scopedLive("is named as an option with the closest one, exit 2", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      for (
+        const [args, expected] of [
+          [["tools", "--jsn"], `unknown option "--jsn" for tools; did you mean --json?`],
+          [["search", "echo", "--limt", "2"], `unknown option "--limt" for search; did you mean --limit?`],
+          [["tools", "--pool-maxx", "3"], `unknown option "--pool-maxx" for tools; did you mean --pool-max?`]
+        ] as const
+      ) {
+        const r = yield* sb.run(args)
+        assert.strictEqual(r.code, 2, args.join(" "))
+        assert.strictEqual(r.stdout, "", args.join(" "))
+        assert.include(r.stderr, `mcpx-fx: ${expected}`, args.join(" "))
+      }
+    }))
+})
+
 describe("mcpx-fx: --log-level", () => {
   it.scopedLive("is taken before, between and after the command words", () =>
     Effect.gen(function*() {

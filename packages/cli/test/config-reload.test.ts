@@ -94,6 +94,29 @@ describe("config reload", () => {
       assert.strictEqual(alphaInstance((yield* json(`${daemon.info.url}/v1/servers`)).servers as ReadonlyArray<Message>), before)
     }), { timeout: 60_000 })
 
+  it.scopedLive("cli/servers/list with a daemon running shows the daemon's servers and files, from any folder; --local the folder's", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* sb.writeJson("project/.mcp.json", { mcpServers: { alpha: era("dual") } })
+      const daemon = yield* DaemonProcess.start(sb, { config: file })
+      yield* sb.mkdir("elsewhere")
+      const env = { MCPX_STATE_DIR: daemon.stateDir }
+      const listed = yield* sb.run(["servers", "list"], { env, cwd: "elsewhere" })
+      assert.strictEqual(listed.code, 0, listed.stderr)
+      assert.include(listed.stdout, `the running daemon's (pid ${daemon.info.pid}), from ${file}:`)
+      const row = listed.stdout.split("\n").find((l) => l.startsWith("alpha ")) ?? ""
+      for (const cell of ["enabled", "stdio", "era-server", file]) assert.include(row, cell)
+      const json = JSON.parse((yield* sb.run(["servers", "list", "--json"], { env, cwd: "elsewhere" })).stdout) as {
+        servers: ReadonlyArray<Message>
+        daemon: { pid: number; files: ReadonlyArray<string> }
+      }
+      assert.deepStrictEqual(json.servers.map((s) => [s.name, s.enabled, s.file]), [["alpha", true, file]])
+      assert.deepStrictEqual(json.daemon, { pid: daemon.info.pid, files: [file] })
+      const local = yield* sb.run(["servers", "list", "--local"], { env, cwd: "elsewhere" })
+      assert.strictEqual(local.code, 0, local.stderr)
+      assert.strictEqual(local.stdout, "(no servers)\n")
+    }), { timeout: 60_000 })
+
   it.scopedLive("cli/servers/add, disable, enable and remove edit the file in place, and a running daemon picks each up", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox

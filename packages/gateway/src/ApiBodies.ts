@@ -27,7 +27,9 @@ export const ListingFailure = Schema.Struct({ server: Schema.String, message: Sc
 /** `GET /v1/tools` and `mcpx-fx tools --json`. */
 export const ToolsListing = Schema.Struct({
   tools: Schema.Array(JsonObject),
-  failures: Schema.Array(ListingFailure)
+  failures: Schema.Array(ListingFailure),
+  /** `tools`/`excludeTools` patterns that match none of their server's tools (a daemon before them sends none). */
+  warnings: Schema.optionalWith(Schema.Array(ListingFailure), { exact: true })
 })
 
 /**

@@ -2,14 +2,26 @@
  * The `/v1` API's own errors, each with its HTTP status (the gateway's and settings' errors are
  * used as they are).
  */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { GatewayCallError, UnknownName } from "./Gateway.js"
 
-/** The upstream refused the tool's arguments (-32602), or they were not a JSON object. */
+/**
+ * The tool's arguments are not a JSON object, do not fit its inputSchema (ArgumentCheck.ts), or the
+ * upstream refused them (-32602).
+ */
 export class BadArguments extends Schema.TaggedError<BadArguments>("@mcpx-fx/gateway/Api/BadArguments")(
   "BadArguments",
-  { tool: Schema.String, detail: Schema.String },
+  {
+    tool: Schema.String,
+    detail: Schema.String,
+    /** The argument that does not fit (`query`, `filter.state`), when the schema check names one. */
+    field: Schema.optionalWith(Schema.String, { exact: true })
+  },
   HttpApiSchema.annotations({ status: 400 })
 ) {
   override get message(): string {
@@ -48,3 +60,41 @@ export const upstreamFailed = (e: Exclude<GatewayCallError, UnknownName>): Upstr
   const kind = e._tag === "PoolError" && e.authorizationRequired === true ? "AuthorizationRequired" : e._tag
   return new UpstreamFailed({ kind, detail: e.message, ...server, ...rpc })
 }
+
+const tagOf = (e: unknown): string | undefined =>
+  typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
+
+const jsonError = (status: number, tag: string, message: string, more: Record<string, unknown> = {}) =>
+  HttpServerResponse.unsafeJson({ _tag: tag, message, ...more }, { status })
+
+/**
+ * Every 4xx of `/v1` with a JSON body, as the API's own errors have: the platform answers a route
+ * it does not know (404) and a body it cannot read as JSON (400) with an empty one, which a
+ * program cannot tell from a broken proxy. The API's typed errors pass through to be encoded.
+ */
+export const jsonClientErrors = HttpApiBuilder.middleware((app) =>
+  app.pipe(
+    Effect.catchAllCause((cause) => {
+      // The platform's own request errors arrive as defects, the API's typed errors as failures.
+      const failure: unknown = Cause.squash(cause)
+      switch (tagOf(failure)) {
+        case "RouteNotFound":
+          return Effect.succeed(jsonError(404, "NotFound", "no such /v1 route (GET /v1/openapi.json lists them)"))
+        case "RequestError": {
+          const reason = typeof failure === "object" && failure !== null && "cause" in failure && failure.cause instanceof Error
+            ? `: ${failure.cause.message}`
+            : ""
+          // The shape of the platform's own decode error, so its clients read this one too.
+          return Effect.succeed(jsonError(400, "HttpApiDecodeError", `the request body is not JSON${reason}`, { issues: [] }))
+        }
+        default:
+          return Effect.failCause(cause)
+      }
+    }),
+    Effect.map((response) =>
+      response.status >= 400 && response.status < 500 && response.body._tag === "Empty"
+        ? jsonError(response.status, "ClientError", `HTTP ${response.status}`)
+        : response
+    )
+  )
+)

@@ -25,6 +25,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Api.js"
+import { jsonClientErrors } from "./ApiErrors.js"
 import { AskLive } from "./Ask.js"
 import { callTool, probeServer, protocolReport, redactorOf, searchTools, serverRows, settingsSummary, toolsListing } from "./ApiShaping.js"
 import { ConfigWatcher } from "./ConfigWatcher.js"
@@ -63,7 +64,9 @@ const redactUpstream = (r: Redact.Redactor, e: UpstreamFailed): UpstreamFailed =
   })
 
 const redactFailure = (r: Redact.Redactor, e: UpstreamFailed | BadArguments): UpstreamFailed | BadArguments =>
-  e._tag === "BadArguments" ? new BadArguments({ tool: e.tool, detail: r.text(e.detail) }) : redactUpstream(r, e)
+  e._tag === "BadArguments"
+    ? new BadArguments({ tool: e.tool, detail: r.text(e.detail), ...(e.field !== undefined ? { field: e.field } : {}) })
+    : redactUpstream(r, e)
 
 // ---------------------------------------------------------------------------------------------
 // Groups
@@ -207,7 +210,7 @@ export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrap
     HttpApiBuilder.middlewareOpenApi({ path: OpenApiPath }).pipe(
       Layer.provideMerge(
         HttpApiBuilder.api(Api.annotate(OpenApi.Version, info.version)).pipe(
-          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive))
+          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive, jsonClientErrors))
         )
       ),
       Layer.merge(HttpApiBuilder.middleware(HttpJsonBody.requireJson))

@@ -4,7 +4,6 @@
  * `mcpx-fx tools|call|protocol --json` print the API's bodies without loading the API itself.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { isJsonObject } from "@mcpx-fx/protocol/Json"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import type { Pool, PoolStatus } from "@mcpx-fx/upstream/Pool"
 import { type AuthStatus, UpstreamAuth } from "@mcpx-fx/upstream/UpstreamAuth"
@@ -14,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ApiSchema from "./ApiBodies.js"
 import { apiCaller, type CallerHeaders } from "./ApiCaller.js"
+import * as ArgumentCheck from "./ArgumentCheck.js"
 import { BadArguments, upstreamFailed, type UpstreamFailed } from "./ApiErrors.js"
 import { type GatewayCallError, type GatewayServer, UnknownName, type Gateway } from "./Gateway.js"
 import * as Names from "./Names.js"
@@ -43,7 +43,11 @@ export const toolsListing = (
     const tools = namespace === undefined
       ? listing.items
       : listing.items.filter((t) => servers.some((s) => !s.prefixed || String(t.name).startsWith(`${s.namespace}__`)))
-    return { tools, failures: listing.failures.filter((f) => names.has(f.server)) }
+    return {
+      tools,
+      failures: listing.failures.filter((f) => names.has(f.server)),
+      warnings: (listing.warnings ?? []).filter((w) => names.has(w.server))
+    }
   })
 
 /** `/v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
@@ -59,7 +63,8 @@ export const searchTools = (
 
 /**
  * Calls one tool: `POST /v1/call`. A tool's `isError` result is a success here (the caller decides,
- * as `mcpx-fx call` does with exit 1); arguments the upstream refuses (-32602) are BadArguments.
+ * as `mcpx-fx call` does with exit 1); arguments that do not fit the tool's inputSchema
+ * (ArgumentCheck.ts), or that the upstream refuses (-32602), are BadArguments.
  */
 export const callTool = (
   gateway: GatewayService,
@@ -68,14 +73,12 @@ export const callTool = (
 ): Effect.Effect<typeof ApiSchema.CallResponse.Type, UnknownName | BadArguments | UpstreamFailed> =>
   Effect.gen(function*() {
     const tool = qualifiedToolName(request.tool)
-    const args = request.arguments ?? {}
-    if (!isJsonObject(args)) {
-      return yield* new BadArguments({ tool, detail: `arguments must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}` })
-    }
+    const caller = apiCaller(request.session, headers)
     const began = yield* Clock.currentTimeMillis
-    const result = yield* gateway.callTool(apiCaller(request.session, headers), tool, args).pipe(
+    const result = yield* ArgumentCheck.check(gateway, caller, tool, request.arguments ?? {}).pipe(
+      Effect.flatMap((args) => gateway.callTool(caller, tool, args)),
       Effect.catchIf(
-        (e): e is Exclude<GatewayCallError, UnknownName> => e._tag !== "UnknownName",
+        (e): e is Exclude<GatewayCallError, UnknownName> => e._tag !== "UnknownName" && e._tag !== "BadArguments",
         (e) =>
           Effect.fail(
             e._tag === "UpstreamRpcError" && e.code === ErrorCode.InvalidParams

@@ -9,12 +9,13 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { Api } from "./Api.js"
 import { apiCaller, type CallerHeaders } from "./ApiCaller.js"
+import * as ArgumentCheck from "./ArgumentCheck.js"
 import { BadArguments, UpstreamFailed, upstreamFailed } from "./ApiErrors.js"
 import * as AskApi from "./AskApi.js"
 import { type Caller, Gateway, type UnknownName } from "./Gateway.js"
@@ -103,10 +104,6 @@ export const begin = (
 ): Effect.Effect<Status, AskError> =>
   Effect.gen(function*() {
     const tool = qualifiedToolName(request.tool)
-    const args = request.arguments ?? {}
-    if (!isJsonObject(args)) {
-      return yield* new BadArguments({ tool, detail: `arguments must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}` })
-    }
     const capabilities = request.capabilities ?? DefaultCapabilities
     // A modern upstream's input_required is resolved through the same questions as a legacy one's.
     const caller: Caller = {
@@ -115,6 +112,9 @@ export const begin = (
       ...apiCaller(request.session, headers),
       ...(request.session === undefined ? {} : { callerId: request.session })
     }
+    const args = yield* ArgumentCheck.check(gateway, caller, tool, request.arguments ?? {}).pipe(
+      Effect.mapError((e) => (e._tag === "BadArguments" || e._tag === "UnknownName" ? e : upstreamFailed(e)))
+    )
     const move = yield* pending.begin(
       tool,
       QuestionFit.asker(capabilities),

@@ -172,10 +172,10 @@ export const buildFilter = (
   entry: ServerEntry,
   key: ServersKey = "mcpServers"
 ): Either.Either<ToolPattern.ToolFilter, ConfigError> => {
-  const compiled = (list: "tools" | "excludeTools"): Either.Either<ReadonlyArray<ToolPattern.Matcher> | undefined, ConfigError> => {
+  const compiled = (list: "tools" | "excludeTools"): Either.Either<ReadonlyArray<ToolPattern.Compiled> | undefined, ConfigError> => {
     const patterns = entry[list]
     if (patterns === undefined) return Either.right(undefined)
-    const out: Array<ToolPattern.Matcher> = []
+    const out: Array<ToolPattern.Compiled> = []
     for (const [i, pattern] of patterns.entries()) {
       const m = ToolPattern.compile(pattern)
       if (Either.isLeft(m)) {
@@ -187,7 +187,7 @@ export const buildFilter = (
           })
         )
       }
-      out.push(m.right)
+      out.push({ pattern, matches: m.right })
     }
     return Either.right(out)
   }

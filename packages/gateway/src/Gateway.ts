@@ -267,7 +267,7 @@ const make = Effect.gen(function*() {
     listAll: (server, caller) => listAll(server, caller, "tools/list", "tools"),
     unknownTool: (name, suggestions) => new UnknownName({ kind: "tool", name, suggestions: [...suggestions] })
   })
-  const { listServerTools, resolveTool, visible } = tools
+  const { listServerTools, resolveTool, unmatchedPatterns, visible } = tools
 
   const aggregate = (
     method: string,
@@ -279,19 +279,23 @@ const make = Effect.gen(function*() {
       only === undefined ? table.servers : table.servers.filter(only),
       (server) =>
         (method === "tools/list" ? listServerTools(server, caller) : listAll(server, caller, method, key)).pipe(
-          Effect.map((items) => ({
-            items: (method === "tools/list" ? items.filter((t) => visible(server, t)) : items).map((item) => rename(server, item)),
-            failure: undefined
-          })),
+          Effect.flatMap((items) =>
+            Effect.map(method === "tools/list" ? unmatchedPatterns(server, items) : Effect.succeed([]), (warnings) => ({
+              items: (method === "tools/list" ? items.filter((t) => visible(server, t)) : items).map((item) => rename(server, item)),
+              failure: undefined,
+              warnings
+            }))
+          ),
           Effect.catchAll((e) =>
-            Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure })
+            Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure, warnings: [] })
           )
         ),
       { concurrency: "unbounded" }
     ).pipe(
       Effect.map((parts) => ({
         items: parts.flatMap((p) => p.items),
-        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [p.failure]))
+        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [p.failure])),
+        warnings: parts.flatMap((p) => p.warnings)
       }))
     )
 

@@ -87,6 +87,8 @@ export interface ListingFailure {
 export interface Listing {
   readonly items: ReadonlyArray<JsonObject>
   readonly failures: ReadonlyArray<ListingFailure>
+  /** Of a tools listing: the `tools`/`excludeTools` patterns that match none of their server's tools. */
+  readonly warnings?: ReadonlyArray<ListingFailure>
 }
 
 /** A visible tool (its host-visible name) and the server it comes from. */

@@ -12,7 +12,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Caller, GatewayCallError, GatewayServer, KnownTools, UnknownName } from "./Gateway.js"
+import type { Caller, GatewayCallError, GatewayServer, KnownTools, ListingFailure, UnknownName } from "./Gateway.js"
 import * as Names from "./Names.js"
 import type { ToolCatalog } from "./ToolCatalog.js"
 
@@ -45,6 +45,33 @@ const shown = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): Readonl
 /** The tool view over the Gateway's servers. */
 export const make = (deps: Deps) => {
   const { catalog } = deps
+
+  // The unmatched patterns logged so far, by server definition: a reload compiles a new filter,
+  // so a pattern still wrong after it is logged again.
+  const logged = new WeakMap<object, Set<string>>()
+
+  /**
+   * The patterns of a server's `tools`/`excludeTools` that match none of `tools` (its whole
+   * listing): a likely typo that would otherwise only show as missing tools. Each is logged once.
+   */
+  const unmatchedPatterns = (server: GatewayServer, tools: ReadonlyArray<JsonObject>): Effect.Effect<ReadonlyArray<ListingFailure>> =>
+    Effect.suspend(() => {
+      const filter = server.configured.filter
+      if (filter === undefined || filter.all) return Effect.succeed([])
+      const names = tools.flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
+      const warnings = filter.unmatched(names).map((u) => ({
+        server: server.name,
+        message: `${u.list} pattern ${JSON.stringify(u.pattern)} matches none of its ${names.length} tool${names.length === 1 ? "" : "s"}`
+      }))
+      const seen = logged.get(filter) ?? new Set<string>()
+      logged.set(filter, seen)
+      const fresh = warnings.filter((w) => !seen.has(w.message))
+      for (const w of fresh) seen.add(w.message)
+      return Effect.as(
+        Effect.forEach(fresh, (w) => Effect.logWarning(w.message).pipe(Effect.annotateLogs("server", w.server)), { discard: true }),
+        warnings
+      )
+    })
 
   // Every listing of a server's tools keeps the catalog current.
   const listServerTools = (server: GatewayServer, caller: Caller) =>
@@ -131,5 +158,5 @@ export const make = (deps: Deps) => {
       }
     })
 
-  return { visible, listServerTools, peekTool, resolveTool, knownTools }
+  return { visible, listServerTools, peekTool, resolveTool, knownTools, unmatchedPatterns }
 }

@@ -83,6 +83,13 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, answer: unknown) =>
 
 type Primitive = string | number | boolean | ReadonlyArray<string>
 
+/** The values a choice offers: `enum`, or the `const`s of titled `oneOf`/`anyOf` options (2025-11-25). */
+export const choices = (schema: JsonObject): ReadonlyArray<unknown> | undefined => {
+  if (Array.isArray(schema.enum)) return schema.enum
+  const titled = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined
+  return titled?.flatMap((o) => (isJsonObject(o) && o.const !== undefined ? [o.const] : []))
+}
+
 /** Whether one accepted form value fits its property's schema (type, enum, bounds). */
 const fieldProblem = (name: string, property: JsonObject, value: Primitive): string | undefined => {
   const type = property.type
@@ -91,8 +98,16 @@ const fieldProblem = (name: string, property: JsonObject, value: Primitive): str
   if (type === "number" && typeof value !== "number") return `${name} must be a number`
   if ((type === "string" || type === "boolean") && got !== type) return `${name} must be a ${type}`
   if (type === "array" && !Array.isArray(value)) return `${name} must be an array of strings`
-  const options = Array.isArray(property.enum) ? property.enum : undefined
-  if (options !== undefined && !options.includes(value)) return `${name} must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}`
+  const options = choices(property)
+  const list = (values: ReadonlyArray<unknown>) => values.map((o) => JSON.stringify(o)).join(", ")
+  if (options !== undefined && !options.includes(value)) return `${name} must be one of ${list(options)}`
+  if (Array.isArray(value)) {
+    const items = isJsonObject(property.items) ? choices(property.items) : undefined
+    const stray = items === undefined ? undefined : value.find((v) => !items.includes(v))
+    if (items !== undefined && stray !== undefined) return `${name} may hold only ${list(items)}, not ${JSON.stringify(stray)}`
+    if (typeof property.minItems === "number" && value.length < property.minItems) return `${name} needs at least ${property.minItems} items`
+    if (typeof property.maxItems === "number" && value.length > property.maxItems) return `${name} takes at most ${property.maxItems} items`
+  }
   if (typeof value === "number") {
     if (typeof property.minimum === "number" && value < property.minimum) return `${name} must be at least ${property.minimum}`
     if (typeof property.maximum === "number" && value > property.maximum) return `${name} must be at most ${property.maximum}`

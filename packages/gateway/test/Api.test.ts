@@ -199,6 +199,51 @@ describe("/v1 tools and calls", () => {
       assert.strictEqual(shapeless.status, 400)
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
 
+  it.scopedLive("v1/call of arguments that do not fit the tool's inputSchema is 400 naming the field; the upstream is not called", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      const wrong = yield* call(web.handler, "POST", "/v1/call", { tool: "alpha.echo", arguments: { message: 1 } })
+      assert.strictEqual(wrong.status, 400, JSON.stringify(wrong.body))
+      assert.deepInclude(wrong.body, { _tag: "BadArguments", tool: "alpha__echo", field: "message", detail: "message must be string" })
+      const missing = yield* call(web.handler, "POST", "/v1/call", { tool: "alpha.echo", arguments: {} })
+      assert.strictEqual(missing.status, 400)
+      assert.deepInclude(missing.body, { _tag: "BadArguments", field: "message", detail: "message is required" })
+      const real = yield* Gateway
+      const untouched = { ...real, callTool: () => Effect.dieMessage("the upstream was called") }
+      const refused = yield* Effect.flip(ApiHandlers.callTool(untouched, { tool: "alpha.echo", arguments: { message: ["x"] } }))
+      assert.deepInclude(refused, { _tag: "BadArguments", field: "message" })
+      const ok = yield* call(web.handler, "POST", "/v1/call", { tool: "alpha.echo", arguments: { message: "fits" } })
+      assert.strictEqual(ok.status, 200)
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
+
+  it.scopedLive("v1: every 4xx has a JSON body: a body that is not JSON, an empty one, an unknown route or method", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      const raw = (method: string, path: string, body?: string) =>
+        Effect.promise(async () => {
+          const response = await web.handler(
+            new Request(`http://mcpx.test${path}`, { method, ...(body === undefined ? {} : { body, headers: { "content-type": "application/json" } }) })
+          )
+          return { status: response.status, type: response.headers.get("content-type"), text: await response.text() }
+        })
+      for (
+        const [method, path, body, status, tag] of [
+          ["POST", "/v1/call", "{not json", 400, "HttpApiDecodeError"],
+          ["POST", "/v1/call", undefined, 400, "HttpApiDecodeError"],
+          ["PUT", "/v1/settings/pool.max", "nope", 400, "HttpApiDecodeError"],
+          ["GET", "/v1/nothing", undefined, 404, "NotFound"],
+          ["DELETE", "/v1/call", undefined, 404, "NotFound"]
+        ] as const
+      ) {
+        const r = yield* raw(method, path, body)
+        assert.strictEqual(r.status, status, `${method} ${path}`)
+        assert.include(r.type ?? "", "application/json", `${method} ${path}`)
+        const parsed = JSON.parse(r.text) as Record<string, unknown>
+        assert.strictEqual(parsed._tag, tag, `${method} ${path}: ${r.text}`)
+        assert.isString(parsed.message)
+      }
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
+
   it.scopedLive("v1/call to a server that cannot start is 502 naming it", () =>
     Effect.gen(function*() {
       const web = yield* webHandler
@@ -215,9 +260,10 @@ describe("/v1 tools and calls", () => {
         ...real,
         callTool: () => Effect.fail(new UpstreamRpcError({ server: "alpha", method: "tools/call", code, rpcMessage: "message: expected a string" }))
       })
-      const bad = yield* Effect.flip(ApiHandlers.callTool(refusing(-32602), { tool: "alpha.echo", arguments: { message: 1 } }))
+      // Arguments that fit the schema, refused by the upstream all the same.
+      const bad = yield* Effect.flip(ApiHandlers.callTool(refusing(-32602), { tool: "alpha.echo", arguments: { message: "x" } }))
       assert.deepInclude(bad, { _tag: "BadArguments", tool: "alpha__echo", detail: "message: expected a string" })
-      const other = yield* Effect.flip(ApiHandlers.callTool(refusing(-32603), { tool: "alpha.echo" }))
+      const other = yield* Effect.flip(ApiHandlers.callTool(refusing(-32603), { tool: "alpha.echo", arguments: { message: "x" } }))
       assert.deepInclude(other, { _tag: "UpstreamFailed", kind: "UpstreamRpcError", server: "alpha", code: -32603 })
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
 })

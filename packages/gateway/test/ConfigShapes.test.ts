@@ -57,11 +57,29 @@ describe("tool patterns", () => {
     assert.isFalse(matches("/^delete/", "undelete"))
     // A dot in a glob is a dot, not any character.
     assert.isFalse(matches("a.*", "abc"))
+    // Braces, and a star over any character a tool name may have.
+    assert.isTrue(matches("{read,list}_*", "read_file"))
+    assert.isTrue(matches("{read,list}_*", "list_dir"))
+    assert.isFalse(matches("{read,list}_*", "write_file"))
+    assert.isTrue(matches("fs/*", "fs/read/file"))
+    assert.isTrue(matches("[!ab]*", "cx"))
+    assert.isTrue(matches("*", ".hidden"))
+  })
+
+  it("names the patterns that match none of a server's tools", () => {
+    const compiled = (pattern: string) => ({ pattern, matches: Either.getOrThrow(ToolPattern.compile(pattern)) })
+    const filter = ToolPattern.filterOf([compiled("read_fiel"), compiled("{read,list}_*")], [compiled("delete_*")])
+    assert.deepStrictEqual(filter.unmatched(["read_file", "list_dir"]), [
+      { list: "tools", pattern: "read_fiel" },
+      { list: "excludeTools", pattern: "delete_*" }
+    ])
+    assert.deepStrictEqual(ToolPattern.filterOf(undefined, []).unmatched(["x"]), [])
   })
 
   it("deny wins over allow; no lists lets everything through", () => {
-    const allow = [Either.getOrThrow(ToolPattern.compile("get_*"))]
-    const deny = [Either.getOrThrow(ToolPattern.compile("get_secret"))]
+    const compiled = (pattern: string) => ({ pattern, matches: Either.getOrThrow(ToolPattern.compile(pattern)) })
+    const allow = [compiled("get_*")]
+    const deny = [compiled("get_secret")]
     const filter = ToolPattern.filterOf(allow, deny)
     assert.isTrue(filter.allows("get_user"))
     assert.isFalse(filter.allows("get_secret"))
@@ -91,7 +109,7 @@ describe("tool patterns", () => {
       assert.include(error.message, `"/(unclosed/"`)
       const glob = yield* failureOf(JSON.stringify({ mcpServers: { gh: { command: "x", tools: ["get_[abc"] } } }))
       assert.include(glob.error.message, "mcpServers.gh.tools[0]")
-      assert.include(glob.error.message, "unclosed [")
+      assert.include(glob.error.message, `an invalid glob (Missing closing: "]"`)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

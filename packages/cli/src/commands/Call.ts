@@ -1,6 +1,7 @@
 /**
  * `mcpx-fx call <namespace>.<tool> [json]`: calls one tool and prints what it said. Exit 1 when
- * the tool reports an error (`isError`), 2 for arguments that are not a JSON object or a tool
+ * the tool reports an error (`isError`), 2 for arguments that are not a JSON object or do not fit
+ * the tool's inputSchema (checked by the gateway before the upstream is called), or a tool
  * that does not exist (with the closest names), 75 when it asked a question nobody here could
  * answer (Asking.ts).
  */

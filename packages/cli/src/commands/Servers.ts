@@ -22,6 +22,7 @@ import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
 import * as Output from "../Output.js"
 import { UsageError } from "../UsageError.js"
+import * as ViaDaemon from "../ViaDaemon.js"
 import { globalsFrom } from "./Root.js"
 
 const group = Command.make("servers", { globals: GlobalOptions.options })
@@ -86,28 +87,75 @@ const edit = <E, R>(
 
 const nameArg = Args.text({ name: "name" }).pipe(Args.withDescription("The server's name (its namespace is made from it)."))
 
-const list = Command.make("list", { globals: GlobalOptions.options }, ({ globals }) =>
-  Effect.gen(function*() {
-    const options = yield* optionsOf(globals)
-    const config = yield* Effect.provide(Config.Config, Layers.configured(options))
-    const rows = [
-      ...config.servers.map((s) => {
+interface Row {
+  readonly name: string
+  readonly namespace: string
+  readonly enabled: boolean
+  readonly transport: string
+  readonly target: string
+  readonly file: string
+}
+
+/** The rows, and the daemon they came from (none: the config files found from here). */
+interface Listed {
+  readonly rows: ReadonlyArray<Row>
+  readonly daemon: { readonly pid: number; readonly files: ReadonlyArray<string> } | undefined
+}
+
+/** The servers of the config files found from here, enabled and disabled. */
+const configuredRows = (options: GlobalOptions.Globals) =>
+  Effect.map(Effect.provide(Config.Config, Layers.configured(options)), (config): Listed => ({
+    rows: [
+      ...config.servers.map((s): Row => {
         const d = s.definition
         const target = d.transport === "stdio" ? [d.command, ...d.args].join(" ") : d.url
         return { name: s.name, namespace: s.namespace, enabled: true, transport: d.transport, target, file: s.file }
       }),
-      ...config.disabled.map((s) => ({ name: s.name, namespace: Config.namespaceOf(s.name), enabled: false, transport: "", target: "", file: s.file }))
-    ]
-    if (options.json) return yield* Output.json({ servers: rows })
-    if (rows.length === 0) return yield* Output.text("(no servers)")
-    yield* Output.text(
-      Output.table(
+      ...config.disabled.map((s): Row => ({ name: s.name, namespace: Config.namespaceOf(s.name), enabled: false, transport: "", target: "", file: s.file }))
+    ],
+    daemon: undefined
+  }))
+
+/**
+ * The servers a running daemon runs, from the files it read (which need not be the ones found from
+ * here: it was started elsewhere, or by `npm start`); it knows nothing of disabled ones.
+ */
+const daemonRows = (client: ViaDaemon.Client) =>
+  Effect.map(client.system.status(), (status): Listed => ({
+    rows: status.servers.map((s): Row => ({
+      name: s.name,
+      namespace: s.namespace,
+      enabled: true,
+      transport: s.transport,
+      target: s.transport === "stdio" ? [s.command ?? "", ...(s.args ?? [])].join(" ") : s.url ?? "",
+      file: s.file
+    })),
+    daemon: { pid: status.daemon.pid, files: status.config?.files ?? status.daemon.configFiles }
+  }))
+
+const list = Command.make("list", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
+  Effect.gen(function*() {
+    const options = yield* optionsOf(globals)
+    const { daemon, rows } = yield* ViaDaemon.orInProcess(options, local, { daemon: daemonRows, inProcess: configuredRows(options) })
+    if (options.json) return yield* Output.json(daemon === undefined ? { servers: rows } : { servers: rows, daemon })
+    const from = daemon === undefined
+      ? []
+      : [`the running daemon's (pid ${daemon.pid}), from ${daemon.files.length === 0 ? "no config file" : daemon.files.join(", ")}:`]
+    const table = rows.length === 0
+      ? "(no servers)"
+      : Output.table(
         ["SERVER", "STATE", "TRANSPORT", "COMMAND OR URL", "FILE"],
         rows.map((r) => [r.name, r.enabled ? "enabled" : "disabled", r.transport || "-", r.target || "-", r.file])
       )
-    )
+    yield* Output.text([...from, table].join("\n"))
   })).pipe(
-    Command.withDescription(describe("List the configured servers, enabled and disabled, with the file each comes from.", "mcpx-fx servers list --json"))
+    Command.withDescription(
+      describe(
+        "List the configured servers, enabled and disabled, with the file each comes from. With a daemon running, " +
+          "its servers and the files it read (--local: the files found from here). " + ViaDaemon.helpNote,
+        "mcpx-fx servers list --json"
+      )
+    )
   )
 
 const add = Command.make(

@@ -25,8 +25,17 @@ const firstLine = (s: unknown): string => {
 
 type Listing = typeof ApiBodies.ToolsListing.Type
 
-const reportFailures = (failures: Listing["failures"]) =>
-  Effect.forEach(failures, (f) => Console.error(`mcpx-fx: ${f.server}: ${f.message}`), { discard: true })
+// In process the gateway has logged the pattern warnings on stderr already; a daemon logs them in
+// its own log, so they are printed here.
+const reportFailures = (listing: Listing, remote: boolean) =>
+  Effect.forEach(
+    [
+      ...listing.failures.map((f) => `${f.server}: ${f.message}`),
+      ...(remote ? listing.warnings ?? [] : []).map((w) => `warning: ${w.server}: ${w.message}`)
+    ],
+    (line) => Console.error(`mcpx-fx: ${line}`),
+    { discard: true }
+  )
 
 type Named = ReadonlyArray<{ readonly name: string; readonly namespace: string }>
 
@@ -56,18 +65,18 @@ export const command = Command.make(
       const options = yield* globalsFrom(globals)
       const { ApiBodies, ApiShaping } = yield* loadShapes
       const only = Option.getOrUndefined(namespace)
-      const { count, listing } = yield* ViaDaemon.orInProcess(options, local, {
+      const { count, listing, remote } = yield* ViaDaemon.orInProcess(options, local, {
         daemon: (client) =>
           Effect.gen(function*() {
             const count = yield* asked((yield* client.system.servers()).servers, only)
             const listing: Listing = yield* client.tools.list({ urlParams: only === undefined ? {} : { ns: only } })
-            return { count, listing }
+            return { count, listing, remote: true }
           }),
         inProcess: withGateway(options, (gateway) =>
           Effect.gen(function*() {
             const count = yield* asked(gateway.servers, only)
             const listing: Listing = yield* ApiShaping.toolsListing(gateway, only)
-            return { count, listing }
+            return { count, listing, remote: false }
           }))
       })
       const { failures, tools } = listing
@@ -78,7 +87,7 @@ export const command = Command.make(
             ? "(no tools)"
             : Output.table(["TOOL", "DESCRIPTION"], tools.map((t) => [String(t.name), firstLine(t.description)]))
         )
-        yield* reportFailures(failures)
+        yield* reportFailures(listing, remote)
       }
       // Every server asked for failed: that is a failure of the command, not an empty list.
       if (failures.length > 0 && failures.length === count) {

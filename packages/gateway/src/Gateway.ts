@@ -92,9 +92,14 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly listResources: (caller: Caller) => Effect.Effect<Listing>
   readonly listResourceTemplates: (caller: Caller) => Effect.Effect<Listing>
   /** Calls a tool by its qualified name; the upstream's result comes back unchanged. */
-  readonly callTool: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
-  readonly getPrompt: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
-  readonly readResource: (caller: Caller, uri: string, meta?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  /**
+   * Calls a tool by its host-visible name, resolved (and held to the server's tool filters) on
+   * every round: `retry` is what a modern retry adds to the params (`inputResponses`, the
+   * upstream's `requestState`), and goes where the first round went only if the name still does.
+   */
+  readonly callTool: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject, retry?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  readonly getPrompt: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject, retry?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  readonly readResource: (caller: Caller, uri: string, meta?: JsonObject, retry?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
   /** Sends any request to one server's session (completion, subscriptions, …) with the caller's context. */
   readonly forward: (caller: Caller, namespace: string, method: string, params: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
   readonly protocol: Effect.Effect<ReadonlyArray<ServerProtocol>>
@@ -426,27 +431,27 @@ const make = Effect.gen(function*() {
     describeTool: (caller, name, options) =>
       Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => Names.qualifyTool(found.server, found.tool)),
     reconfigure,
-    callTool: (caller, name, args, meta) =>
+    callTool: (caller, name, args, meta, retry) =>
       Effect.flatMap(resolveTool(caller, name), (found) =>
         Effect.map(
-          request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args }, meta)),
+          request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args, ...retry }, meta)),
           (result) => Names.qualifyResult(found.server, "tools/call", result)
         )),
-    getPrompt: (caller, name, args, meta) => {
+    getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)
       return found === undefined
         ? unknown("prompt", name, listPrompts, caller)
         : Effect.map(
-          request(found.server, caller, "prompts/get", withMeta({ name: found.name, arguments: args }, meta)),
+          request(found.server, caller, "prompts/get", withMeta({ name: found.name, arguments: args, ...retry }, meta)),
           (result) => Names.qualifyResult(found.server, "prompts/get", result)
         )
     },
-    readResource: (caller, uri, meta) => {
+    readResource: (caller, uri, meta, retry) => {
       const found = Names.resolveUri(table.servers, uri)
       return found === undefined
         ? unknown("resource", uri, listResources, caller)
         : Effect.map(
-          request(found.server, caller, "resources/read", withMeta({ uri: found.uri }, meta)),
+          request(found.server, caller, "resources/read", withMeta({ uri: found.uri, ...retry }, meta)),
           (result) => Names.qualifyResult(found.server, "resources/read", result)
         )
     },

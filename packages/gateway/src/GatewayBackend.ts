@@ -167,9 +167,9 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
     const gather = settings.get("questions.gather")
 
     /**
-     * A call, or — for a modern retry — its repetition sent to the server that asked (the one the
-     * name routes to), with the first round's params plus the retry fields. A retry whose name
-     * routes nowhere takes the ordinary path, which names the closest matches.
+     * A call, or — for a modern retry — its repetition, with the retry fields added to the first
+     * round's params. Both take the one path that resolves the name and applies the server's tool
+     * filters, so a retry can reach nothing a first call could not.
      *
      * A modern host cannot be asked on a channel, so its call runs in PendingCalls: a legacy
      * upstream's question ends the host's request with `input_required`, the upstream call waits,
@@ -179,19 +179,13 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
      */
     const routed = (
       caller: Backend.Caller,
-      method: string,
       label: string,
-      found: { readonly server: { readonly namespace: string }; readonly params: JsonObject } | undefined,
-      meta: JsonObject | undefined,
-      first: (gc: GatewayCaller) => Effect.Effect<JsonObject, GatewayCallError>
+      send: (gc: GatewayCaller, retry: JsonObject | undefined) => Effect.Effect<JsonObject, GatewayCallError>
     ): Effect.Effect<JsonObject, Backend.BackendError> => {
       const gc = toGatewayCaller(caller)
-      const run = (questions?: Questions.QuestionHandler, cutShort?: CutShort) => {
-        const asking = questions === undefined ? gc : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }) }
-        return caller.retry === undefined || found === undefined
-          ? first(asking)
-          : gateway.forward(asking, found.server.namespace, method, withMeta({ ...found.params, ...retryParams(caller.retry) }, meta))
-      }
+      const retry = caller.retry === undefined ? undefined : retryParams(caller.retry)
+      const run = (questions?: Questions.QuestionHandler, cutShort?: CutShort) =>
+        send(questions === undefined ? gc : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }) }, retry)
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
       if (!PendingCalls.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
@@ -227,9 +221,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
     }
 
     const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined) => {
-      const found = Names.resolve(gateway.servers, name)
-      const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
-      return routed(caller, "tools/call", name, upstream, meta, (gc) => gateway.callTool(gc, name, args, meta))
+      return routed(caller, name, (gc, retry) => gateway.callTool(gc, name, args, meta, retry))
     }
 
     // The meta-tools exist while some server's tools are behind them.
@@ -276,16 +268,8 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         name === ToolSearch.SearchName || name === ToolSearch.DescribeName || name === ToolSearch.CallName
           ? metaCall(caller, name, args, meta)
           : toolCall(caller, name, args, meta),
-      getPrompt: (caller, name, args, meta) => {
-        const found = Names.resolve(gateway.servers, name)
-        const upstream = found && { server: found.server, params: { name: found.name, arguments: args } }
-        return routed(caller, "prompts/get", name, upstream, meta, (gc) => gateway.getPrompt(gc, name, args, meta))
-      },
-      readResource: (caller, uri, meta) => {
-        const found = Names.resolveUri(gateway.servers, uri)
-        const upstream = found && { server: found.server, params: { uri: found.uri } }
-        return routed(caller, "resources/read", uri, upstream, meta, (gc) => gateway.readResource(gc, uri, meta))
-      },
+      getPrompt: (caller, name, args, meta) => routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry)),
+      readResource: (caller, uri, meta) => routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry)),
       complete,
       // Gateway changes already have the Backend's shape (plus the server they came from).
       changes: gateway.changes,

@@ -229,7 +229,9 @@ describe("/v1 tools and calls", () => {
       for (
         const [method, path, body, status, tag] of [
           ["POST", "/v1/call", "{not json", 400, "HttpApiDecodeError"],
-          ["POST", "/v1/call", undefined, 400, "HttpApiDecodeError"],
+          ["POST", "/v1/call", "", 400, "HttpApiDecodeError"],
+          // Not declared JSON at all: refused before it is read (HttpJsonBody).
+          ["POST", "/v1/call", undefined, 415, "UnsupportedMediaType"],
           ["PUT", "/v1/settings/pool.max", "nope", 400, "HttpApiDecodeError"],
           ["GET", "/v1/nothing", undefined, 404, "NotFound"],
           ["DELETE", "/v1/call", undefined, 404, "NotFound"]

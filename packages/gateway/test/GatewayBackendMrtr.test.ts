@@ -111,6 +111,32 @@ describe("GatewayBackend MRTR", () => {
       assert.notStrictEqual(again.requestState, state)
     }).pipe(Effect.provide(serverFor({ alpha: era("dual") }))))
 
+  // An excluded tool is as unknown to a retry as to a first call: inputResponses without
+  // mcpx-fx's state once ran it, and a signed state bound to its name cannot route around the filter.
+  it.scopedLive("2026-07-28/mrtr/a retry reaches no tool the filters hide, signed or not", () =>
+    Effect.gen(function*() {
+      const echo = (extra: JsonObject, id: number) =>
+        JsonRpc.request(id, "tools/call", { name: "odd__echo", arguments: { message: "hi" }, ...extra, _meta: modernMeta() })
+      const plain = errorOf(yield* send(echo({}, 1)))
+      assert.strictEqual(plain.code, -32602)
+      assert.include(plain.message, "Unknown tool")
+      const unsigned = errorOf(yield* send(echo({ inputResponses: {} }, 2)))
+      assert.strictEqual(unsigned.code, -32602)
+      assert.include(unsigned.message, "Unknown tool")
+      const sealed = yield* (yield* RequestState).seal({
+        method: "tools/call",
+        params: { name: "odd__echo", arguments: { message: "hi" } },
+        inner: "made-up"
+      })
+      const signed = errorOf(yield* send(echo({ inputResponses: {}, requestState: sealed }, 3)))
+      assert.strictEqual(signed.code, -32602)
+      assert.include(signed.message, "Unknown tool")
+      // The tool the filter lets through still answers, first call or unsigned "retry".
+      assert.include(textOf(resultOf(yield* send(JsonRpc.request(4, "tools/call", {
+        name: "odd__hello", arguments: {}, inputResponses: {}, _meta: modernMeta()
+      })))), "hello from dual")
+    }).pipe(Effect.provide(serverFor({ odd: era("dual", { excludeTools: ["echo"] }) }))))
+
   it.scopedLive("2026-07-28/mrtr/requestState tampered is refused", () =>
     Effect.gen(function*() {
       const state = yield* firstRound

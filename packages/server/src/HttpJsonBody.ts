@@ -17,10 +17,11 @@ export const JsonType = Wire.JsonType
 
 const needsJson = (method: string): boolean => method === "POST" || method === "PUT"
 
-/** The 415 a POST or PUT not declared JSON gets, with the `{error, message}` body of `/v1`'s other refusals. */
+/** The 415 a POST or PUT not declared JSON gets, with the `_tag` and `message` of `/v1`'s other 4xx bodies. */
 export const unsupported = (found: string | undefined): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(
     {
+      _tag: "UnsupportedMediaType",
       error: "unsupported media type",
       message: `a POST or PUT to /v1 needs Content-Type: application/json (got ${found === undefined ? "none" : JSON.stringify(found)})`
     },

@@ -159,11 +159,13 @@ const make = (options: ServerOptions) =>
 
     /**
      * The retry as the Backend must see it: mcpx-fx's own state checked against this very request
-     * and swapped for the upstream's state it carries (none if the upstream gave none).
+     * and swapped for the upstream's state it carries (none if the upstream gave none). Every
+     * `input_required` mcpx-fx answers carries its state, so answers without one belong to no
+     * round of its own: the request is a first call, and is resolved and filtered as one.
      */
     const openRetry = (method: string, params: JsonObject, retry: InputRetry) =>
       retry.requestState === undefined
-        ? Effect.succeed(retry)
+        ? Effect.succeed(undefined)
         : Effect.map(requestState.open(retry.requestState, { method, params }), (opened): InputRetry | undefined =>
           retry.inputResponses === undefined && opened.inner === undefined ? undefined : {
             ...(retry.inputResponses === undefined ? {} : { inputResponses: retry.inputResponses }),

@@ -71,11 +71,15 @@ describe("MRTR requestState", () => {
       })
     ))
 
-  it.effect("2026-07-28/mrtr/a retry without requestState passes its inputResponses as sent", () =>
+  // Every input_required mcpx-fx gives carries its state: answers without one answer no round of
+  // its own, and a "retry" must not skip what a first call goes through (the tool filters).
+  it.effect("2026-07-28/mrtr/answers without requestState make a first call: the Backend sees no retry", () =>
     withServer((t) =>
       Effect.gen(function*() {
         resultOf(yield* t.handle(call({ name: "echo", inputResponses: answers }, 1)))
-        assert.deepStrictEqual(t.received[0]?.caller.retry, { inputResponses: answers })
+        assert.isUndefined(t.received[0]?.caller.retry)
+        resultOf(yield* t.handle(call({ name: "echo", inputResponses: {} }, 2)))
+        assert.isUndefined(t.received[1]?.caller.retry)
       })
     ))
 

@@ -67,7 +67,7 @@ describe.concurrent("daemon shutdown", () => {
       yield* EraLog.until(log, (l) => countOf("tools/call")(l) === 4)
       yield* Effect.sync(() => daemon.child.kill("SIGTERM"))
 
-      for (const [fiber, id, status] of [[inSession, "in-session", 200], [withoutSession, "sessionless", 200], [modern, "modern", 500]] as const) {
+      for (const [fiber, id, status] of [[inSession, "in-session", 200], [withoutSession, "sessionless", 200], [modern, "modern", 200]] as const) {
         const reply = yield* Fiber.join(fiber)
         assert.strictEqual(reply.status, status, reply.text)
         const body = reply.body as Message

@@ -4,11 +4,9 @@
  *
  * The spec mandates 400 for -32020, -32021, -32022 and a -32602 for missing `_meta`, and 404 for
  * -32601. Every -32602 is 400 here (an invalid-params error is always the client's), as are the
- * malformed-message codes -32600 and -32700. The rest are choices the spec leaves open:
- * - -32603 and the implementation-defined server range -32000…-32019 are 500: the server failed;
- * - -32002 (resource not found, legacy servers; a gateway may relay it) is 404;
- * - any other code is application-level and travels on 200 with its JSON-RPC body, so a client
- *   that only reads bodies still sees it and no HTTP-level retry logic mistakes it for an outage.
+ * malformed-message codes -32600 and -32700. Every other code travels on 200 with its JSON-RPC
+ * body (seed 002): it is about the request, not the transport, so a client that reads bodies sees
+ * it and no HTTP-level retry logic mistakes an upstream's failure (-32603, -32000…) for an outage.
  */
 import * as ErrorCode from "./ErrorCode.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -21,8 +19,6 @@ export const Accepted = 202
 export const BadRequest = 400
 /** 404: the server has no such method (or the legacy session is unknown). */
 export const NotFound = 404
-/** 500: the server failed. */
-export const InternalServerError = 500
 
 const clientErrors: ReadonlyArray<number> = [
   ErrorCode.ParseError,
@@ -36,8 +32,7 @@ const clientErrors: ReadonlyArray<number> = [
 /** The HTTP status for a JSON-RPC error code. */
 export const statusForErrorCode = (code: number): number => {
   if (clientErrors.includes(code)) return BadRequest
-  if (code === ErrorCode.MethodNotFound || code === ErrorCode.ResourceNotFound) return NotFound
-  if (code === ErrorCode.InternalError || (code >= -32019 && code <= -32000)) return InternalServerError
+  if (code === ErrorCode.MethodNotFound) return NotFound
   return Ok
 }
 

@@ -38,14 +38,25 @@ export type HandleError =
   | Meta.UnsupportedProtocolVersion
   | RequestState.InvalidRequestState
 
+/** Codes an upstream may answer mcpx-fx with that would mean something else to the host. */
+const reservedUpstream = (code: number, era: Revision.Era): boolean =>
+  code === ErrorCode.HeaderMismatch ||
+  code === ErrorCode.MissingRequiredClientCapability ||
+  code === ErrorCode.UnsupportedProtocolVersion ||
+  (era === "modern" && code === ErrorCode.UrlElicitationRequired)
+
 /**
  * The JSON-RPC error for every failure, for a caller of `era`. The choices the spec leaves open:
  * - an unknown tool, prompt or server is -32602 naming the closest matches; an unknown resource is
  *   -32002 for a legacy caller and -32602 for a modern one (the code moved in 2026-07-28);
  * - an upstream's own error keeps its code, message and data (a legacy -32002 is upgraded to
- *   -32602 for a modern caller);
- * - a timeout and an unreachable upstream are -32603 (the server failed, HTTP 500), with data that
- *   says which, so a client can tell them apart without a code of our own;
+ *   -32602 for a modern caller), except the codes the specification reserves for the exchange
+ *   between a client and a server (-32020 header mismatch, -32021 missing capability, -32022
+ *   unsupported version, and for a modern caller -32042, which 2026-07-28 must not send): those
+ *   were about mcpx-fx's own request upstream, never the host's, so they become -32603 naming the
+ *   upstream, with its code, message and data under `data`;
+ * - a timeout and an unreachable upstream are -32603 (the server failed), with data that says
+ *   which, so a client can tell them apart without a code of our own;
  * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
  *   so it gets -32603 with the same data;
  * - a retry's `requestState` that fails its checks is -32602: the specification only says it MUST be
@@ -79,7 +90,14 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
         : obj(ErrorCode.InvalidParams, e.message, data)
     }
     case "UpstreamError":
-      return obj(era === "modern" ? Shape.upgradeErrorCode(e.code) : e.code, e.rpcMessage, e.data)
+      return reservedUpstream(e.code, era)
+        ? obj(ErrorCode.InternalError, `upstream ${e.server} answered ${e.method} with error ${e.code}: ${e.rpcMessage}`, {
+          reason: "upstream-error",
+          server: e.server,
+          method: e.method,
+          upstream: e.data === undefined ? { code: e.code, message: e.rpcMessage } : { code: e.code, message: e.rpcMessage, data: e.data }
+        })
+        : obj(era === "modern" ? Shape.upgradeErrorCode(e.code) : e.code, e.rpcMessage, e.data)
     case "CallTimedOut":
       return obj(ErrorCode.InternalError, e.message, { reason: "timeout", server: e.server, method: e.method, timeoutMs: e.timeoutMs })
     case "CapabilityRequired":

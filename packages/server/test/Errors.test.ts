@@ -10,23 +10,36 @@ const cases: ReadonlyArray<readonly [string, Server.HandleError, Revision.Era, n
   ["unknown-tool", new UnknownName({ kind: "tool", name: "x", suggestions: [] }), "modern", -32602, 400],
   ["unknown-tool", new UnknownName({ kind: "tool", name: "x", suggestions: [] }), "legacy", -32602, 400],
   ["unknown-resource", new UnknownName({ kind: "resource", name: "u", suggestions: [] }), "modern", -32602, 400],
-  ["unknown-resource", new UnknownName({ kind: "resource", name: "u", suggestions: [] }), "legacy", -32002, 404],
+  ["unknown-resource", new UnknownName({ kind: "resource", name: "u", suggestions: [] }), "legacy", -32002, 200],
   ["upstream-code", new UpstreamError({ server: "s", method: "m", code: -31000, rpcMessage: "m" }), "modern", -31000, 200],
   ["upstream-32002", new UpstreamError({ server: "s", method: "m", code: -32002, rpcMessage: "m" }), "modern", -32602, 400],
-  ["upstream-32002", new UpstreamError({ server: "s", method: "m", code: -32002, rpcMessage: "m" }), "legacy", -32002, 404],
-  ["timeout", new CallTimedOut({ server: "s", method: "m", timeoutMs: 1 }), "modern", -32603, 500],
-  ["unavailable", new BackendUnavailable({ reason: "r" }), "modern", -32603, 500],
+  ["upstream-32002", new UpstreamError({ server: "s", method: "m", code: -32002, rpcMessage: "m" }), "legacy", -32002, 200],
+  // Codes about mcpx-fx's own request upstream never reach a host as if they were about its own.
+  ["upstream-32020", new UpstreamError({ server: "s", method: "m", code: -32020, rpcMessage: "m" }), "modern", -32603, 200],
+  ["upstream-32021", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m" }), "modern", -32603, 200],
+  ["upstream-32022", new UpstreamError({ server: "s", method: "m", code: -32022, rpcMessage: "m" }), "modern", -32603, 200],
+  ["upstream-32022", new UpstreamError({ server: "s", method: "m", code: -32022, rpcMessage: "m" }), "legacy", -32603, 200],
+  ["upstream-32042", new UpstreamError({ server: "s", method: "m", code: -32042, rpcMessage: "m" }), "modern", -32603, 200],
+  ["upstream-32042", new UpstreamError({ server: "s", method: "m", code: -32042, rpcMessage: "m" }), "legacy", -32042, 200],
+  ["timeout", new CallTimedOut({ server: "s", method: "m", timeoutMs: 1 }), "modern", -32603, 200],
+  ["unavailable", new BackendUnavailable({ reason: "r" }), "modern", -32603, 200],
   ["capability", new CapabilityRequired({ requiredCapabilities: { sampling: {} } }), "modern", -32021, 400],
-  ["capability", new CapabilityRequired({ requiredCapabilities: { sampling: {} } }), "legacy", -32603, 500],
+  ["capability", new CapabilityRequired({ requiredCapabilities: { sampling: {} } }), "legacy", -32603, 200],
   ["meta-missing", new Meta.InvalidRequestMeta({ problems: [{ field: "_meta", problem: "missing", detail: "" }] }), "modern", -32602, 400],
   ["unsupported-version", new Meta.UnsupportedProtocolVersion({ supported: ["2026-07-28"], requested: "x" }), "modern", -32022, 400],
   ["method-not-found", new Server.MethodNotFound({ method: "m", detail: "d" }), "modern", -32601, 404],
   ["invalid-params", new Server.InvalidParams({ detail: "d" }), "modern", -32602, 400],
   ["already-initialized", new Server.AlreadyInitialized({ revision: "2025-11-25" }), "legacy", -32600, 400],
-  ["unshapeable", new Server.UnshapeableResult({ detail: "d" }), "legacy", -32603, 500]
+  ["unshapeable", new Server.UnshapeableResult({ detail: "d" }), "legacy", -32603, 200]
 ]
 
 describe("errorObject", () => {
+  it("2026-07-28/errors/a reserved upstream code names the upstream and keeps what it said under data", () => {
+    const e = Server.errorObject(new UpstreamError({ server: "gh", method: "tools/call", code: -32022, rpcMessage: "no", data: { supported: ["x"] } }), "modern")
+    assert.include(e.message, "upstream gh answered tools/call with error -32022: no")
+    assert.deepStrictEqual(e.data, { reason: "upstream-error", server: "gh", method: "tools/call", upstream: { code: -32022, message: "no", data: { supported: ["x"] } } })
+  })
+
   for (const [name, error, era, code, status] of cases) {
     const revision = era === "modern" ? "2026-07-28" : "2025-11-25"
     it(`${revision}/errors/${name}-is-${code}-and-http-${status}`, () => {

@@ -202,7 +202,7 @@ describe("HttpHost: 2026-07-28", () => {
       yield* expect(yield* call("echo"), 200, undefined)
       yield* expect(yield* call("needs_elicitation"), 400, -32021)
       yield* expect(yield* call("nope"), 400, -32602)
-      yield* expect(yield* call("slow"), 500, -32603)
+      yield* expect(yield* call("slow"), 200, -32603)
       yield* expect(yield* call("boom"), 200, -32050)
       yield* expect(yield* h.post(modernRequest("unknown/method"), modernHeaders("unknown/method")), 404, -32601)
       yield* expect(yield* h.post(modernRequest("initialize", initialize("2025-11-25").params ?? {}), modernHeaders("initialize")), 404, -32601)

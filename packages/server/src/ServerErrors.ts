@@ -3,6 +3,7 @@
  * JSON-RPC codes are chosen (Server.ts re-exports them).
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import { isJsonObject } from "@mcpx-fx/protocol/Json"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
@@ -51,10 +52,12 @@ const reservedUpstream = (code: number, era: Revision.Era): boolean =>
  *   -32002 for a legacy caller and -32602 for a modern one (the code moved in 2026-07-28);
  * - an upstream's own error keeps its code, message and data (a legacy -32002 is upgraded to
  *   -32602 for a modern caller), except the codes the specification reserves for the exchange
- *   between a client and a server (-32020 header mismatch, -32021 missing capability, -32022
- *   unsupported version, and for a modern caller -32042, which 2026-07-28 must not send): those
- *   were about mcpx-fx's own request upstream, never the host's, so they become -32603 naming the
- *   upstream, with its code, message and data under `data`;
+ *   between a client and a server: -32020 (header mismatch) and -32022 (unsupported version),
+ *   and for a modern caller -32042 (which 2026-07-28 must not send), were about mcpx-fx's own
+ *   request upstream, never the host's, so they become -32603 naming the upstream, with its code,
+ *   message and data under `data`; a -32021 naming `requiredCapabilities` is about the
+ *   capabilities mcpx-fx passed on for the host, so mcpx-fx says it itself, as for its own
+ *   missing capability (-32021 to a modern caller, -32603 to a legacy one), naming the upstream;
  * - a timeout and an unreachable upstream are -32603 (the server failed), with data that says
  *   which, so a client can tell them apart without a code of our own;
  * - a missing client capability is -32021 for a modern caller; a legacy caller has no such code,
@@ -89,7 +92,16 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
         ? obj(ErrorCode.ResourceNotFound, e.message, { uri: e.name, suggestions: [...e.suggestions] })
         : obj(ErrorCode.InvalidParams, e.message, data)
     }
-    case "UpstreamError":
+    case "UpstreamError": {
+      const required = e.code === ErrorCode.MissingRequiredClientCapability && isJsonObject(e.data) && isJsonObject(e.data.requiredCapabilities)
+        ? e.data.requiredCapabilities
+        : undefined
+      if (required !== undefined) {
+        const why = `upstream ${e.server} needs it for ${e.method}`
+        return era === "modern"
+          ? obj(ErrorCode.MissingRequiredClientCapability, `Missing required client capability (${why})`, { requiredCapabilities: required })
+          : obj(ErrorCode.InternalError, `the client lacks a capability ${why}: ${e.rpcMessage}`, { requiredCapabilities: required })
+      }
       return reservedUpstream(e.code, era)
         ? obj(ErrorCode.InternalError, `upstream ${e.server} answered ${e.method} with error ${e.code}: ${e.rpcMessage}`, {
           reason: "upstream-error",
@@ -98,6 +110,7 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
           upstream: e.data === undefined ? { code: e.code, message: e.rpcMessage } : { code: e.code, message: e.rpcMessage, data: e.data }
         })
         : obj(era === "modern" ? Shape.upgradeErrorCode(e.code) : e.code, e.rpcMessage, e.data)
+    }
     case "CallTimedOut":
       return obj(ErrorCode.InternalError, e.message, { reason: "timeout", server: e.server, method: e.method, timeoutMs: e.timeoutMs })
     case "CapabilityRequired":

@@ -17,6 +17,9 @@ const cases: ReadonlyArray<readonly [string, Server.HandleError, Revision.Era, n
   // Codes about mcpx-fx's own request upstream never reach a host as if they were about its own.
   ["upstream-32020", new UpstreamError({ server: "s", method: "m", code: -32020, rpcMessage: "m" }), "modern", -32603, 200],
   ["upstream-32021", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m" }), "modern", -32603, 200],
+  // …unless it names the capabilities mcpx-fx passed on for the host: mcpx-fx says so itself.
+  ["upstream-32021-required", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m", data: { requiredCapabilities: { elicitation: {} } } }), "modern", -32021, 400],
+  ["upstream-32021-required", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m", data: { requiredCapabilities: { elicitation: {} } } }), "legacy", -32603, 200],
   ["upstream-32022", new UpstreamError({ server: "s", method: "m", code: -32022, rpcMessage: "m" }), "modern", -32603, 200],
   ["upstream-32022", new UpstreamError({ server: "s", method: "m", code: -32022, rpcMessage: "m" }), "legacy", -32603, 200],
   ["upstream-32042", new UpstreamError({ server: "s", method: "m", code: -32042, rpcMessage: "m" }), "modern", -32603, 200],

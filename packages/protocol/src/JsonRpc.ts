@@ -256,7 +256,8 @@ export interface FrameLimits {
 
 /**
  * Decodes a frame from a host, held to `limits`: a frame nested past `maxDepth` and a batch longer
- * than `maxBatch` are refused whole (-32600, no id), before anything walks them; a message whose
+ * than `maxBatch` are refused whole (-32600) before anything walks them, under the message's own
+ * id when it is a single message whose top-level id can be read (so its request completes); a message whose
  * numeric id no JavaScript number holds exactly (`1e400`, `1e-400`, an integer past 2^53) is
  * refused (-32600, no id) rather than answered under an id it did not send.
  */
@@ -264,7 +265,10 @@ export const decodeHostFrame = (text: string, limits: FrameLimits = {}): Either.
   const maxDepth = limits.maxDepth ?? MaxDepth
   const scanned = FrameScan.scan(text, maxDepth)
   return Either.flatMap(parseJson(text), (value): Either.Either<Frame, FrameError> => {
-    if (scanned.tooDeep) return Either.left(invalid(`the message nests deeper than ${maxDepth} levels`, undefined))
+    if (scanned.tooDeep) {
+      const id = isJsonObject(value) && isRequestId(value.id) ? value.id : undefined
+      return Either.left(invalid(`the message nests deeper than ${maxDepth} levels`, id))
+    }
     if (Array.isArray(value) && limits.maxBatch !== undefined && value.length > limits.maxBatch) {
       return Either.left(invalid(`a batch may hold at most ${limits.maxBatch} messages, this one has ${value.length}`, undefined))
     }

@@ -18,12 +18,19 @@ const nested = (levels: number): string =>
   `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":${"[".repeat(levels)}${"]".repeat(levels)}}}}`
 
 describe("JsonRpc.decodeHostFrame", () => {
-  it("refuses a frame nested past the bound with -32600 naming it, and no id", () => {
+  it("refuses a frame nested past the bound with -32600 naming it, under the message's own id", () => {
     const e = refused(nested(5_000))
     assert.strictEqual(e.code, -32600)
     assert.include(e.reason, `${JsonRpc.MaxDepth} levels`)
-    assert.isUndefined(e.id)
+    assert.strictEqual(e.id, 1)
+    assert.strictEqual(JsonRpc.frameErrorResponse(e).id, 1)
     assert.include(JsonRpc.frameErrorResponse(e).error.message, "128")
+  })
+
+  it("refuses a batch nested past the bound with no id: it has none of its own", () => {
+    const e = refused(`[${nested(5_000)}]`)
+    assert.strictEqual(e.code, -32600)
+    assert.isUndefined(e.id)
   })
 
   it("takes a frame exactly at the bound and refuses one level more", () => {

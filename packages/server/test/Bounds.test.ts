@@ -21,6 +21,14 @@ const deep = (levels: number, id: JsonRpc.RequestId = "deep") =>
     "]".repeat(levels)
   }}}}`
 
+/** A -32600 answering the request it refuses: its id could be read, so the host's request completes. */
+const ownId = (reply: JsonObject, id: JsonRpc.RequestId, mentions: string) => {
+  assert.strictEqual(reply.id, id, JSON.stringify(reply))
+  const error = asObject(reply.error)
+  assert.strictEqual(error.code, -32600)
+  assert.include(String(error.message), mentions)
+}
+
 const InexactIds = ["1e400", "1e-400", "9007199254740993"]
 
 /** A refusal naming no request: HTTP leaves the id out, stdio writes it as null. */
@@ -72,12 +80,12 @@ describe("stdio bounds", () => {
         assert.deepStrictEqual(reply.map((r) => r.id), Array.from({ length: width }, (_, i) => i))
       })))
 
-  it.effect("2025-11-25/stdio/a frame nested past the bound is -32600 naming it, and the host goes on", () =>
+  it.effect("2025-11-25/stdio/a frame nested past the bound is -32600 naming it under its own id, and the host goes on", () =>
     stdio((h) =>
       Effect.gen(function*() {
         yield* opened(h, "2025-11-25")
         yield* h.sendLine(deep(5_000))
-        idless(asObject(yield* h.next), -32600, `${JsonRpc.MaxDepth} levels`, "stdio")
+        ownId(asObject(yield* h.next), "deep", `${JsonRpc.MaxDepth} levels`)
         yield* h.send(request("after", "ping"))
         assert.strictEqual(asObject(yield* h.next).id, "after")
       })))
@@ -146,12 +154,12 @@ describe("HTTP bounds", () => {
       }))
   }
 
-  it.scoped("2025-11-25/http/a body nested past the bound is 400 -32600 naming it, and the host goes on", () =>
+  it.scoped("2025-11-25/http/a body nested past the bound is 400 -32600 naming it under its own id, and the host goes on", () =>
     Effect.gen(function*() {
       const h = yield* harness()
       const r = yield* h.post(deep(5_000), { "mcp-protocol-version": "2025-11-25" })
       assert.strictEqual(r.status, 400)
-      idless(yield* objectOf(r), -32600, `${JsonRpc.MaxDepth} levels`, "http")
+      ownId(yield* objectOf(r), "deep", `${JsonRpc.MaxDepth} levels`)
       const after = yield* h.post(req("tools/call", { name: "echo", arguments: {} }, "after"), { "mcp-protocol-version": "2025-11-25" })
       assert.strictEqual((yield* objectOf(after)).id, "after")
     }))

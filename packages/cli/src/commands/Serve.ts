@@ -21,6 +21,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -42,9 +43,22 @@ const stdinLines: Stream.Stream<string, StdinError> = NodeStream.fromReadable(
   (cause) => new StdinError({ cause })
 ).pipe(Stream.decodeText(), Stream.splitLines)
 
-// Waiting for the write callback keeps a slow host from buffering replies without bound.
+/**
+ * Completed when the host has closed its end of stdout: a write then fails (EPIPE), which with no
+ * listener is an uncaught exception and a stack trace. A host that went away is treated as one that
+ * closed stdin: serve stops as at end of input, its upstreams with it, and exits quietly.
+ */
+const hostGone = Deferred.unsafeMake<void>(FiberId.none)
+const watchStdout: Effect.Effect<void> = Effect.sync(() => {
+  if (process.stdout.listenerCount("error") > 0) return
+  process.stdout.on("error", () => Deferred.unsafeDone(hostGone, Exit.void))
+})
+
+// Waiting for the write callback keeps a slow host from buffering replies without bound. A write
+// after the host left goes nowhere.
 const writeLine = (line: string): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
+    if (process.stdout.destroyed) return resume(Effect.void)
     process.stdout.write(`${line}\n`, () => resume(Effect.void))
   })
 
@@ -89,7 +103,8 @@ const relayToDaemon = Effect.gen(function*() {
   const drain = yield* Settings.get("transport.stdioDrain")
   // Only a relay speaks HTTP to the daemon: its code is loaded when one starts.
   const Relay = yield* Effect.promise(() => import("../Relay.js"))
-  yield* untilStopped((stop) => Relay.relay(stdinLines, writeLine, { drain, stop })).pipe(
+  yield* watchStdout
+  yield* untilStopped((stop) => Relay.relay(stdinLines, writeLine, { drain, stop: Effect.race(stop, Deferred.await(hostGone)) })).pipe(
     Effect.provide(DaemonClient.socketClient(info.value.socket))
   )
 })
@@ -144,8 +159,14 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
         const drain = yield* Settings.get("transport.stdioDrain")
         const stdio = yield* StdioHost.StdioHost
         const maxBatch = yield* Settings.get("transport.maxBatch")
+        yield* watchStdout
         yield* untilStopped((stop) =>
-          stdio.serve(lines, writeLine, { drain, maxBatch, connectionId: `stdio-${process.pid}`, stop: Effect.race(stop, failed) })
+          stdio.serve(lines, writeLine, {
+            drain,
+            maxBatch,
+            connectionId: `stdio-${process.pid}`,
+            stop: Effect.raceAll([stop, failed, Deferred.await(hostGone)])
+          })
         )
       }).pipe(Effect.provide(host))
       yield* serving

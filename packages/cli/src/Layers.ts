@@ -162,7 +162,8 @@ export const gateway = (
     Layer.provideMerge(eraCache),
     Layer.provide(Negotiator.Negotiator.layer),
     // A stdio server inherits mcpx-fx's environment, but never the daemon's own secrets.
-    Layer.provide(TransportLayer.layer({ stdio: { withheldEnv: SettingsRegistry.secretEnvNames } })),
+    // A one-shot command hands a server that outlives its stdin to a reaper rather than wait for it.
+    Layer.provide(TransportLayer.layer({ stdio: { withheldEnv: SettingsRegistry.secretEnvNames, handOff: options.oneShot === true } })),
     Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty),

@@ -30,7 +30,7 @@ import type { StdioDefinition } from "./ServerDefinition.js"
 import { FrameTooLarge, type Connection, type RequestHints, type TransportError, TransportClosed } from "./Transport.js"
 import { makeLineSplitter } from "./internal/lines.js"
 import { CallBox } from "./internal/CallBox.js"
-import { type Child, spawnChild, type SpawnError } from "./internal/StdioChild.js"
+import { type Child, reapDetached, spawnChild, type SpawnError } from "./internal/StdioChild.js"
 import { CutInPlace, inPlaceIn } from "./internal/InPlace.js"
 import * as Waiting from "./internal/Waiting.js"
 
@@ -50,6 +50,13 @@ export interface StdioOptions {
    * A server's configured `env` may still set one of them on purpose.
    */
   readonly withheldEnv?: ReadonlyArray<string>
+  /**
+   * A one-shot command's stop: stdin is closed as always, but a process still running a moment
+   * later is handed to a detached reaper (the same grace, SIGTERM, grace, SIGKILL) instead of being
+   * waited for, so the command exits once its answer is out. A server that stays up after EOF
+   * cost every `mcpx-fx tools` its whole kill grace.
+   */
+  readonly handOff?: boolean
 }
 
 /**
@@ -70,6 +77,9 @@ const groupGone = (pgid: number, limit: Duration.DurationInput): Effect.Effect<b
     Effect.retry(Schedule.spaced(Duration.millis(25)).pipe(Schedule.upTo(limit))),
     Effect.orElseSucceed(() => false)
   )
+
+/** How long a one-shot command's stop waits for a server to leave at EOF before handing it off. */
+const HandOffAfter = Duration.millis(100)
 
 /** How many messages a server sends on its own (its requests, its notifications) may wait to be handled. */
 export const UnsolicitedBacklog = 1024
@@ -211,6 +221,16 @@ export const openStdio = (
       Effect.suspend(() => (ProcessTable.signalGroup(pgid, signal) ? Effect.void : Effect.ignore(Effect.timeout(child.kill(signal), killGrace))))
     const stop = Effect.gen(function*() {
       child.endStdin()
+      if (options.handOff === true) {
+        // Most servers leave at EOF within a few milliseconds; one that does not is not waited for.
+        yield* child.exitCode.pipe(Effect.timeout(HandOffAfter), Effect.ignore)
+        if (groupRunning(pgid)) {
+          reapDetached(pgid, Duration.toMillis(Duration.decode(killGrace)))
+          child.release()
+        }
+        yield* close(new TransportClosed({ reason: `${def.name} was closed`, stderrTail }))
+        return
+      }
       yield* child.exitCode.pipe(Effect.timeout(killGrace), Effect.ignore)
       if (groupRunning(pgid)) {
         yield* signalGroup("SIGTERM")

@@ -51,6 +51,11 @@ export interface Child {
   readonly exitCode: Effect.Effect<number | null>
   /** Signals the process itself (not its group); waits for it to exit. */
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /**
+   * Lets the process go: its pipes are closed on this side and its handle no longer keeps this
+   * process alive, so this one may exit while the child finishes (or is stopped) on its own.
+   */
+  readonly release: () => void
 }
 
 const errorCode = (e: unknown): string | undefined => {
@@ -97,6 +102,7 @@ export const spawnChild = (
       if (missing !== undefined) return yield* Effect.fail<SpawnError>({ step: "cwd", code: "ENOENT", message: missing })
     }
     const exited = yield* Deferred.make<number | null>()
+    let released = false
     const handle = yield* Effect.acquireRelease(
       Effect.async<ChildProcessWithoutNullStreams, SpawnError>((resume) => {
         const child = spawn(command, [...args], {
@@ -119,7 +125,7 @@ export const spawnChild = (
       }),
       (child) =>
         Effect.suspend(() => {
-          if (child.exitCode !== null || child.signalCode !== null) return Effect.void
+          if (released || child.exitCode !== null || child.signalCode !== null) return Effect.void
           if (child.pid !== undefined && !ProcessTable.signalGroup(child.pid, "SIGTERM")) child.kill("SIGTERM")
           return Effect.ignore(Effect.timeout(Deferred.await(exited), options.killGrace))
         })
@@ -177,6 +183,46 @@ export const spawnChild = (
         Effect.suspend(() => {
           if (handle.exitCode === null && handle.signalCode === null) handle.kill(signal)
           return Effect.asVoid(Deferred.await(exited))
-        })
+        }),
+      release: () => {
+        released = true
+        handle.stdout.destroy()
+        handle.stderr.destroy()
+        handle.unref()
+      }
     } satisfies Child
   })
+
+// The reaper's whole program: wait for group `pgid` to leave for `grace` ms, SIGTERM it, wait
+// again, SIGKILL what is left. Plain JavaScript for `node -e`: it outlives the command that started it.
+const Reaper = `
+const [pgid, grace] = process.argv.slice(1).map(Number)
+const alive = () => { try { process.kill(-pgid, 0); return true } catch (e) { return e.code === "EPERM" } }
+const signal = (s) => { try { process.kill(-pgid, s) } catch {} }
+const within = (ms, then) => {
+  const until = Date.now() + ms
+  const poll = setInterval(() => {
+    if (!alive()) { clearInterval(poll); process.exit(0) }
+    if (Date.now() >= until) { clearInterval(poll); then() }
+  }, 25)
+}
+within(grace, () => { signal("SIGTERM"); within(grace, () => { signal("SIGKILL"); process.exit(0) }) })
+`
+
+/**
+ * Hands group `pgid`, whose stdin is closed, to a detached reaper that stops it as the transport
+ * would (a grace, SIGTERM, another grace, SIGKILL) once this process has exited: a one-shot
+ * command prints its answer and leaves without waiting for a server that stays up after EOF.
+ */
+export const reapDetached = (pgid: number, graceMs: number): void => {
+  try {
+    spawn(process.execPath, ["-e", Reaper, String(pgid), String(graceMs)], { detached: true, stdio: "ignore" }).unref()
+  } catch {
+    // No reaper could be started: the group is signalled now rather than left running.
+    try {
+      process.kill(-pgid, "SIGTERM")
+    } catch {
+      // Gone already.
+    }
+  }
+}

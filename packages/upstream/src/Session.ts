@@ -119,6 +119,8 @@ export const makeSession = (
               : attribution.waiting(ctx, now, answerWith(m, ctx.questions))
             return Effect.asVoid(Effect.forkIn(answering, sessionScope))
           }
+          // Roots are the client's, not any call's: nobody needs to be asked for them.
+          if (m.method === "roots/list") return Effect.asVoid(Effect.forkIn(answerWith(m, answerAlone), sessionScope))
           const broker = options.unattributed
           const held: QuestionHandler = broker === undefined ? answerAlone : (q) => broker(name, q, callers)
           return Effect.zipRight(

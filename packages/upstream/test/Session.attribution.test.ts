@@ -38,7 +38,7 @@ const stdio = Effect.gen(function*() {
   })
   const ask = (id: number) =>
     Queue.offer(untied, { message: JsonRpc.request(id, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
-  return { conn, ask, answers, release }
+  return { conn, ask, answers, release, untied }
 })
 
 /** A handler that answers with `name` and records that it was asked. */
@@ -183,6 +183,33 @@ describe("Session question attribution (stdio)", () => {
       assert.deepStrictEqual(held, [2])
       yield* Deferred.succeed(first, { action: "cancel" })
       yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(b)
+    }))
+
+  it.scoped("questions/a roots/list nobody can be said to have asked is answered with no roots, not held", () =>
+    Effect.gen(function*() {
+      const { answers, conn, release, untied } = yield* stdio
+      const asked: Array<string> = []
+      const held: Array<number> = []
+      const session = yield* makeSession("srv", conn, legacy, {
+        clientInfo: { name: "t", version: "0" },
+        clientCapabilities: {},
+        unattributed: (_server, _q, callers) => Effect.sync(() => {
+          held.push(callers)
+          return { roots: [{ uri: "file:///not-mcpx" }] }
+        })
+      })
+      const a = yield* Effect.fork(session.request("tools/call", {}, { questions: host("ada", asked), callerId: "A" }))
+      const b = yield* Effect.fork(session.request("tools/call", {}, { questions: host("grace", asked), callerId: "B" }))
+      yield* Effect.yieldNow()
+      yield* Queue.offer(untied, { message: JsonRpc.request(9, "roots/list", {}), raw: {} })
+      const answer = yield* Queue.take(answers)
+      assert.strictEqual(answer.id, 9)
+      assert.deepStrictEqual(resultOf(answer), { roots: [] })
+      assert.deepStrictEqual(asked, [])
+      assert.deepStrictEqual(held, [])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(a)
       yield* Fiber.join(b)
     }))
 })

@@ -116,6 +116,21 @@ describe("mcpx-fx call on a tool that asks", () => {
       assert.notInclude(asked.stderr, "mcpx-fx elicit answer")
     }))
 
+  it.scopedLive("cli/questions/a question this command cannot take (sampling) exits 75, not 2; roots it did not declare are answered with none", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const legacy = { command: process.execPath, args: [Fixtures.fixtureScript("sdk-v1-legacy")] }
+      const config = yield* sb.writeJson("mcpx.json", { mcpServers: { legacy }, settings: { "upstream.probeTimeout": "20s" } })
+      const env = { env: { MCPX_STATE_DIR: sb.path("state") } }
+      const sampled = yield* sb.run(["call", "legacy.ask_sampling", "--local", "--config", config], env)
+      assert.strictEqual(sampled.code, 75, sampled.stderr)
+      assert.include(sampled.stderr, "sampling")
+      assert.include(sampled.stderr, "the call was cancelled")
+      const rooted = yield* sb.run(["call", "legacy.ask_roots", "--local", "--config", config], env)
+      assert.strictEqual(rooted.code, 0, rooted.stderr)
+      assert.strictEqual(rooted.stdout.trim(), "Roots: (none)")
+    }))
+
   it.scopedLive("cli/questions/on a terminal the question is asked there, field by field; --no-input stops with 75 instead", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox

@@ -164,7 +164,13 @@ const make = Effect.gen(function*() {
     scope: yield* settings.get("pool.scope")
   }
   // A stdio question that cannot be attributed to one caller is held for whoever answers it by id.
-  const sessionOptions = { clientInfo: ClientInfo, clientCapabilities: DefaultClientCapabilities, unattributed: pending.hold }
+  // A call is parked on its caller once its round is put to it, `questions.gather` after its question.
+  const sessionOptions = {
+    clientInfo: ClientInfo,
+    clientCapabilities: DefaultClientCapabilities,
+    unattributed: pending.hold,
+    askedTogether: settings.get("questions.gather")
+  }
 
   const build = (configured: ConfiguredServer, hot: HotSettings): GatewayServer => {
     const preference = configured.definition.protocol ?? hot.upstreamProtocol

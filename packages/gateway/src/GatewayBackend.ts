@@ -61,7 +61,8 @@ const declared = (caller: Backend.Caller, capability: string): boolean => isJson
 /**
  * A host is only asked what it said it can answer, in its revision's words. An elicitation it
  * cannot take is answered `cancel` on its behalf (the upstream carries on as if the person
- * dismissed it); sampling and roots it never declared are refused as a client without them would.
+ * dismissed it); sampling it never declared is refused as a client without it would, and roots,
+ * which are the client's rather than the call's, are answered with none.
  */
 export const fitQuestion = (caller: Backend.Caller, question: Backend.Question): Fit => {
   const revision = caller.revision
@@ -81,7 +82,7 @@ export const fitQuestion = (caller: Backend.Caller, question: Backend.Question):
     case "roots/list":
       return declared(caller, "roots")
         ? { _tag: "Ask", question }
-        : { _tag: "Refuse", code: ErrorCode.MethodNotFound, message: "the host did not declare roots" }
+        : { _tag: "Answer", result: Questions.noRoots }
     default:
       return { _tag: "Ask", question }
   }

@@ -173,9 +173,9 @@ export const parseHandle = (handle: string) => {
   return instance === undefined || id === undefined || !Number.isInteger(n) ? undefined : { instance, id, round: n }
 }
 
-/** What mcpx-fx answers for a caller who cannot: an elicitation is cancelled, anything else refused. */
+/** What mcpx-fx answers for a caller who cannot: an elicitation is cancelled, roots are none, anything else refused. */
 export const onBehalf = (question: Question): Effect.Effect<JsonObject, QuestionRefused> =>
-  question.method === "elicitation/create" || question.method === "ping"
+  question.method === "elicitation/create" || question.method === "ping" || question.method === "roots/list"
     ? answerAlone(question)
     : Effect.fail(new QuestionRefused({ code: ErrorCode.MethodNotFound, message: `the caller cannot answer ${question.method}` }))
 

@@ -6,14 +6,15 @@
  * A caller is only asked what its capabilities say it can answer (2026-07-28 MRTR: an
  * `input_required` never carries a request of an undeclared kind); anything else is `Lacking`,
  * for PendingCalls to answer on its behalf or, when nothing else can be asked, to refuse the call
- * with -32021.
+ * with -32021 — except `roots/list`, which is about the client rather than the call, and is
+ * answered with no roots.
  */
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as Elicitation from "@mcpx-fx/protocol/Elicitation"
 import { describeParseError, isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Roots from "@mcpx-fx/protocol/Roots"
 import * as Sampling from "@mcpx-fx/protocol/Sampling"
-import type { Question } from "@mcpx-fx/upstream/Questions"
+import { noRoots, type Question } from "@mcpx-fx/upstream/Questions"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Asker, Take } from "./PendingCalls.js"
@@ -72,7 +73,8 @@ export const take = (capabilities: JsonObject) => (question: Question): Take => 
     case "sampling/createMessage":
       return sampling(capability(capabilities, "sampling"), question.params)
     case "roots/list":
-      return capability(capabilities, "roots") === undefined ? lacking({ roots: {} }) : ask("roots/list", question.params)
+      // Roots are the client's: a caller that declared none is not asked, and owes nothing.
+      return capability(capabilities, "roots") === undefined ? { _tag: "Answer", result: noRoots } : ask("roots/list", question.params)
     default:
       return lacking({ [question.method]: {} })
   }

@@ -76,13 +76,12 @@ describe("GatewayBackend", () => {
     assert.deepStrictEqual(url, { _tag: "Answer", result: { action: "cancel" } })
   })
 
-  it("2025-11-25/questions/sampling and roots a host did not declare are refused with -32601", () => {
+  it("2025-11-25/questions/sampling a host did not declare is refused with -32601; roots it did not declare are answered with none", () => {
     const caller = { revision: "2025-11-25" as const, era: "legacy" as const, clientCapabilities: {} }
-    for (const method of ["sampling/createMessage", "roots/list"]) {
-      const fit = fitQuestion(caller, { method, params: {} })
-      assert.strictEqual(fit._tag, "Refuse", method)
-      if (fit._tag === "Refuse") assert.strictEqual(fit.code, -32601)
-    }
+    const fit = fitQuestion(caller, { method: "sampling/createMessage", params: {} })
+    assert.strictEqual(fit._tag, "Refuse")
+    if (fit._tag === "Refuse") assert.strictEqual(fit.code, -32601)
+    assert.deepStrictEqual(fitQuestion(caller, { method: "roots/list", params: {} }), { _tag: "Answer", result: { roots: [] } })
   })
 
   it("2026-07-28/mrtr/a modern host gets input_required back and a legacy host is asked", () => {

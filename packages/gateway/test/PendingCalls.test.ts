@@ -251,7 +251,7 @@ describe("PendingCalls", () => {
       const done = complete(yield* drive(pending.resume({ handle: first.handle }, { [first.questions[0]!.key]: reply })))
       const [elicited, rooted, sampled] = JSON.parse(String((done.content as Array<{ text: string }>)[0]!.text))
       assert.deepStrictEqual(elicited, { _id: "Either", _tag: "Right", right: { action: "cancel" } })
-      assert.strictEqual(rooted._tag, "Left")
+      assert.deepStrictEqual(rooted, { _id: "Either", _tag: "Right", right: { roots: [] } })
       assert.deepStrictEqual(sampled, reply)
     })))
 
@@ -327,7 +327,8 @@ describe("QuestionFit", () => {
       question: { method: "elicitation/create", params: { mode: "url", message: "go", url: "https://x" } }
     })
     assert.strictEqual(QuestionFit.take({ elicitation: { url: {} } })(form("x"))._tag, "Lacking")
-    assert.strictEqual(QuestionFit.take({})(roots)._tag, "Lacking")
+    // Roots are the client's: a caller that declared none is answered for, never failed for them.
+    assert.deepStrictEqual(QuestionFit.take({})(roots), { _tag: "Answer", result: { roots: [] } })
     assert.deepStrictEqual(QuestionFit.take({ sampling: {} })({ method: "sampling/createMessage", params: { tools: [] } }), {
       _tag: "Lacking",
       required: { sampling: { tools: {} } }

@@ -47,6 +47,20 @@ describe("Unaskable", () => {
     assert.isFalse(QuestionFit.asksNothing({ roots: {} }))
   })
 
+  it.effect("gateway/unaskable/an upstream's roots/list is answered with none and the call goes on: roots are the client's, not the call's", () =>
+    Effect.gen(function*() {
+      const answers: Array<Either.Either<JsonObject, string>> = []
+      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
+        Effect.gen(function*() {
+          yield* ask(questions, { method: "roots/list", params: {} }, answers)
+          yield* TestClock.adjust(gather)
+          yield* TestClock.adjust(gather)
+          return "finished"
+        }))))
+      assert.strictEqual(yield* Fiber.join(call), "finished")
+      assert.deepStrictEqual(answers.map((a) => Either.isRight(a) ? a.right : `refused: ${a.left}`), [{ roots: [] }])
+    }))
+
   it.effect("gateway/unaskable/questions within the gather end the call with every capability they lack, each answered for the caller", () =>
     Effect.gen(function*() {
       const answers: Array<Either.Either<JsonObject, string>> = []

@@ -24,6 +24,13 @@ export class QuestionRefused extends Data.TaggedError("QuestionRefused")<{
 export type QuestionHandler = (question: Question) => Effect.Effect<JsonObject, QuestionRefused>
 
 /**
+ * The roots mcpx-fx gives when the question is not a caller's to answer (none are configured).
+ * Roots describe the client, not a call: a `roots/list` is answered with these whenever it cannot
+ * be put to a caller that declared roots, never failed onto the caller.
+ */
+export const noRoots: JsonObject = { roots: [] }
+
+/**
  * What mcpx-fx answers when no caller can: `ping` is answered, roots are empty, an elicitation is
  * cancelled on the user's behalf (so the tool can go on and say so) and anything else — sampling
  * included, which needs a model we do not have — is method-not-found.
@@ -33,7 +40,7 @@ export const answerAlone: QuestionHandler = (q) => {
     case "ping":
       return Effect.succeed({})
     case "roots/list":
-      return Effect.succeed({ roots: [] })
+      return Effect.succeed(noRoots)
     case "elicitation/create":
       return Effect.succeed({ action: "cancel" })
     default:

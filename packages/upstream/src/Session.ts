@@ -9,8 +9,9 @@
  * Server→client requests are answered through the handler of the call that caused them, and always
  * answered. On HTTP they arrive on that call's POST stream, which names the call. On stdio they name
  * no call: one is routed to a call only when every call in flight that could be asked belongs to
- * one caller; otherwise nobody can say whose it is, and it goes to `SessionOptions.unattributed`
- * (or is answered as if nobody could be asked), never to a caller who might not have caused it.
+ * one caller, calls parked on their caller's answer left out; otherwise nobody can say whose it is,
+ * and it goes to `SessionOptions.unattributed` (or is answered as if nobody could be asked), never
+ * to a caller who might not have caused it.
  *
  * Modern HTTP: a `tools/call` mirrors the tool's `x-mcp-header` arguments as `Mcp-Param-*`, so
  * the session knows each tool's annotations before it calls one: from a listing that went through
@@ -31,6 +32,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { keepSendableTools, modernHeaders, recordToolHeaders, type ToolHeaderIndex, type UnsendableRequest } from "./ModernHeaders.js"
+import { makeAttribution } from "./internal/Attribution.js"
 import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
 import {
   isHeaderMismatch,
@@ -118,30 +120,31 @@ export const makeSession = (
     const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
       m.method === "ping" ? answerWith(m, answerAlone) : Effect.asVoid(Effect.fork(answerWith(m, handler ?? answerAlone)))
 
-    /**
-     * Whom an untied stdio question can be put to: the calls in flight that can be asked, if they
-     * all belong to one caller (the latest of them asks); several callers' calls, `undefined`.
-     */
-    const attribute = (): { readonly handler: QuestionHandler | undefined; readonly callers: number } => {
-      const askable = inFlight.filter((c) => c.questions !== undefined)
-      const callers = new Set<unknown>(askable.map((c) => c.callerId ?? c))
-      return callers.size <= 1 ? { handler: askable[askable.length - 1]?.questions, callers: callers.size } : { handler: undefined, callers: callers.size }
-    }
+    const attribution = makeAttribution(inFlight, options.askedTogether)
 
-    const answerUntied = (m: JsonRpc.Request) => {
-      if (m.method === "ping") return answerWith(m, answerAlone)
-      const { callers, handler } = attribute()
-      if (callers <= 1) return Effect.asVoid(Effect.forkIn(answerWith(m, handler ?? answerAlone), sessionScope))
-      const broker = options.unattributed
-      const held: QuestionHandler = broker === undefined ? answerAlone : (q) => broker(name, q, callers)
-      return Effect.zipRight(
-        Effect.logWarning(
-          `${name}: a ${m.method} arrived while calls of ${callers} callers were in flight; it names no call, so it ` +
-            `was not routed to any of them (give this server "pool": {"scope": "session", "max": 4} so each caller has its own process)`
-        ),
-        Effect.asVoid(Effect.forkIn(answerWith(m, held), sessionScope))
+    const answerUntied = (m: JsonRpc.Request) =>
+      m.method === "ping" ? answerWith(m, answerAlone) : Effect.flatMap(
+        attribution.attribute,
+        ({ callers, ctx, now }) => {
+          if (callers <= 1) {
+            const answering = ctx?.questions === undefined
+              ? answerWith(m, answerAlone)
+              : attribution.waiting(ctx, now, answerWith(m, ctx.questions))
+            return Effect.asVoid(Effect.forkIn(answering, sessionScope))
+          }
+          // Roots are the client's, not any call's: nobody needs to be asked for them.
+          if (m.method === "roots/list") return Effect.asVoid(Effect.forkIn(answerWith(m, answerAlone), sessionScope))
+          const broker = options.unattributed
+          const held: QuestionHandler = broker === undefined ? answerAlone : (q) => broker(name, q, callers)
+          return Effect.zipRight(
+            Effect.logWarning(
+              `${name}: a ${m.method} arrived while calls of ${callers} callers were in flight; it names no call, so it ` +
+                `was not routed to any of them (give this server "pool": {"scope": "session", "max": 4} so each caller has its own process)`
+            ),
+            Effect.asVoid(Effect.forkIn(answerWith(m, held), sessionScope))
+          )
+        }
       )
-    }
 
     // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
     // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so

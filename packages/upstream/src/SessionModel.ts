@@ -105,4 +105,11 @@ export interface SessionOptions {
    * asked (`answerAlone`).
    */
   readonly unattributed?: (server: string, question: Question, callers: number) => Effect.Effect<JsonObject, QuestionRefused>
+  /**
+   * How long after a call's first untied question others it asks still count as asked with it (a
+   * caller's round gathers them for `questions.gather`); after that, the call is parked on its
+   * caller's answer and no longer a candidate for another caller's question. Read when a question
+   * comes; default 50 ms.
+   */
+  readonly askedTogether?: Effect.Effect<Duration.DurationInput>
 }

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import type { Question, QuestionHandler } from "../src/Questions.js"
 import { type Established, makeSession } from "../src/Session.js"
 import { testConnection } from "./util/TestConnection.js"
@@ -37,7 +38,7 @@ const stdio = Effect.gen(function*() {
   })
   const ask = (id: number) =>
     Queue.offer(untied, { message: JsonRpc.request(id, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
-  return { conn, ask, answers, release }
+  return { conn, ask, answers, release, untied }
 })
 
 /** A handler that answers with `name` and records that it was asked. */
@@ -121,5 +122,94 @@ describe("Session question attribution (stdio)", () => {
       assert.strictEqual(first.id, 2)
       yield* Deferred.succeed(slow, { action: "accept", content: { name: "late" } })
       assert.strictEqual((yield* Queue.take(answers)).id, 1)
+    }))
+
+  it.scoped("questions/a call parked on its caller's answer does not make another caller's question unattributable", () =>
+    Effect.gen(function*() {
+      const { answers, ask, conn, release } = yield* stdio
+      const asked: Array<string> = []
+      const held: Array<number> = []
+      const session = yield* makeSession("srv", conn, legacy, {
+        clientInfo: { name: "t", version: "0" },
+        clientCapabilities: {},
+        unattributed: (_server, _q, callers) => Effect.sync(() => {
+          held.push(callers)
+          return { action: "decline" }
+        })
+      })
+      // Caller A's question is never answered: A walked away from its input_required round.
+      const abandoned: QuestionHandler = () => Effect.never
+      const a = yield* Effect.fork(session.request("tools/call", {}, { questions: abandoned, callerId: "A" }))
+      yield* Effect.yieldNow()
+      yield* ask(1)
+      yield* TestClock.adjust("50 millis")
+      const b = yield* Effect.fork(session.request("tools/call", {}, { questions: host("grace", asked), callerId: "B" }))
+      yield* Effect.yieldNow()
+      yield* ask(2)
+      const answer = yield* Queue.take(answers)
+      assert.strictEqual(answer.id, 2)
+      assert.deepStrictEqual(resultOf(answer), { action: "accept", content: { name: "grace" } })
+      assert.deepStrictEqual(asked, ["grace"])
+      assert.deepStrictEqual(held, [])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(b)
+      yield* Fiber.interrupt(a)
+    }))
+
+  it.scoped("questions/a question asked together with a call's first is not charged to another caller", () =>
+    Effect.gen(function*() {
+      const { answers, ask, conn, release } = yield* stdio
+      const asked: Array<string> = []
+      const held: Array<number> = []
+      const session = yield* makeSession("srv", conn, legacy, {
+        clientInfo: { name: "t", version: "0" },
+        clientCapabilities: {},
+        unattributed: (_server, _q, callers) => Effect.sync(() => {
+          held.push(callers)
+          return { action: "decline" }
+        })
+      })
+      const first = yield* Deferred.make<JsonObject>()
+      yield* Effect.fork(session.request("tools/call", {}, { questions: () => Deferred.await(first), callerId: "A" }))
+      yield* Effect.yieldNow()
+      yield* ask(1)
+      yield* Effect.yieldNow()
+      const b = yield* Effect.fork(session.request("tools/call", {}, { questions: host("grace", asked), callerId: "B" }))
+      yield* Effect.yieldNow()
+      // Within the moment of A's first question, A may still be asking: nobody's to say whose.
+      yield* ask(2)
+      assert.deepStrictEqual(resultOf(yield* Queue.take(answers)), { action: "decline" })
+      assert.deepStrictEqual(asked, [])
+      assert.deepStrictEqual(held, [2])
+      yield* Deferred.succeed(first, { action: "cancel" })
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(b)
+    }))
+
+  it.scoped("questions/a roots/list nobody can be said to have asked is answered with no roots, not held", () =>
+    Effect.gen(function*() {
+      const { answers, conn, release, untied } = yield* stdio
+      const asked: Array<string> = []
+      const held: Array<number> = []
+      const session = yield* makeSession("srv", conn, legacy, {
+        clientInfo: { name: "t", version: "0" },
+        clientCapabilities: {},
+        unattributed: (_server, _q, callers) => Effect.sync(() => {
+          held.push(callers)
+          return { roots: [{ uri: "file:///not-mcpx" }] }
+        })
+      })
+      const a = yield* Effect.fork(session.request("tools/call", {}, { questions: host("ada", asked), callerId: "A" }))
+      const b = yield* Effect.fork(session.request("tools/call", {}, { questions: host("grace", asked), callerId: "B" }))
+      yield* Effect.yieldNow()
+      yield* Queue.offer(untied, { message: JsonRpc.request(9, "roots/list", {}), raw: {} })
+      const answer = yield* Queue.take(answers)
+      assert.strictEqual(answer.id, 9)
+      assert.deepStrictEqual(resultOf(answer), { roots: [] })
+      assert.deepStrictEqual(asked, [])
+      assert.deepStrictEqual(held, [])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(a)
+      yield* Fiber.join(b)
     }))
 })

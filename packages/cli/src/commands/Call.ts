@@ -17,6 +17,7 @@ import type * as Asking from "../Asking.js"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Output from "../Output.js"
+import { QuestionsPending } from "../QuestionsPending.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
 import { loadAsking } from "./LazyApi.js"
@@ -94,6 +95,18 @@ const daemonRoute = (client: ViaDaemon.Client): Asking.Route<unknown> => ({
   abandon: (id) => Effect.ignore(client.ask.abandon({ path: { id } }))
 })
 
+const isAskInvalid = (e: unknown): e is { readonly _tag: "AskInvalid"; readonly reason: string; readonly detail: string } =>
+  typeof e === "object" && e !== null && "_tag" in e && e._tag === "AskInvalid" && "reason" in e && "detail" in e
+
+// A question of a kind this command cannot take (sampling) is one nobody here can answer (exit
+// 75), not the user's mistake; the call was cancelled upstream.
+const unanswerable = (tool: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    effect,
+    (e): e is Extract<E, { readonly _tag: "AskInvalid" }> => isAskInvalid(e) && e.reason === "capabilities",
+    (e) => Effect.fail(new QuestionsPending({ tool, kept: false, ...(isAskInvalid(e) ? { asked: e.detail } : {}) }))
+  )
+
 // A call the user named wrong, or answers that do not fit, are the user's to fix (exit 2).
 const usageFailures = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(
@@ -129,7 +142,7 @@ export const command = Command.make(
         ? yield* ViaDaemon.required("call --resume", (client) => {
           const route = daemonRoute(client)
           return Effect.flatMap(route.poll(resuming), (status) => Asking.follow(route, status, interactive, options.json))
-        })
+        }).pipe(unanswerable(resuming))
         : yield* Effect.gen(function*() {
           const name = Option.getOrUndefined(tool)
           if (name === undefined) return yield* new UsageError({ message: "call needs a tool (<namespace>.<tool>), or --resume <id>" })
@@ -149,7 +162,7 @@ export const command = Command.make(
                 const route = Asking.inProcess(gateway, pending)
                 return Effect.flatMap(route.begin(request), (status) => Asking.follow(route, status, interactive, options.json))
               }))
-          })
+          }).pipe(unanswerable(name))
         })
       const result = final.result ?? {}
       yield* options.json ? Output.json(result) : Output.text(render(result))

@@ -14,6 +14,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Fixtures } from "@mcpx-fx/testing"
 import * as Effect from "effect/Effect"
 import { HttpDaemon } from "../support/HttpDaemon.js"
+import { overHttp } from "../support/ModernHost.js"
 import { era } from "../support/StdioServe.js"
 
 const config = {
@@ -23,7 +24,9 @@ const config = {
     mod: era("modern-only"),
     modauto: era("modern-only"),
     // The official SDK 1.x server, as in examples/mcpx.json.
-    legacy: Fixtures.stdioCommand("sdk-v1-legacy")
+    legacy: Fixtures.stdioCommand("sdk-v1-legacy"),
+    // Shared (the default pool) by a host that abandons its round and the SDK 1.x client after it.
+    shared: Fixtures.stdioCommand("sdk-v1-legacy")
   }
 }
 
@@ -91,6 +94,20 @@ describe.concurrent("official SDK clients over /mcp", () => {
         const { client } = yield* legacyClient(daemon.info.mcp)
         const asked = yield* Effect.promise(() => client.callTool({ name: "leg__ask_name", arguments: {} }))
         assert.strictEqual(textOf(asked), "hello, Ada")
+      })))
+
+    // Issue 24: the abandoned call stays parked upstream for questions.ttl, and the next caller's
+    // question on the same process was held as unattributable, its handler never called.
+    it.effect("2025-11-25/questions/abandoned-round [http]: after a 2026-07-28 host walks away from its round on a shared stdio server, the SDK 1.x client is still asked", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { daemon, http } = yield* HttpDaemon
+        const walkedAway = yield* overHttp(http).request("walked-away", "tools/call", { name: "shared__ask_name", arguments: {} }, {
+          elicitation: {}
+        })
+        assert.strictEqual((walkedAway.result as { resultType?: unknown } | undefined)?.resultType, "input_required", JSON.stringify(walkedAway))
+        const { client } = yield* legacyClient(daemon.info.mcp)
+        const asked = yield* Effect.promise(() => client.callTool({ name: "shared__ask_name", arguments: {} }))
+        assert.strictEqual(textOf(asked), "Hello, Ada!")
       })))
 
     it.effect("2026-07-28/http/the SDK 2.x client pinned to 2026-07-28 calls a tool and answers input_required through the daemon", () =>

@@ -250,12 +250,13 @@ export const invalidAnswer = (host: ModernHost, u: Upstream) =>
 /**
  * A question the host did not declare it can take is -32021 with `requiredCapabilities`, the
  * upstream's question answered on the host's behalf; the upstream is free for the next call.
+ * Roots are the exception: they are the client's, not the call's, so a host that declared none is
+ * not failed for them; mcpx-fx answers with none.
  */
 export const undeclared = (host: ModernHost, u: Upstream) =>
   Effect.gen(function*() {
     const cases = [
       ["ask_sampling", Elicitation, { sampling: {} }, "answered sampling/createMessage"],
-      ["ask_roots", { sampling: {} }, { roots: {} }, "answered roots/list"],
       ["ask_name", {}, { elicitation: {} }, "answered elicitation/create"]
     ] as const
     for (const [name, declared, required, answered] of cases) {
@@ -263,6 +264,10 @@ export const undeclared = (host: ModernHost, u: Upstream) =>
       const no = refused(yield* host.request(nextId("undeclared"), "tools/call", tool(u, name), declared), -32021)
       assert.deepStrictEqual(no.data.requiredCapabilities, required)
       yield* EraLog.until(u.log, (log) => log.filter((l) => `${l.era} ${l.method}` === answered).length > before)
+    }
+    for (const declared of [{ sampling: {} }, {}]) {
+      const noRoots = yield* host.request(nextId("undeclared"), "tools/call", tool(u, "ask_roots"), declared)
+      assert.strictEqual(firstText(complete(noRoots)), "Roots: (none)", JSON.stringify(declared))
     }
     const ok = asking(host, "tools/call", tool(u, "ask_roots"), { roots: {} })
     const asked = inputRequired(yield* ok.first)

@@ -15,7 +15,7 @@ import { send } from "../support/RawHttp.js"
 import { overHttp, overStdio } from "../support/ModernHost.js"
 import { firstText } from "../support/Replies.js"
 import type { Sandbox } from "../support/Sandbox.js"
-import { type Message, start } from "../support/StdioServe.js"
+import { start } from "../support/StdioServe.js"
 import * as Flows from "./Flows.js"
 
 const legacy = Fixtures.fixtureScript("sdk-v1-legacy")
@@ -33,17 +33,6 @@ const config = (sb: Sandbox) => ({
   // Long enough for a host to answer on a loaded machine, short enough to wait for.
   settings: { "questions.ttl": "8s" }
 })
-
-/** The daemon's API at `base` (its `info.url`). */
-const api = (base: string, method: "GET" | "POST", path: string, body?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    return { status: response.status, body: (await response.json()) as Message }
-  })
 
 interface OpenQuestion {
   readonly id: string
@@ -77,7 +66,6 @@ describe.concurrent("questions nobody can be handed at once", () => {
     it.effect("2026-07-28/questions/shared-upstream [http]: a host that abandons its round on a shared stdio upstream does not make the next host's question unanswerable", () =>
       Effect.scoped(Effect.gen(function*() {
         const { daemon, http, sandbox } = yield* HttpDaemon
-        const base = daemon.info.url
         const shared = upstream(sandbox, "shared")
         const host = overHttp(http)
 

@@ -163,7 +163,10 @@ export const gateway = (
     Layer.provide(Negotiator.Negotiator.layer),
     // A stdio server inherits mcpx-fx's environment, but never the daemon's own secrets.
     // A one-shot command hands a server that outlives its stdin to a reaper rather than wait for it.
-    Layer.provide(TransportLayer.layer({ stdio: { withheldEnv: SettingsRegistry.secretEnvNames, handOff: options.oneShot === true } })),
+    Layer.provide(Layer.unwrapEffect(Effect.map(Settings.get("upstream.stdinBuffer"), (maxStdinBytes) =>
+      TransportLayer.layer({
+        stdio: { withheldEnv: SettingsRegistry.secretEnvNames, handOff: options.oneShot === true, maxStdinBytes }
+      })))),
     Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty),

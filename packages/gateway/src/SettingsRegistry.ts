@@ -121,6 +121,15 @@ export const registry = [
       "How long a stdio upstream may take to answer server/discover before initialize is sent alongside it " +
       "(the discover is not abandoned); ten times as long for one the era cache says is modern."
   }),
+  define("upstream.stdinBuffer", {
+    codec: Codec.positiveInt,
+    default: 16 * 1024 * 1024,
+    hot: false,
+    description:
+      "How many characters may wait to reach a stdio upstream's stdin. Past it, a new request to that server is " +
+      "answered at once with an error naming it and this setting, so a server that reads slower than a host " +
+      "sends cannot make mcpx-fx hold the host's requests in memory without end."
+  }),
   define("names.prefix", {
     codec: Codec.boolean,
     default: true,

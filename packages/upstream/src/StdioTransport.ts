@@ -57,6 +57,13 @@ export interface StdioOptions {
    * cost every `mcpx-fx tools` its whole kill grace.
    */
   readonly handOff?: boolean
+  /**
+   * `upstream.stdinBuffer`: how much may wait to reach a server's stdin (in characters, default
+   * 16 Mi). A server that reads slower than it is sent to would otherwise have every request of a
+   * fast host queued in memory in front of it; past the bound a new request is answered at once
+   * with an error naming the server and the setting, and the others go on.
+   */
+  readonly maxStdinBytes?: number
 }
 
 /**
@@ -84,7 +91,7 @@ const HandOffAfter = Duration.millis(100)
 /** How many messages a server sends on its own (its requests, its notifications) may wait to be handled. */
 export const UnsolicitedBacklog = 1024
 
-const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds" } as const
+const defaults = { maxLineBytes: 16 * 1024 * 1024, stderrTailBytes: 8 * 1024, killGrace: "2 seconds", maxStdinBytes: 16 * 1024 * 1024 } as const
 
 /**
  * Why the process could not be started, in the words of the config that named it: a command that
@@ -117,6 +124,7 @@ export const openStdio = (
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const stderrTailBytes = options.stderrTailBytes ?? defaults.stderrTailBytes
     const killGrace = options.killGrace ?? defaults.killGrace
+    const maxStdinBytes = options.maxStdinBytes ?? defaults.maxStdinBytes
 
     const groups = options.groups
     const scope = yield* Effect.scope
@@ -259,6 +267,20 @@ export const openStdio = (
     const send = (message: JsonRpc.Message) =>
       Effect.suspend(() => (unsafeSend(message) ? Effect.void : Effect.fail(closedReason!)))
 
+    // A request that would join a stdin backlog past its bound is answered here instead. Only
+    // requests are held to it: cancellations and answers to the server's own questions are small,
+    // and it needs them to finish what is already queued.
+    const backedUp = (req: JsonRpc.Request): JsonRpc.Response | undefined => {
+      const waiting = child.pending()
+      if (waiting < maxStdinBytes) return undefined
+      return JsonRpc.failure(
+        req.id,
+        ErrorCode.InternalError,
+        `${def.name} is not reading its stdin fast enough: ${waiting} characters already wait to reach it ` +
+          `(upstream.stdinBuffer is ${maxStdinBytes}); try again once it catches up`
+      )
+    }
+
     // Still pending when the caller stops listening: the caller gave up, so tell the server to
     // stop too (stdio has no other cancellation signal). Except initialize, which clients must not
     // cancel.
@@ -281,6 +303,11 @@ export const openStdio = (
     const request: Connection["request"] = (req, hints) =>
       Stream.unwrapScoped(
         Effect.gen(function*() {
+          const refused = backedUp(req)
+          if (refused !== undefined) {
+            const frame = JsonRpc.decodeFrameValue(refused)
+            return Either.isRight(frame) && frame.right._tag === "Single" ? Stream.make(frame.right.parsed) : Stream.empty
+          }
           const box = yield* Mailbox.make<JsonRpc.Parsed, TransportError>()
           yield* Effect.acquireRelease(Effect.sync(() => track(req, box, hints)), (token) => Effect.sync(() => forget(req, token)))
           yield* send(req)
@@ -296,6 +323,8 @@ export const openStdio = (
         const inPlace = inPlaceIn(fiber)
         if (inPlace?.isCut === true) return Effect.die(new CutInPlace())
         if (closedReason !== undefined) return Effect.fail(closedReason)
+        const refused = backedUp(req)
+        if (refused !== undefined) return Effect.succeed(refused)
         let letGo: (() => void) | undefined
         let token: string | undefined
         const box = new CallBox(() => {

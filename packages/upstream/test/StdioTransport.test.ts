@@ -68,6 +68,28 @@ process.stdout.write(out)
 `
 
 describe("StdioTransport", () => {
+  it.scopedLive("stdio/transport/a server that does not read its stdin: past the bound a new request is answered at once with an error naming it", () =>
+    Effect.gen(function*() {
+      // It never reads: everything sent waits in the pipe and in mcpx-fx.
+      const conn = yield* openStdio(script("deaf", "setInterval(() => {}, 1000)"), { maxStdinBytes: 64 * 1024 })
+      const big = (id: number) => JsonRpc.request(id, "tools/call", { name: "x", arguments: { blob: "x".repeat(100 * 1024) } })
+      // The first is queued (nothing waited before it); it is never answered, so it runs on.
+      const first = yield* Effect.fork(conn.call(big(1), () => Effect.void))
+      yield* Effect.yieldNow()
+      const second = yield* conn.call(big(2), () => Effect.void)
+      assert.isTrue(second !== undefined && JsonRpc.isErrorResponse(second), JSON.stringify(second))
+      if (second !== undefined && JsonRpc.isErrorResponse(second)) {
+        assert.strictEqual(second.id, 2)
+        assert.include(second.error.message, "upstream.stdinBuffer")
+        assert.include(second.error.message, "deaf")
+      }
+      // The stream path is held to it too.
+      const third = yield* call(conn, big(3))
+      assert.isTrue(JsonRpc.isErrorResponse(third))
+      assert.isUndefined(yield* Fiber.poll(first).pipe(Effect.map((o) => (o._tag === "Some" ? "ended" : undefined))))
+      yield* Fiber.interrupt(first)
+    }), { timeout: 30_000 })
+
   it.scopedLive("stdio/transport/a flood of the server's own requests past the backlog is refused, never left unanswered", () =>
     Effect.gen(function*() {
       const n = UnsolicitedBacklog * 3

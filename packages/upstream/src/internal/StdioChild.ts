@@ -43,6 +43,8 @@ export interface Child {
   readonly pid: number
   /** Queues `text` for stdin; it goes out with everything else queued in this turn. */
   readonly write: (text: string) => void
+  /** What waits to reach the process's stdin, in characters: queued here and buffered by the pipe. */
+  readonly pending: () => number
   /** Ends stdin once what is queued has been written: the polite way to ask a server to leave. */
   readonly endStdin: () => void
   /** Stops reading stdout (a line past the size cap). */
@@ -149,12 +151,14 @@ export const spawnChild = (
     handle.stderr.on("error", () => {})
 
     let queued: Array<string> = []
+    let queuedChars = 0
     let flushing = false
     let ending = false
     const flush = () => {
       flushing = false
       if (queued.length > 0 && handle.stdin.writable) handle.stdin.write(queued.length === 1 ? queued[0]! : queued.join(""))
       queued = []
+      queuedChars = 0
       if (ending) handle.stdin.end()
     }
     const schedule = () => {
@@ -167,8 +171,10 @@ export const spawnChild = (
       write: (text) => {
         if (ending) return
         queued.push(text)
+        queuedChars += text.length
         schedule()
       },
+      pending: () => queuedChars + handle.stdin.writableLength,
       endStdin: () => {
         if (ending) return
         ending = true

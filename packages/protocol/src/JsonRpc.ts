@@ -255,6 +255,17 @@ export interface FrameLimits {
 }
 
 /**
+ * The id to answer a single message refused for its depth under, when it can be read: without it a
+ * stdio host's request would never complete. The bounded scan stopped at the depth, so a numeric
+ * id's exactness is checked by a second, unbounded scan (it keeps no stack, so any depth is safe).
+ */
+const deepMessageId = (text: string, value: unknown): RequestId | undefined => {
+  if (!isJsonObject(value) || !isRequestId(value.id)) return undefined
+  if (typeof value.id === "string") return value.id
+  return FrameScan.scan(text, text.length).inexactIds.length === 0 ? value.id : undefined
+}
+
+/**
  * Decodes a frame from a host, held to `limits`: a frame nested past `maxDepth` and a batch longer
  * than `maxBatch` are refused whole (-32600) before anything walks them, under the message's own
  * id when it is a single message whose top-level id can be read (so its request completes); a message whose
@@ -265,10 +276,7 @@ export const decodeHostFrame = (text: string, limits: FrameLimits = {}): Either.
   const maxDepth = limits.maxDepth ?? MaxDepth
   const scanned = FrameScan.scan(text, maxDepth)
   return Either.flatMap(parseJson(text), (value): Either.Either<Frame, FrameError> => {
-    if (scanned.tooDeep) {
-      const id = isJsonObject(value) && isRequestId(value.id) ? value.id : undefined
-      return Either.left(invalid(`the message nests deeper than ${maxDepth} levels`, id))
-    }
+    if (scanned.tooDeep) return Either.left(invalid(`the message nests deeper than ${maxDepth} levels`, deepMessageId(text, value)))
     if (Array.isArray(value) && limits.maxBatch !== undefined && value.length > limits.maxBatch) {
       return Either.left(invalid(`a batch may hold at most ${limits.maxBatch} messages, this one has ${value.length}`, undefined))
     }

@@ -27,10 +27,17 @@ describe("JsonRpc.decodeHostFrame", () => {
     assert.include(JsonRpc.frameErrorResponse(e).error.message, "128")
   })
 
-  it("refuses a batch nested past the bound with no id: it has none of its own", () => {
-    const e = refused(`[${nested(5_000)}]`)
-    assert.strictEqual(e.code, -32600)
-    assert.isUndefined(e.id)
+  it("reads a too-deep message's id wherever it stands, and leaves out one it cannot echo exactly", () => {
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`
+    const idAfter = (id: string) => `{"jsonrpc":"2.0","method":"tools/call","params":{"a":${deep}},"id":${id}}`
+    assert.strictEqual(refused(idAfter(`"s-1"`)).id, "s-1")
+    assert.strictEqual(refused(idAfter("7")).id, 7)
+    assert.isUndefined(refused(idAfter("1e-400")).id)
+    assert.isUndefined(refused(idAfter("9007199254740993")).id)
+    // A batch is refused whole: no one id names it.
+    assert.isUndefined(refused(`[${nested(5_000)}]`).id)
+    // A notification has no id to answer under.
+    assert.isUndefined(refused(`{"jsonrpc":"2.0","method":"x","params":{"a":${deep}}}`).id)
   })
 
   it("takes a frame exactly at the bound and refuses one level more", () => {

@@ -95,7 +95,10 @@ export const expected = (text: string, rules: Rules): Expected => {
   } catch {
     return { _tag: "Refused", code: -32700 }
   }
-  if (depthOf(value) > rules.maxDepth) return { _tag: "Refused", code: -32600 }
+  // Refused whole, under the message's own id when its top-level id can be read (a batch has none).
+  if (depthOf(value) > rules.maxDepth) {
+    return isObject(value) && isId(value.id) ? { _tag: "Refused", code: -32600, id: value.id } : { _tag: "Refused", code: -32600 }
+  }
   if (!Array.isArray(value)) return message(value, rules)
   if (value.length === 0 || value.length > rules.maxBatch) return { _tag: "Refused", code: -32600 }
   // Inside a batch a stray response is dropped on either transport: an array reply cannot refuse it.

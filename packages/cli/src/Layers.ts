@@ -121,6 +121,11 @@ export const configuredAndNoticed = (globals: Globals) =>
 /** How `gateway` and `watched` are built. */
 export interface GatewayOptions {
   readonly oneShot?: boolean
+  /**
+   * Whether the process is exiting, so a stdio server that outlives its stdin is handed to a
+   * reaper instead of waited for (StdioOptions.handOff); a one-shot command always is.
+   */
+  readonly exiting?: () => boolean
   readonly recordProcessGroups?: boolean
   /**
    * The configuration to build on, when the caller has already loaded it and said that no file was
@@ -139,6 +144,8 @@ export interface GatewayOptions {
  * can stop what a crashed one left behind (`ProcessGroups.reapLeftovers`); otherwise nothing is
  * recorded.
  */
+const always = () => true
+
 export const gateway = (
   globals: Globals,
   options: GatewayOptions = {}
@@ -165,7 +172,11 @@ export const gateway = (
     // A one-shot command hands a server that outlives its stdin to a reaper rather than wait for it.
     Layer.provide(Layer.unwrapEffect(Effect.map(Settings.get("upstream.stdinBuffer"), (maxStdinBytes) =>
       TransportLayer.layer({
-        stdio: { withheldEnv: SettingsRegistry.secretEnvNames, handOff: options.oneShot === true, maxStdinBytes }
+        stdio: {
+          withheldEnv: SettingsRegistry.secretEnvNames,
+          maxStdinBytes,
+          ...(options.oneShot === true ? { handOff: always } : options.exiting !== undefined ? { handOff: options.exiting } : {})
+        }
       })))),
     Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),

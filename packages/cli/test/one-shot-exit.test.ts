@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { readFileSync } from "node:fs"
+import * as DaemonProcess from "./support/DaemonProcess.js"
 import { sandbox } from "./support/Sandbox.js"
 
 /** A legacy server that writes its pid to `pidFile`, then outlives EOF and ignores SIGTERM. */
@@ -52,5 +53,26 @@ describe("one-shot commands and servers that outlive their stdin", () => {
         Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds")))
       )
       assert.isFalse(alive(pid))
+    }), { timeout: 60_000 })
+
+  it.scopedLive("cli/stop/the daemon exits once it has stopped serving; its stubborn server is left to the reaper", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const pidFile = sb.path("server.pid")
+      const script = yield* sb.write("stubborn.js", stubborn(pidFile))
+      const config = yield* sb.writeJson("mcpx.json", { mcpServers: { s: { command: process.execPath, args: [script] } } })
+      const daemon = yield* Effect.orDie(DaemonProcess.start(sb, { config }))
+      const env = { MCPX_STATE_DIR: daemon.stateDir }
+      const listed = yield* sb.run(["tools"], { env })
+      assert.include(listed.stdout, "s__stays", listed.stderr)
+      const pid = Number(readFileSync(pidFile, "utf8"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => alive(pid) && process.kill(pid, "SIGKILL")))
+      const stopped = yield* sb.run(["stop"], { env })
+      assert.strictEqual(stopped.code, 0, stopped.stderr)
+      assert.strictEqual(yield* daemon.exited, 0)
+      assert.isTrue(alive(pid), "the daemon waited for the server to be gone")
+      yield* Effect.suspend(() => (alive(pid) ? Effect.fail("alive") : Effect.void)).pipe(
+        Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds")))
+      )
     }), { timeout: 60_000 })
 })

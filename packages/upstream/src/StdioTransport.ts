@@ -51,12 +51,13 @@ export interface StdioOptions {
    */
   readonly withheldEnv?: ReadonlyArray<string>
   /**
-   * A one-shot command's stop: stdin is closed as always, but a process still running a moment
-   * later is handed to a detached reaper (the same grace, SIGTERM, grace, SIGKILL) instead of being
-   * waited for, so the command exits once its answer is out. A server that stays up after EOF
-   * cost every `mcpx-fx tools` its whole kill grace.
+   * Whether a stop now is the process's own exit (a one-shot command's end, the daemon's last
+   * step): stdin is closed as always, but a server still running a moment later is handed to a
+   * detached reaper (the same grace, SIGTERM, grace, SIGKILL) instead of being waited for, so the
+   * command exits once its answer is out. A server that stays up after EOF cost every `mcpx-fx
+   * tools` and `mcpx-fx stop` its whole kill grace.
    */
-  readonly handOff?: boolean
+  readonly handOff?: () => boolean
   /**
    * `upstream.stdinBuffer`: how much may wait to reach a server's stdin (in characters, default
    * 16 Mi). A server that reads slower than it is sent to would otherwise have every request of a
@@ -229,7 +230,7 @@ export const openStdio = (
       Effect.suspend(() => (ProcessTable.signalGroup(pgid, signal) ? Effect.void : Effect.ignore(Effect.timeout(child.kill(signal), killGrace))))
     const stop = Effect.gen(function*() {
       child.endStdin()
-      if (options.handOff === true) {
+      if (options.handOff?.() === true) {
         // Most servers leave at EOF within a few milliseconds; one that does not is not waited for.
         yield* child.exitCode.pipe(Effect.timeout(HandOffAfter), Effect.ignore)
         if (groupRunning(pgid)) {

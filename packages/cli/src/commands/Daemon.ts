@@ -76,7 +76,12 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
       { status: 404 }
     )
+    // Set once everything but the gateway has stopped: the upstreams' stops are then the daemon's
+    // exit, and a server that outlives its stdin is handed to a reaper rather than waited for.
+    let exiting = false
     return yield* Effect.gen(function*() {
+      // Registered first, so it runs last of this scope's finalizers, before the gateway's own.
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (exiting = true)))
       const files = yield* DaemonFiles.acquireLock
       yield* DaemonFiles.removeStaleTemps
       yield* Effect.flatMap(ProcessGroups.ProcessGroups, (groups) => groups.reapLeftovers)
@@ -209,7 +214,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true }), NodeHttpServer.layerContext))
+      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting }), NodeHttpServer.layerContext))
     )
   })).pipe(
     Command.withDescription(

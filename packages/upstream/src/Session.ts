@@ -46,6 +46,7 @@ import {
 import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
 import { type Connection, type RequestHints, TransportClosed } from "./Transport.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
+import * as QuestionPace from "./internal/QuestionPace.js"
 
 export * from "./SessionErrors.js"
 export * from "./SessionModel.js"
@@ -107,10 +108,13 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
+    const pace = QuestionPace.make(name)
     const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
       handler(asQuestion(m)).pipe(
         Effect.map((result) => JsonRpc.success(m.id, result)),
         Effect.catchTag("QuestionRefused", (e) => Effect.succeed(JsonRpc.failure(m.id, e.code, e.message))),
+        // A ping is answered at once, whatever the pace (a liveness check must not wait on it).
+        Effect.tap(() => (m.method === "ping" ? Effect.void : pace.take)),
         Effect.flatMap((response) => conn.respond(response, { era: "legacy" })),
         Effect.catchAll((e) => Effect.logWarning(`${name}: could not answer ${m.method}: ${e.message}`))
       )

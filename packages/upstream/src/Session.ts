@@ -109,20 +109,52 @@ export const makeSession = (
     }
 
     const pace = QuestionPace.make(name)
-    const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
-      handler(asQuestion(m)).pipe(
-        Effect.map((result) => JsonRpc.success(m.id, result)),
-        Effect.catchTag("QuestionRefused", (e) => Effect.succeed(JsonRpc.failure(m.id, e.code, e.message))),
-        // A ping is answered at once, whatever the pace (a liveness check must not wait on it).
-        Effect.tap(() => (m.method === "ping" ? Effect.void : pace.take)),
-        Effect.flatMap((response) => conn.respond(response, { era: "legacy" })),
+    const respond = (m: JsonRpc.Request, response: JsonRpc.Response) =>
+      conn.respond(response, { era: "legacy" }).pipe(
         Effect.catchAll((e) => Effect.logWarning(`${name}: could not answer ${m.method}: ${e.message}`))
       )
-    // A question may wait on a person for minutes; answering it in a fiber of its own keeps the
-    // messages behind it (a second question asked at once, progress, the response) flowing.
-    // Tied questions fork from the call (and end with it), untied ones from the session.
+    const responseOf = (m: JsonRpc.Request, handler: QuestionHandler) =>
+      handler(asQuestion(m)).pipe(
+        Effect.map((result) => JsonRpc.success(m.id, result)),
+        Effect.catchTag("QuestionRefused", (e) => Effect.succeed(JsonRpc.failure(m.id, e.code, e.message)))
+      )
+    const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
+      responseOf(m, handler).pipe(
+        // A ping is answered at once, whatever the pace (a liveness check must not wait on it).
+        Effect.tap(() => (m.method === "ping" ? Effect.void : pace.take)),
+        Effect.flatMap((response) => respond(m, response))
+      )
+    /**
+     * A question tied to a call, answered in a fiber of the call's: a question may wait on a person
+     * for minutes, and the messages behind it (a second question, progress, the response) must flow
+     * meanwhile. When the call ends first (answered, cancelled, expired), the question is still
+     * answered, for nobody (an elicitation `cancel`), rather than left waiting upstream: once the
+     * answer has started out it goes whole, and otherwise the refusal goes instead (within a bound,
+     * so a server that stopped reading cannot hold the call's end).
+     */
+    const answerTied = (m: JsonRpc.Request, handler: QuestionHandler) => {
+      let answering = false
+      const alone = Effect.flatMap(responseOf(m, answerAlone), (response) => respond(m, response)).pipe(
+        Effect.timeout(LeftoverAnswerWithin),
+        Effect.ignore
+      )
+      return Effect.asVoid(Effect.fork(
+        responseOf(m, handler).pipe(
+          Effect.tap(() => pace.take),
+          Effect.flatMap((response) => Effect.uninterruptible(Effect.suspend(() => {
+            answering = true
+            return respond(m, response)
+          }))),
+          Effect.onInterrupt(() => (answering ? Effect.void : alone))
+        )
+      ))
+    }
     const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
-      m.method === "ping" ? answerWith(m, answerAlone) : Effect.asVoid(Effect.fork(answerWith(m, handler ?? answerAlone)))
+      m.method === "ping"
+        ? answerWith(m, answerAlone)
+        : handler === undefined
+        ? Effect.asVoid(Effect.fork(answerWith(m, answerAlone)))
+        : answerTied(m, handler)
 
     const attribution = makeAttribution(inFlight, options.askedTogether)
 
@@ -401,6 +433,9 @@ export const makeSession = (
       eraDoubt: Effect.sync(() => Option.fromNullable(doubt))
     } satisfies Session
   })
+
+/** How long the refusal of a question left open by a call that ended may take to send. */
+const LeftoverAnswerWithin = Duration.seconds(5)
 
 /** How many pages of tools/list a session reads for its Mcp-Param-* index. */
 const MaxListingPages = 100

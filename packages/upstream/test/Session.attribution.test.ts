@@ -13,17 +13,10 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import type { Question, QuestionHandler } from "../src/Questions.js"
-import { type Established, makeSession } from "../src/Session.js"
-import { testConnection } from "./util/TestConnection.js"
+import { makeSession } from "../src/Session.js"
+import { legacyEstablished, testConnection } from "./util/TestConnection.js"
 
-const legacy: Established = {
-  era: "legacy",
-  negotiated: "2025-11-25",
-  eraSource: "probe",
-  serverInfo: undefined,
-  capabilities: {},
-  instructions: undefined
-}
+const legacy = legacyEstablished
 
 /** A stdio connection: calls wait for `release`; untied messages come from `untied`; answers are recorded. */
 const stdio = Effect.gen(function*() {

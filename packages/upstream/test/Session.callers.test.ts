@@ -12,18 +12,12 @@ import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
-import { type Established, makeSession } from "../src/Session.js"
+import { makeSession } from "../src/Session.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
 import { openStdio } from "../src/StdioTransport.js"
+import { legacyEstablished } from "./util/TestConnection.js"
 
-const legacy: Established = {
-  era: "legacy",
-  negotiated: "2025-11-25",
-  eraSource: "probe",
-  serverInfo: undefined,
-  capabilities: {},
-  instructions: undefined
-}
+const legacy = legacyEstablished
 
 // Holds calls until two have come, then says for each: progress under its token, a log message
 // tied to it by that token, one log message tied to nobody; then answers both.

@@ -10,17 +10,10 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { type Established, makeSession } from "../src/Session.js"
-import { testConnection } from "./util/TestConnection.js"
+import { makeSession } from "../src/Session.js"
+import { legacyEstablished, testConnection } from "./util/TestConnection.js"
 
-const legacy: Established = {
-  era: "legacy",
-  negotiated: "2025-11-25",
-  eraSource: "probe",
-  serverInfo: undefined,
-  capabilities: {},
-  instructions: undefined
-}
+const legacy = legacyEstablished
 
 /** A connection whose call asks one question, then waits for `release` (over HTTP, as a POST stream does). */
 const asking = Effect.gen(function*() {

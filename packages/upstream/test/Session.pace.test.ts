@@ -10,17 +10,10 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { Burst, PerSecond } from "../src/internal/QuestionPace.js"
-import { type Established, makeSession } from "../src/Session.js"
-import { testConnection } from "./util/TestConnection.js"
+import { makeSession } from "../src/Session.js"
+import { legacyEstablished, testConnection } from "./util/TestConnection.js"
 
-const legacy: Established = {
-  era: "legacy",
-  negotiated: "2025-11-25",
-  eraSource: "probe",
-  serverInfo: undefined,
-  capabilities: {},
-  instructions: undefined
-}
+const legacy = legacyEstablished
 
 describe("Session answer pace", () => {
   it.scoped("questions/a flood of questions nobody asked for is answered a burst at once, then at a steady rate; pings at once", () =>

@@ -7,16 +7,9 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { type Established, makeSession } from "../src/Session.js"
 import { type Connection, HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
-import { testConnection } from "./util/TestConnection.js"
+import { legacyEstablished, testConnection } from "./util/TestConnection.js"
 
-const legacy: Established = {
-  era: "legacy",
-  negotiated: "2025-11-25",
-  eraSource: "probe",
-  serverInfo: undefined,
-  capabilities: {},
-  instructions: undefined
-}
+const legacy = legacyEstablished
 const modern: Established = { ...legacy, era: "modern", negotiated: "2026-07-28" }
 const options = { clientInfo: { name: "mcpx-fx-test", version: "0" }, clientCapabilities: {} }
 

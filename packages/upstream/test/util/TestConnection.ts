@@ -1,6 +1,7 @@
 /** A Connection for Session tests: answers through `request`, quiet everywhere else unless told otherwise. */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import type { Established } from "../../src/Session.js"
 import { callThroughStream, type Connection } from "../../src/Transport.js"
 
 export const testConnection = (request: Connection["request"], overrides: Partial<Connection> = {}): Connection => ({
@@ -15,3 +16,13 @@ export const testConnection = (request: Connection["request"], overrides: Partia
   wire: "streamable-http",
   ...overrides
 })
+
+/** A legacy session's handshake as the Prober would hand it to `makeSession`. */
+export const legacyEstablished: Established = {
+  era: "legacy",
+  negotiated: "2025-11-25",
+  eraSource: "probe",
+  serverInfo: undefined,
+  capabilities: {},
+  instructions: undefined
+}

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { TransportClosed } from "../src/Transport.js"
-import { CallBox } from "../src/internal/CallBox.js"
+import { CallBox, MaxQueued } from "../src/internal/CallBox.js"
 
 const parsed = (message: JsonRpc.Message): JsonRpc.Parsed => ({ message, raw: message as unknown as JsonRpc.Parsed["raw"] })
 const response = parsed(JsonRpc.success(1, { ok: true }))
@@ -21,6 +21,27 @@ const counted = () => {
 }
 
 describe("CallBox", () => {
+  it.effect("upstream/callbox/a caller that cannot take its messages holds at most MaxQueued; later notifications are dropped, never the response or a question", () =>
+    Effect.gen(function*() {
+      const { box } = counted()
+      for (let i = 0; i < MaxQueued * 3; i++) box.unsafeOffer(progress)
+      const question = parsed(JsonRpc.request("q", "elicitation/create", { message: "?", requestedSchema: {} }))
+      box.unsafeOffer(question)
+      box.unsafeOffer(response)
+      box.unsafeDone(Exit.void)
+      let notes = 0
+      let asked = 0
+      const answer = yield* box.response((p) =>
+        Effect.sync(() => {
+          if (JsonRpc.isNotification(p.message)) notes++
+          else asked++
+        })
+      )
+      assert.deepStrictEqual(answer, response.message)
+      assert.strictEqual(notes, MaxQueued)
+      assert.strictEqual(asked, 1)
+    }))
+
   it.effect("upstream/callbox/the response ends the wait; what came before it is handed on first, in order", () =>
     Effect.gen(function*() {
       const { box, state } = counted()

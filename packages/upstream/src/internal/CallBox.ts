@@ -23,17 +23,30 @@ interface Taken {
 
 const empty: ReadonlyArray<JsonRpc.Parsed> = []
 
+/**
+ * The most messages a box holds before its caller takes them. A caller that cannot pass them on
+ * (a stdio host that stopped reading its stdout) would otherwise have every log line an upstream
+ * writes kept for it; past the bound its notifications are dropped and counted, never a response
+ * or a question.
+ */
+export const MaxQueued = 4096
+
 export class CallBox implements Box {
   private queued: Array<JsonRpc.Parsed> = []
   private ended: Exit.Exit<void, TransportError> | undefined
   private wake: (() => void) | undefined
   private released = false
+  private dropped = 0
 
   /** `release` is told once, when the box ends or is abandoned. */
   constructor(private readonly release: () => void) {}
 
   unsafeOffer(parsed: JsonRpc.Parsed): boolean {
     if (this.ended !== undefined) return false
+    if (this.queued.length >= MaxQueued && JsonRpc.isNotification(parsed.message)) {
+      this.dropped++
+      return true
+    }
     this.queued.push(parsed)
     this.poke()
     return true
@@ -83,7 +96,12 @@ export class CallBox implements Box {
         else (others ??= []).push(parsed)
       }
       const next = response !== undefined
-        ? Effect.succeed(response)
+        ? this.dropped === 0
+          ? Effect.succeed(response)
+          : Effect.as(
+            Effect.logWarning(`${this.dropped} notifications of a call were dropped: its caller was not taking them (more than ${MaxQueued} waited)`),
+            response
+          )
         : taken.ended !== undefined
         ? Exit.isSuccess(taken.ended) ? Effect.succeed(undefined) : Effect.failCause(taken.ended.cause)
         : Effect.flatMap(this.take, step)

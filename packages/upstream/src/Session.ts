@@ -32,8 +32,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { keepSendableTools, modernHeaders, recordToolHeaders, type ToolHeaderIndex, type UnsendableRequest } from "./ModernHeaders.js"
-import { makeAttribution } from "./internal/Attribution.js"
-import { answerAlone, type Question, type QuestionHandler } from "./Questions.js"
+import { answerAlone, type QuestionHandler } from "./Questions.js"
 import {
   isHeaderMismatch,
   type RefusedAgain,
@@ -46,7 +45,7 @@ import {
 import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
 import { type Connection, type RequestHints, TransportClosed } from "./Transport.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
-import * as QuestionPace from "./internal/QuestionPace.js"
+import { makeAnswers } from "./internal/SessionAnswers.js"
 
 export * from "./SessionErrors.js"
 export * from "./SessionModel.js"
@@ -64,8 +63,6 @@ const withModernMeta = (params: JsonObject | undefined, meta: JsonObject): JsonO
   const kept = Object.fromEntries(Object.entries(callerMeta).filter(([k]) => !Meta.isReservedKey(k)))
   return { ...(params ?? {}), _meta: { ...kept, ...meta } }
 }
-
-const asQuestion = (m: JsonRpc.Request): Question => ({ method: m.method, params: m.params ?? {} })
 
 /**
  * Builds the session on a connection whose handshake is done. The session's background work
@@ -108,79 +105,7 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
-    const pace = QuestionPace.make(name)
-    const respond = (m: JsonRpc.Request, response: JsonRpc.Response) =>
-      conn.respond(response, { era: "legacy" }).pipe(
-        Effect.catchAll((e) => Effect.logWarning(`${name}: could not answer ${m.method}: ${e.message}`))
-      )
-    const responseOf = (m: JsonRpc.Request, handler: QuestionHandler) =>
-      handler(asQuestion(m)).pipe(
-        Effect.map((result) => JsonRpc.success(m.id, result)),
-        Effect.catchTag("QuestionRefused", (e) => Effect.succeed(JsonRpc.failure(m.id, e.code, e.message)))
-      )
-    const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
-      responseOf(m, handler).pipe(
-        // A ping is answered at once, whatever the pace (a liveness check must not wait on it).
-        Effect.tap(() => (m.method === "ping" ? Effect.void : pace.take)),
-        Effect.flatMap((response) => respond(m, response))
-      )
-    /**
-     * A question tied to a call, answered in a fiber of the call's: a question may wait on a person
-     * for minutes, and the messages behind it (a second question, progress, the response) must flow
-     * meanwhile. When the call ends first (answered, cancelled, expired), the question is still
-     * answered, for nobody (an elicitation `cancel`), rather than left waiting upstream: once the
-     * answer has started out it goes whole, and otherwise the refusal goes instead (within a bound,
-     * so a server that stopped reading cannot hold the call's end).
-     */
-    const answerTied = (m: JsonRpc.Request, handler: QuestionHandler) => {
-      let answering = false
-      const alone = Effect.flatMap(responseOf(m, answerAlone), (response) => respond(m, response)).pipe(
-        Effect.timeout(LeftoverAnswerWithin),
-        Effect.ignore
-      )
-      return Effect.asVoid(Effect.fork(
-        responseOf(m, handler).pipe(
-          Effect.tap(() => pace.take),
-          Effect.flatMap((response) => Effect.uninterruptible(Effect.suspend(() => {
-            answering = true
-            return respond(m, response)
-          }))),
-          Effect.onInterrupt(() => (answering ? Effect.void : alone))
-        )
-      ))
-    }
-    const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
-      m.method === "ping"
-        ? answerWith(m, answerAlone)
-        : handler === undefined
-        ? Effect.asVoid(Effect.fork(answerWith(m, answerAlone)))
-        : answerTied(m, handler)
-
-    const attribution = makeAttribution(inFlight, options.askedTogether)
-
-    const answerUntied = (m: JsonRpc.Request) =>
-      m.method === "ping" ? answerWith(m, answerAlone) : Effect.flatMap(
-        attribution.attribute,
-        ({ callers, ctx, now }) => {
-          if (callers <= 1) {
-            const answering = ctx?.questions === undefined
-              ? answerWith(m, answerAlone)
-              : attribution.waiting(ctx, now, answerWith(m, ctx.questions))
-            return Effect.asVoid(Effect.forkIn(answering, sessionScope))
-          }
-          // Roots are the client's, not any call's: nobody needs to be asked for them.
-          if (m.method === "roots/list") return Effect.asVoid(Effect.forkIn(answerWith(m, answerAlone), sessionScope))
-          const broker = options.unattributed
-          const held: QuestionHandler = broker === undefined ? answerAlone : (q) => broker(name, q, callers)
-          return Effect.zipRight(
-            Effect.logWarning(
-              `${name}: a ${m.method} arrived while calls of ${callers} callers were in flight; it names no call, so it ` +
-                `was not routed to any of them (give this server "pool": {"scope": "session", "max": 4} so each caller has its own process)`
-            ),
-            Effect.asVoid(Effect.forkIn(answerWith(m, held), sessionScope))
-          )
-        }
-      )
+    const { answer, answerUntied } = makeAnswers({ name, conn, sessionScope, inFlight, options })
 
     // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
     // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so
@@ -433,9 +358,6 @@ export const makeSession = (
       eraDoubt: Effect.sync(() => Option.fromNullable(doubt))
     } satisfies Session
   })
-
-/** How long the refusal of a question left open by a call that ended may take to send. */
-const LeftoverAnswerWithin = Duration.seconds(5)
 
 /** How many pages of tools/list a session reads for its Mcp-Param-* index. */
 const MaxListingPages = 100

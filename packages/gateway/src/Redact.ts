@@ -102,8 +102,8 @@ const encodedForms = (secret: string): ReadonlyArray<string> => [
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /**
- * One pattern for every secret broken over lines (a wrapped log line, `\n` inside JSON text): any
- * line break, and the indentation after it, between two of its characters.
+ * One pattern for every secret broken over lines (a wrapped log line, `\n` inside JSON text): a
+ * line break of either kind, and the indentation after it, between two of its characters.
  */
 const lineSplit = (secrets: ReadonlyArray<string>): RegExp | undefined => {
   if (secrets.length === 0) return undefined

@@ -9,7 +9,17 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { GatewayCallError } from "../Gateway.js"
-import { type Asker, type Bounds, PendingCallRefused, type PendingQuestion, type RefusalReason } from "../PendingQuestions.js"
+import {
+  type Asker,
+  type Bounds,
+  DefaultMaxQuestions,
+  handleOf,
+  type Move,
+  PendingCallRefused,
+  type PendingInfo,
+  type PendingQuestion,
+  type RefusalReason
+} from "../PendingQuestions.js"
 
 export interface Asked {
   readonly key: string
@@ -89,3 +99,33 @@ export const gone = (endings: ReadonlyMap<string, Ending>, id: string, byHandle:
       return refuse("unknown", `${byHandle ? "the requestState names no call mcpx-fx holds" : `no pending call ${id}`} (it ended long ago)${again}`)
   }
 }
+
+/** The round of questions a call hands its caller now, under a handle of registry `instance`. */
+export const askingMove = (instance: string, entry: Entry): Move => ({
+  _tag: "Asking",
+  id: entry.id,
+  handle: handleOf(instance, entry.id, entry.round),
+  questions: shownQuestions(entry),
+  expiresAt: entry.expiresAt,
+  round: entry.round
+})
+
+/** How many questions the call may have open at once. */
+export const maxQuestionsOf = (entry: Entry): number => entry.bounds.maxQuestions ?? DefaultMaxQuestions
+
+/** Why a call that asked past `maxQuestionsOf` was cancelled. */
+export const overflowRefusal = (entry: Entry): PendingCallRefused =>
+  new PendingCallRefused({
+    reason: "rounds",
+    detail: `${entry.label} asked more than ${maxQuestionsOf(entry)} questions at once (questions.maxQuestions); the call was cancelled`
+  })
+
+/** What `/v1` and `mcpx-fx elicit list` show of a pending call. */
+export const infoOf = (e: Entry): PendingInfo => ({
+  id: e.id,
+  label: e.label,
+  state: e.exit !== undefined ? "done" : e.asked.size > 0 ? "asking" : "running",
+  round: e.round,
+  questions: shownQuestions(e),
+  expiresAt: e.timer === undefined ? 0 : e.expiresAt
+})

@@ -18,8 +18,6 @@ import { randomBytes, randomUUID } from "node:crypto"
 import {
   type Bounds,
   CapabilitiesLacking,
-  DefaultMaxQuestions,
-  handleOf,
   kindOf,
   type Move,
   onBehalf,
@@ -27,13 +25,23 @@ import {
   PendingCallRefused,
   type PendingCallsService,
   type PendingError,
-  type PendingInfo,
   type QuestionEvent,
   type RefusalReason,
   type Target
 } from "../PendingQuestions.js"
 import * as HeldQuestions from "./HeldQuestions.js"
-import { type Asked, type Ending, type Entry, gone, mergeRequired, RememberedEndings, shownQuestions } from "./PendingEntry.js"
+import {
+  type Asked,
+  askingMove,
+  type Ending,
+  type Entry,
+  gone,
+  infoOf,
+  maxQuestionsOf,
+  mergeRequired,
+  overflowRefusal,
+  RememberedEndings
+} from "./PendingEntry.js"
 
 /** A registry whose bounds are read when each call begins; it lives, and ends every call, with the scope. */
 export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCallsService, never, Scope.Scope> =>
@@ -140,7 +148,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         if (entry.exit !== undefined || entry.ended || entry.overflowed) return yield* onBehalf(question)
         // An upstream that asks without end must not hold the daemon's memory: past the bound the
         // call is cancelled (by its next move) and the question answered for the caller.
-        if (entry.asked.size >= (entry.bounds.maxQuestions ?? DefaultMaxQuestions)) {
+        if (entry.asked.size >= maxQuestionsOf(entry)) {
           entry.overflowed = true
           yield* signal(entry)
           return yield* onBehalf(question)
@@ -163,14 +171,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
       })
     }
 
-    const asking = (entry: Entry): Move => ({
-      _tag: "Asking",
-      id: entry.id,
-      handle: handleOf(instance, entry.id, entry.round),
-      questions: shownQuestions(entry),
-      expiresAt: entry.expiresAt,
-      round: entry.round
-    })
+    const asking = (entry: Entry) => askingMove(instance, entry)
 
     /**
      * Turns what the call has done so far into a move, or undefined when there is none yet. Runs
@@ -191,12 +192,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         }
         if (entry.overflowed) {
           yield* end(entry, "failed")
-          return yield* new PendingCallRefused({
-            reason: "rounds",
-            detail: `${entry.label} asked more than ${
-              entry.bounds.maxQuestions ?? DefaultMaxQuestions
-            } questions at once (questions.maxQuestions); the call was cancelled`
-          })
+          return yield* overflowRefusal(entry)
         }
         if (entry.asked.size === 0) return undefined
         if (entry.handedOut) return asking(entry)
@@ -398,14 +394,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
           return entry === undefined ? Effect.succeed(false) : Effect.as(end(entry, "abandoned"), true)
         }),
       list: Effect.sync(() =>
-        [...entries.values()].map((e): PendingInfo => ({
-          id: e.id,
-          label: e.label,
-          state: e.exit !== undefined ? "done" : e.asked.size > 0 ? "asking" : "running",
-          round: e.round,
-          questions: shownQuestions(e),
-          expiresAt: e.timer === undefined ? 0 : e.expiresAt
-        }))
+        [...entries.values()].map(infoOf)
       ),
       hold: held.hold,
       held: held.list,

@@ -133,7 +133,7 @@ export const makeLeases = (env: LeasesEnv) => {
    * Pings a stdio server that has said nothing for `hangCheck` as a call on it ends; one that does
    * not answer within `pingTimeout` is hung (SIGSTOP, a deadlock) and goes as a crash, so the next
    * call starts a fresh one instead of waiting out its timeout too. A slow server that is alive
-   * answers the ping (or refuses it: any answer will do) and keeps its calls.
+   * answers the ping (or refuses it: an error is an answer too) and keeps its calls.
    */
   const checkHung = (pool: ServerPool, lane: LaneState, inst: Instance, session: Session, silentMs: number) =>
     Effect.gen(function*() {

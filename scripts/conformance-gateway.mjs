@@ -10,10 +10,10 @@
 // gateway cannot meet by the structure of the protocol (and which must keep failing: one that
 // passes is stale). `--write-docs` rewrites docs/conformance.md from the run; `--variant=<id>`
 // runs one variant.
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
+import { bundle, checksOf, installRunnerIfMissing, requirementSets, root, runSuite, scenariosOf, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
 
 const name = "conformance:gateway"
 const cli = join(root, "packages/cli/dist/mcpx-fx.js")
@@ -107,35 +107,6 @@ const startDaemon = async (variant, log, fixtureUrl) => {
 
 // The daemon drains calls in flight before stopping its upstreams, so it gets longer than a fixture.
 const stopDaemon = (child) => stopChild(child, 15_000)
-
-/** `✓ name: 3 passed, 0 failed` lines of the summary, with whether each is scored. */
-const scenariosOf = (output) => {
-  const summary = summaryOf(output)
-  const unscoredAt = summary.indexOf("Not scored")
-  const unscored = new Set(
-    unscoredAt < 0 ? [] : [...summary.slice(unscoredAt).matchAll(/^\s+[✓✗] (\S+) \(/gm)].map((m) => m[1])
-  )
-  return [...summary.matchAll(/^([✓✗]) ([^:\n]+): (\d+) passed, (\d+) failed/gm)].map((m) => ({
-    scenario: m[2],
-    ok: m[1] === "✓",
-    passed: Number(m[3]),
-    failed: Number(m[4]),
-    scored: !unscored.has(m[2])
-  }))
-}
-
-/** Every check the suite wrote for each scenario of a run: `{ scenario: [{ id, status, errorMessage }] }`. */
-const checksOf = (dir) => {
-  const byScenario = {}
-  if (!existsSync(dir)) return byScenario
-  for (const entry of readdirSync(dir)) {
-    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry)
-    const file = join(dir, entry, "checks.json")
-    if (m === null || !existsSync(file)) continue
-    byScenario[m[1]] = JSON.parse(readFileSync(file, "utf8"))
-  }
-  return byScenario
-}
 
 /**
  * The gate for one run: every scored scenario reported, none of its checks failing unless

@@ -62,6 +62,24 @@ const expectedFailures = [
   }
 ]
 
+/**
+ * Scenarios kept out of the gate although the fixture passes them (`npm run conformance:fixture`
+ * gates them there), each with why. They are reported on every run, so the day they pass through
+ * the gateway shows, and the entry is then removed to gate them.
+ */
+const notGatedYet = [
+  {
+    prefix: "tasks-",
+    requirements: "2026-07-28",
+    why:
+      "the tasks extension (io.modelcontextprotocol/tasks) is not wired through the gateway yet: mcpx-fx does not " +
+      "advertise it in server/discover, does not pass CreateTaskResult or tasks/get|update|cancel between host and " +
+      "upstream, and translates nothing between the extension and 2025-11-25 core tasks"
+  }
+]
+const notGated = (requirements, scenario) =>
+  notGatedYet.find((n) => n.requirements === requirements && scenario.startsWith(n.prefix))
+
 const say = (line) => process.stdout.write(`${line}\n`)
 const writeDocs = process.argv.includes("--write-docs")
 const only = process.argv.find((a) => a.startsWith("--variant="))?.slice("--variant=".length)
@@ -116,7 +134,7 @@ const gate = (variant, requirements, rows, checks) => {
   const expected = expectedFailures.filter((e) => e.variant === (variant.expectedAs ?? variant.id) && e.requirements === requirements)
   const problems = []
   if (rows.length === 0) problems.push("the suite reported no scenarios")
-  for (const row of rows.filter((r) => r.scored)) {
+  for (const row of rows.filter((r) => r.scored && notGated(requirements, r.scenario) === undefined)) {
     const scenarioChecks = checks[row.scenario]
     if (scenarioChecks === undefined) {
       problems.push(`${row.scenario}: no checks.json`)
@@ -164,7 +182,9 @@ const docs = (results) => {
     "the default pool (one shared process), where a legacy server's questions name no call: the suite leaves",
     "several asking calls unanswered, each pending upstream for `questions.ttl`, and a call parked on its",
     "caller's answer is no candidate for a later question, so every later question still reaches the caller",
-    "that caused it. The `tasks-*` scenarios are the unscored tasks extension, which mcpx-fx does not declare.",
+    "that caused it. The `tasks-*` scenarios are the unscored tasks extension: the fixture passes all ten",
+    "(`npm run conformance:fixture` gates them), the gateway does not declare the extension yet, so they stay out of",
+    "this gate.",
     "",
     "## Expected failures",
     "",
@@ -224,6 +244,10 @@ const main = async () => {
         say(`scored scenarios passing: ${scored.filter((r) => r.ok).length} of ${scored.length}`)
         for (const e of expectedFailures.filter((e) => e.variant === (variant.expectedAs ?? variant.id) && e.requirements === requirements)) {
           say(`expected failure: ${e.scenario} ${e.check}`)
+        }
+        for (const n of notGatedYet.filter((n) => n.requirements === requirements)) {
+          const held = rows.filter((r) => r.scenario.startsWith(n.prefix))
+          if (held.length > 0) say(`not gated yet: ${n.prefix}* ${held.filter((r) => r.ok).length} of ${held.length} passing (${n.why})`)
         }
         for (const p of problems) say(`GATE: ${p}`)
         if (problems.length > 0) failed.push(`${variant.id} ${requirements}`)

@@ -96,6 +96,19 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
       assert.strictEqual(textOf(result), "Deleted notes.txt")
     }))
 
+  it.scoped("asks test_tool_with_task's question on the call itself, then answers its tasks/result from the task", () =>
+    Effect.gen(function* () {
+      const { peer } = yield* legacy()
+      const callId = "with-task"
+      yield* peer.send(Rq.rpc(callId, "tools/call", asTask("test_tool_with_task", {})))
+      const asked = yield* peer.next("the call's elicitation", (m) => "method" in m && m.method === "elicitation/create")
+      assert.isUndefined(Tasks.relatedTaskOf("params" in asked ? asked.params?.["_meta"] : undefined), "no task exists yet")
+      if ("id" in asked) yield* peer.send({ jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { name: "Bo" } } })
+      const task = decode(Tasks.CreateTaskResult, resultOf(yield* peer.reply(callId))).task
+      const result = resultOf(yield* peer.request("tasks/result", { taskId: task.taskId }))
+      assert.match(textOf(result), /^Hello, Bo!/)
+    }))
+
   it.scoped("has no tasks before 2025-11-25", () =>
     Effect.gen(function* () {
       const { init, peer } = yield* legacy("2025-06-18")
@@ -132,7 +145,7 @@ describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)",
       for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
         const refused = errorOf(yield* peer.request(method, Rq.modern({ taskId: "x", inputResponses: {} })))
         assert.strictEqual(refused.code, ErrorCode.MissingRequiredClientCapability, method)
-        assert.deepStrictEqual(refused.data, { requiredCapabilities: TasksExtension.requiredCapabilities })
+        assert.deepStrictEqual<unknown>(refused.data, { requiredCapabilities: TasksExtension.requiredCapabilities })
       }
       assert.strictEqual(errorOf(yield* modernCall(peer, "failing_job", {}, {})).code, ErrorCode.MissingRequiredClientCapability)
       assert.strictEqual(errorOf(yield* peer.request("tasks/get", Rq.modern({ taskId: "x" }, ext))).code, ErrorCode.InvalidParams)

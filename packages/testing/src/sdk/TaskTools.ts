@@ -275,7 +275,10 @@ export const registerTaskTools = (mcp: McpServer, ctx: SurfaceContext, store: Ta
     return record
   }
 
-  /** The MRTR rounds before a task exists; on 2025-11-25 they are asked as plain requests. */
+  /**
+   * The MRTR rounds before a task exists; on 2025-11-25 they are asked as `elicitation/create`
+   * requests tied to the call that is still open (on its SSE stream over HTTP).
+   */
   const prepare = async (
     tool: Runnable,
     handlerCtx: ServerContext
@@ -285,7 +288,7 @@ export const registerTaskTools = (mcp: McpServer, ctx: SurfaceContext, store: Ta
     if (ctx.era === "modern") return { ask: ready }
     const answers: Record<string, Record<string, unknown>> = {}
     for (const [key, request] of Object.entries(ready.inputRequests ?? {})) {
-      answers[key] = { ...(await mcp.server.elicitInput(request.params as Parameters<McpServer["server"]["elicitInput"]>[0])) }
+      answers[key] = { ...(await handlerCtx.mcpReq.elicitInput(request.params as Parameters<ServerContext["mcpReq"]["elicitInput"]>[0])) }
     }
     const again = tool.before?.({ ...handlerCtx, mcpReq: { ...handlerCtx.mcpReq, inputResponses: answers } })
     return { ask: undefined, carry: again !== undefined && isCarry(again) ? again.carry : undefined }

@@ -172,6 +172,8 @@ describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)",
   it.scoped("gathers input by MRTR before it creates the task test_tool_with_task needs", () =>
     Effect.gen(function* () {
       const peer = yield* spawnStdio("conformance-fixture", ["--modern-only"])
+      const mute = errorOf(yield* modernCall(peer, "test_tool_with_task", {}))
+      assert.strictEqual(mute.code, ErrorCode.MissingRequiredClientCapability, "it cannot ask a request that declared no elicitation")
       const caps = { ...ext, elicitation: {} }
       const first = resultOf(yield* modernCall(peer, "test_tool_with_task", {}, caps))
       assert.strictEqual(first["resultType"], "input_required")

@@ -25,13 +25,21 @@ export const TasksRevision = "2025-11-25"
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** Whether this request declared the tasks extension in its own `_meta` (the only place that counts). */
-export const declaresExtension = (ctx: ServerContext): boolean => {
+/** The client capabilities a modern request declared in its own `_meta` (the only place that counts). */
+const declared = (ctx: ServerContext): Record<string, unknown> => {
   const envelope: Record<string, unknown> = { ...ctx.mcpReq.envelope }
   const caps = envelope["io.modelcontextprotocol/clientCapabilities"]
-  const extensions = isRecord(caps) ? caps["extensions"] : undefined
+  return isRecord(caps) ? caps : {}
+}
+
+/** Whether this request declared the tasks extension. */
+export const declaresExtension = (ctx: ServerContext): boolean => {
+  const extensions = declared(ctx)["extensions"]
   return isRecord(extensions) && isRecord(extensions[TasksExtensionId])
 }
+
+/** Whether this request declared that it can answer an elicitation. */
+export const declaresElicitation = (ctx: ServerContext): boolean => isRecord(declared(ctx)["elicitation"])
 
 /** The `-32021` a request gets for task work it did not declare the extension for. */
 export const missingExtension = (what: string): ProtocolError =>

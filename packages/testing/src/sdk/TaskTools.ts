@@ -30,7 +30,7 @@ import {
 } from "@modelcontextprotocol/server"
 import * as z from "zod"
 import { log } from "./Cli.js"
-import { declaresExtension, legacyTask, missingExtension, modernHandle, pushStatus, RelatedTaskKey, TasksRevision } from "./TaskMethods.js"
+import { declaresElicitation, declaresExtension, legacyTask, missingExtension, modernHandle, pushStatus, RelatedTaskKey, TasksRevision } from "./TaskMethods.js"
 import { type InputRequest, type Job, TaskFailure, type TaskStore } from "./TaskStore.js"
 import type { SurfaceContext } from "./V2Host.js"
 
@@ -285,7 +285,15 @@ export const registerTaskTools = (mcp: McpServer, ctx: SurfaceContext, store: Ta
   ): Promise<{ readonly ask: InputRequiredResult } | { readonly ask: undefined; readonly carry: string | undefined }> => {
     const ready = tool.before?.(handlerCtx)
     if (ready === undefined || isCarry(ready)) return { ask: undefined, carry: ready?.carry }
-    if (ctx.era === "modern") return { ask: ready }
+    if (ctx.era === "modern") {
+      // What the SDK checks for every other input_required: the request must be able to answer.
+      if (!declaresElicitation(handlerCtx)) {
+        throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, `${tool.name} asks by elicitation first`, {
+          requiredCapabilities: { elicitation: {} }
+        })
+      }
+      return { ask: ready }
+    }
     const answers: Record<string, Record<string, unknown>> = {}
     for (const [key, request] of Object.entries(ready.inputRequests ?? {})) {
       answers[key] = { ...(await handlerCtx.mcpReq.elicitInput(request.params as Parameters<ServerContext["mcpReq"]["elicitInput"]>[0])) }

@@ -10,10 +10,10 @@
 // gateway cannot meet by the structure of the protocol (and which must keep failing: one that
 // passes is stale). `--write-docs` rewrites docs/conformance.md from the run; `--variant=<id>`
 // runs one variant.
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bundle, installRunnerIfMissing, requirementSets, root, runSuite, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
+import { bundle, checksOf, installRunnerIfMissing, requirementSets, root, runSuite, scenariosOf, startChild, stopChild, summaryOf } from "./conformance-lib.mjs"
 
 const name = "conformance:gateway"
 const cli = join(root, "packages/cli/dist/mcpx-fx.js")
@@ -62,6 +62,24 @@ const expectedFailures = [
   }
 ]
 
+/**
+ * Scenarios kept out of the gate although the fixture passes them (`npm run conformance:fixture`
+ * gates them there), each with why. They are reported on every run, so the day they pass through
+ * the gateway shows, and the entry is then removed to gate them.
+ */
+const notGatedYet = [
+  {
+    prefix: "tasks-",
+    requirements: "2026-07-28",
+    why:
+      "the tasks extension (io.modelcontextprotocol/tasks) is not wired through the gateway yet: mcpx-fx does not " +
+      "advertise it in server/discover, does not pass CreateTaskResult or tasks/get|update|cancel between host and " +
+      "upstream, and translates nothing between the extension and 2025-11-25 core tasks"
+  }
+]
+const notGated = (requirements, scenario) =>
+  notGatedYet.find((n) => n.requirements === requirements && scenario.startsWith(n.prefix))
+
 const say = (line) => process.stdout.write(`${line}\n`)
 const writeDocs = process.argv.includes("--write-docs")
 const only = process.argv.find((a) => a.startsWith("--variant="))?.slice("--variant=".length)
@@ -108,35 +126,6 @@ const startDaemon = async (variant, log, fixtureUrl) => {
 // The daemon drains calls in flight before stopping its upstreams, so it gets longer than a fixture.
 const stopDaemon = (child) => stopChild(child, 15_000)
 
-/** `✓ name: 3 passed, 0 failed` lines of the summary, with whether each is scored. */
-const scenariosOf = (output) => {
-  const summary = summaryOf(output)
-  const unscoredAt = summary.indexOf("Not scored")
-  const unscored = new Set(
-    unscoredAt < 0 ? [] : [...summary.slice(unscoredAt).matchAll(/^\s+[✓✗] (\S+) \(/gm)].map((m) => m[1])
-  )
-  return [...summary.matchAll(/^([✓✗]) ([^:\n]+): (\d+) passed, (\d+) failed/gm)].map((m) => ({
-    scenario: m[2],
-    ok: m[1] === "✓",
-    passed: Number(m[3]),
-    failed: Number(m[4]),
-    scored: !unscored.has(m[2])
-  }))
-}
-
-/** Every check the suite wrote for each scenario of a run: `{ scenario: [{ id, status, errorMessage }] }`. */
-const checksOf = (dir) => {
-  const byScenario = {}
-  if (!existsSync(dir)) return byScenario
-  for (const entry of readdirSync(dir)) {
-    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry)
-    const file = join(dir, entry, "checks.json")
-    if (m === null || !existsSync(file)) continue
-    byScenario[m[1]] = JSON.parse(readFileSync(file, "utf8"))
-  }
-  return byScenario
-}
-
 /**
  * The gate for one run: every scored scenario reported, none of its checks failing unless
  * expected, and every expected failure still failing. Returns the problems, none when it passed.
@@ -145,7 +134,7 @@ const gate = (variant, requirements, rows, checks) => {
   const expected = expectedFailures.filter((e) => e.variant === (variant.expectedAs ?? variant.id) && e.requirements === requirements)
   const problems = []
   if (rows.length === 0) problems.push("the suite reported no scenarios")
-  for (const row of rows.filter((r) => r.scored)) {
+  for (const row of rows.filter((r) => r.scored && notGated(requirements, r.scenario) === undefined)) {
     const scenarioChecks = checks[row.scenario]
     if (scenarioChecks === undefined) {
       problems.push(`${row.scenario}: no checks.json`)
@@ -193,7 +182,9 @@ const docs = (results) => {
     "the default pool (one shared process), where a legacy server's questions name no call: the suite leaves",
     "several asking calls unanswered, each pending upstream for `questions.ttl`, and a call parked on its",
     "caller's answer is no candidate for a later question, so every later question still reaches the caller",
-    "that caused it. The `tasks-*` scenarios are the unscored tasks extension, which mcpx-fx does not declare.",
+    "that caused it. The `tasks-*` scenarios are the unscored tasks extension: the fixture passes all ten",
+    "(`npm run conformance:fixture` gates them), the gateway does not declare the extension yet, so they stay out of",
+    "this gate.",
     "",
     "## Expected failures",
     "",
@@ -253,6 +244,10 @@ const main = async () => {
         say(`scored scenarios passing: ${scored.filter((r) => r.ok).length} of ${scored.length}`)
         for (const e of expectedFailures.filter((e) => e.variant === (variant.expectedAs ?? variant.id) && e.requirements === requirements)) {
           say(`expected failure: ${e.scenario} ${e.check}`)
+        }
+        for (const n of notGatedYet.filter((n) => n.requirements === requirements)) {
+          const held = rows.filter((r) => r.scenario.startsWith(n.prefix))
+          if (held.length > 0) say(`not gated yet: ${n.prefix}* ${held.filter((r) => r.ok).length} of ${held.length} passing (${n.why})`)
         }
         for (const p of problems) say(`GATE: ${p}`)
         if (problems.length > 0) failed.push(`${variant.id} ${requirements}`)

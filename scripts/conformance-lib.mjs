@@ -6,7 +6,7 @@
 // its node binary never shadows the workspace's Node 20: it is only ever started by absolute
 // path, and nothing here puts tools/conformance-runner/node_modules/.bin on PATH.
 import { spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 
 export const root = new URL("..", import.meta.url).pathname
@@ -123,3 +123,32 @@ export const stopChild = (child, graceMs) =>
     })
     child.kill("SIGTERM")
   })
+
+/** `✓ name: 3 passed, 0 failed` lines of the summary, with whether each is scored. */
+export const scenariosOf = (output) => {
+  const summary = summaryOf(output)
+  const unscoredAt = summary.indexOf("Not scored")
+  const unscored = new Set(
+    unscoredAt < 0 ? [] : [...summary.slice(unscoredAt).matchAll(/^\s+[✓✗] (\S+) \(/gm)].map((m) => m[1])
+  )
+  return [...summary.matchAll(/^([✓✗]) ([^:\n]+): (\d+) passed, (\d+) failed/gm)].map((m) => ({
+    scenario: m[2],
+    ok: m[1] === "✓",
+    passed: Number(m[3]),
+    failed: Number(m[4]),
+    scored: !unscored.has(m[2])
+  }))
+}
+
+/** Every check the suite wrote for each scenario of a run: `{ scenario: [{ id, status, errorMessage }] }`. */
+export const checksOf = (dir) => {
+  const byScenario = {}
+  if (!existsSync(dir)) return byScenario
+  for (const entry of readdirSync(dir)) {
+    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry)
+    const file = join(dir, entry, "checks.json")
+    if (m === null || !existsSync(file)) continue
+    byScenario[m[1]] = JSON.parse(readFileSync(file, "utf8"))
+  }
+  return byScenario
+}

@@ -17,13 +17,36 @@ const sampling = optionalKey(open({ context: flag, tools: flag }))
 const elicitation = optionalKey(open({ form: flag, url: flag }))
 const listChanged = optionalKey(open({ listChanged: optionalKey(Schema.Boolean) }))
 
+/** A server's `capabilities.tasks` (2025-11-25): the task operations it serves, the requests it augments. */
+export const ServerTasksCapability = open({
+  list: flag,
+  cancel: flag,
+  requests: optionalKey(open({ tools: optionalKey(open({ call: flag })) }))
+})
+/** A server's `capabilities.tasks`. */
+export type ServerTasksCapability = typeof ServerTasksCapability.Type
+
+/** A client's `capabilities.tasks` (2025-11-25): the same, for the requests a server sends it. */
+export const ClientTasksCapability = open({
+  list: flag,
+  cancel: flag,
+  requests: optionalKey(
+    open({
+      sampling: optionalKey(open({ createMessage: flag })),
+      elicitation: optionalKey(open({ create: flag }))
+    })
+  )
+})
+/** A client's `capabilities.tasks`. */
+export type ClientTasksCapability = typeof ClientTasksCapability.Type
+
 /** Client capabilities as `initialize` declares them (2024-11-05 … 2025-11-25, the union of all). */
 export const LegacyClientCapabilities = open({
   experimental,
   roots: listChanged,
   sampling,
   elicitation,
-  tasks: optionalKey(open({ list: flag, cancel: flag, requests: flag }))
+  tasks: optionalKey(ClientTasksCapability)
 })
 /** Legacy client capabilities. */
 export type LegacyClientCapabilities = typeof LegacyClientCapabilities.Type
@@ -47,7 +70,7 @@ export const LegacyServerCapabilities = open({
   prompts: listChanged,
   resources: optionalKey(open({ subscribe: optionalKey(Schema.Boolean), listChanged: optionalKey(Schema.Boolean) })),
   tools: listChanged,
-  tasks: optionalKey(open({ list: flag, cancel: flag, requests: flag }))
+  tasks: optionalKey(ServerTasksCapability)
 })
 /** Legacy server capabilities. */
 export type LegacyServerCapabilities = typeof LegacyServerCapabilities.Type

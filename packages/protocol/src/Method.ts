@@ -164,3 +164,15 @@ export const InputRequiredMethods: ReadonlyArray<string> = [ToolsCall, PromptsGe
 
 /** Whether a method may be answered with `input_required`. */
 export const allowsInputRequired = (method: string): boolean => InputRequiredMethods.includes(method)
+
+/**
+ * The 2025-11-25 task methods the 2026 extension dropped: with a modern envelope they are `-32601`,
+ * whether or not the request declared the extension.
+ */
+export const TasksRemovedByExtension: ReadonlyArray<string> = [TasksResult, TasksList]
+
+/**
+ * Whether a modern request names a tasks-extension method. Such a request is served only when it
+ * declared the extension itself; otherwise it is `-32021`, never `-32601`.
+ */
+export const isTasksExtensionRequest = (method: string): boolean => TasksExtensionClientRequests.includes(method)

@@ -12,7 +12,7 @@ import { retryFields } from "./InputRequired.js"
 import { JsonObject, open, optionalKey } from "./Json.js"
 import { Cursor, resultFields } from "./Result.js"
 import { isModernRevision, type Revision } from "./Revision.js"
-import { TaskMetadata } from "./Tasks.js"
+import { TaskMetadata, ToolExecution } from "./Tasks.js"
 
 /** Behaviour hints (never trusted for decisions). */
 export const ToolAnnotations = open({
@@ -39,7 +39,7 @@ export const Tool = open({
   outputSchema: optionalKey(JsonObject),
   annotations: optionalKey(ToolAnnotations),
   icons: optionalKey(Schema.Array(Icon)),
-  execution: optionalKey(open({ taskSupport: optionalKey(Schema.Literal("forbidden", "optional", "required")) })),
+  execution: optionalKey(ToolExecution),
   _meta: optionalKey(JsonObject)
 })
 /** A tool definition. */
@@ -50,7 +50,10 @@ export const ListToolsResult = open({ tools: Schema.Array(Tool), nextCursor: opt
 /** Result of `tools/list`. */
 export type ListToolsResult = typeof ListToolsResult.Type
 
-/** Params of `tools/call`: `task` is 2025-11-25's augmentation, the retry fields are MRTR's. */
+/**
+ * Params of `tools/call`: `task` is 2025-11-25's augmentation (a 2026 server ignores it), the retry
+ * fields are MRTR's.
+ */
 export const CallToolParams = open({
   name: Schema.String,
   arguments: optionalKey(JsonObject),

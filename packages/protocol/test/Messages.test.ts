@@ -16,8 +16,6 @@ import * as Resources from "../src/Resources.js"
 import * as Roots from "../src/Roots.js"
 import * as Sampling from "../src/Sampling.js"
 import * as Subscriptions from "../src/Subscriptions.js"
-import * as Tasks from "../src/Tasks.js"
-import * as TasksExtension from "../src/TasksExtension.js"
 import * as Tools from "../src/Tools.js"
 
 const accepts = <A, I>(schema: Schema.Schema<A, I>, value: unknown): A => {
@@ -349,42 +347,6 @@ describe("Notifications", () => {
       params: { requestId: 4, reason: "timeout" }
     })
     assert.deepStrictEqual(Notifications.initialized, { jsonrpc: "2.0", method: "notifications/initialized" })
-  })
-})
-
-describe("Tasks (2025-11-25) and the tasks extension (2026)", () => {
-  const task = { taskId: "t1", status: "working", createdAt: "2025-11-25T10:30:00Z", lastUpdatedAt: "2025-11-25T10:30:00Z", ttl: null }
-
-  it("decodes the 2025-11-25 shapes", () => {
-    accepts(Tasks.CreateTaskResult, { task })
-    accepts(Tasks.GetTaskResult, { ...task, pollInterval: 500 })
-    accepts(Tasks.ListTasksResult, { tasks: [task] })
-    accepts(Tasks.TaskIdParams, { taskId: "t1" })
-    accepts(Tasks.TaskStatusNotificationParams, task)
-    accepts(Tools.CallToolParams, { name: "x", task: { ttl: 1000 } })
-    rejects(Tasks.Task, { ...task, status: "paused" })
-  })
-
-  it("decodes the extension's CreateTaskResult and detailed tasks", () => {
-    const t = {
-      taskId: "786512e2",
-      status: "working",
-      createdAt: "2025-11-25T10:30:00Z",
-      lastUpdatedAt: "2025-11-25T10:40:00Z",
-      ttlMs: 60000,
-      pollIntervalMs: 5000
-    }
-    accepts(TasksExtension.CreateTaskResult, { ...t, resultType: "task" })
-    rejects(TasksExtension.CreateTaskResult, { ...t, resultType: "complete" })
-    assert.isTrue(TasksExtension.isCreateTaskResult({ ...t, resultType: "task" }))
-    accepts(TasksExtension.GetTaskResult, { ...t, status: "completed", resultType: "complete", result: { content: [] } })
-    rejects(TasksExtension.GetTaskResult, { ...t, status: "completed" })
-    accepts(TasksExtension.GetTaskResult, { ...t, status: "failed", error: { code: -32603, message: "x" } })
-    accepts(TasksExtension.GetTaskResult, { ...t, status: "input_required", inputRequests: { k: { method: "roots/list" } } })
-    accepts(TasksExtension.UpdateTaskParams, { taskId: "t", inputResponses: { k: { roots: [] } } })
-    accepts(TasksExtension.TaskIdParams, { taskId: "t" })
-    assert.isTrue(TasksExtension.declared({ extensions: { "io.modelcontextprotocol/tasks": {} } }))
-    assert.isFalse(TasksExtension.declared({ tasks: {} }))
   })
 })
 

@@ -28,6 +28,9 @@ import {
 } from "@modelcontextprotocol/server"
 import * as z from "zod"
 import { registerGreetings } from "./Greetings.js"
+import { registerTaskMethods } from "./TaskMethods.js"
+import { TaskStore } from "./TaskStore.js"
+import { registerTaskTools } from "./TaskTools.js"
 import type { Surface, SurfaceContext } from "./V2Host.js"
 
 /** A 1×1 red PNG. */
@@ -117,6 +120,8 @@ export const conformanceSurface = (): Surface => {
   // One key per process: every round of a flow comes back to this process (HTTP) or never
   // leaves it (the legacy shim re-enters in-process), and a restart invalidates old flows.
   const codec = createRequestStateCodec<FlowState>({ key: randomBytes(32), ttlSeconds: 600 })
+  // One task table per process: a modern HTTP request gets a fresh instance, its tasks/get another.
+  const tasks = new TaskStore({ ttlMs: 300_000, pollIntervalMs: 200, pageSize: 20 })
 
   const stateFor = (ctx: ServerContext, tool: string): FlowState | undefined => {
     const state = ctx.mcpReq.requestState<FlowState>()
@@ -694,6 +699,9 @@ export const conformanceSurface = (): Surface => {
     registerMrtrTools(mcp)
     registerPrompts(mcp)
     registerResources(mcp, ctx.era)
+    registerTaskMethods(mcp, ctx.era, tasks)
+    // Last: the task gate takes over tools/call from what McpServer installed for every tool above.
+    registerTaskTools(mcp, ctx, tasks)
     return mcp
   }
 }

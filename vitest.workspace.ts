@@ -4,7 +4,9 @@ export const projects = [
   "packages/protocol/vitest.config.ts",
   "packages/upstream/vitest.config.ts",
   "packages/server/vitest.config.ts",
+  "packages/config/vitest.config.ts",
   "packages/gateway/vitest.config.ts",
+  "packages/daemon/vitest.config.ts",
   "packages/cli/vitest.config.ts",
   "packages/testing/vitest.config.ts",
   "examples/vitest.config.ts"

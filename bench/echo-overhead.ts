@@ -8,7 +8,7 @@
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Config, layerSettings } from "@mcpx-fx/gateway/Config"
+import { Config, layerSettings } from "@mcpx-fx/config/Config"
 import { Gateway } from "@mcpx-fx/gateway/Gateway"
 import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"

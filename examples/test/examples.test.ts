@@ -1,7 +1,7 @@
 /** The library examples compile (tsc -b covers them) and do what their comments say. */
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
-import { Config } from "@mcpx-fx/gateway/Config"
+import { Config } from "@mcpx-fx/config/Config"
 import * as Effect from "effect/Effect"
 import { ClientLayer, program as clientProgram } from "../dual-era-client.js"
 import { configOf, gatewayLayer, program as gatewayProgram } from "../embedded-gateway.js"

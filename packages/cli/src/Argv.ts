@@ -19,7 +19,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type * as Completion from "./Completion.js"
 import * as CommandTree from "./CommandTree.js"
-import { closeMatches } from "./Suggest.js"
+import { closeMatches } from "@mcpx-fx/config/Suggest"
 import { UsageError } from "./UsageError.js"
 
 /** What the command line asks for. */

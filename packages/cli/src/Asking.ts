@@ -5,9 +5,9 @@
  * exact commands that answer it — the call waits in the daemon for `questions.ttl`, or, with no
  * daemon to keep it, is cancelled upstream.
  */
-import * as Ask from "@mcpx-fx/gateway/Ask"
+import * as Ask from "@mcpx-fx/daemon/Ask"
 import { choices } from "@mcpx-fx/gateway/QuestionFit"
-import type * as AskApi from "@mcpx-fx/gateway/AskApi"
+import type * as AskApi from "@mcpx-fx/daemon/AskApi"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"

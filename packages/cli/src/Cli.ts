@@ -3,7 +3,7 @@
  * the runtime are Main.ts's.
  */
 import * as Command from "@effect/cli/Command"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
 import * as AuthCommand from "./commands/Auth.js"
 import * as CallCommand from "./commands/Call.js"
 import * as ConfigCommand from "./commands/Config.js"
@@ -48,9 +48,9 @@ export const tree: CommandTree.Node = CommandTree.make(root, subcommands)
 
 /** What completion offers for a command's first argument. */
 export const argumentWords: Completion.ArgumentWords = {
-  "settings get": Settings.paths,
-  "settings set": Settings.paths,
-  "settings unset": Settings.paths
+  "settings get": SettingsRegistry.paths,
+  "settings set": SettingsRegistry.paths,
+  "settings unset": SettingsRegistry.paths
 }
 
 /**

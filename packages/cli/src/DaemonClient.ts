@@ -6,15 +6,12 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Path from "@effect/platform/Path"
-import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
-import * as StateDir from "@mcpx-fx/gateway/StateDir"
+import * as DaemonFiles from "@mcpx-fx/daemon/DaemonFiles"
+import * as StateDir from "@mcpx-fx/config/StateDir"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import { ProcessEnvironment } from "./Layers.js"
-
-/** The base URL requests over the socket are addressed to; the host part is never resolved. */
-export const socketBaseUrl = "http://mcpx-fx.daemon"
 
 /** This invocation's state directory, without reading any config file. */
 export const stateDir: Layer.Layer<StateDir.StateDir, never, ProcessEnvironment | FileSystem.FileSystem | Path.Path> =

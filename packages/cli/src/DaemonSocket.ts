@@ -9,7 +9,9 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Agent } from "undici"
-import { socketBaseUrl } from "./DaemonClient.js"
+
+/** The base URL requests over the socket are addressed to; the host part is never resolved. */
+const socketBaseUrl = "http://mcpx-fx.daemon"
 
 /**
  * `/v1` refuses a POST or PUT not declared JSON (HttpJsonBody), body-less ones included

@@ -5,8 +5,8 @@
  * login`, 1 for anything else.
  */
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as Config from "@mcpx-fx/gateway/Config"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as ConfigFile from "@mcpx-fx/config/ConfigFile"
+import * as SettingsModel from "@mcpx-fx/config/SettingsModel"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -36,7 +36,7 @@ const needsAuthorization = (e: unknown): boolean =>
   (tagOf(e) === "PoolError" && (e as { readonly authorizationRequired?: unknown }).authorizationRequired === true)
 
 const isUsage = (e: unknown): boolean =>
-  e instanceof UsageError || e instanceof Config.ConfigError || e instanceof Settings.SettingsError
+  e instanceof UsageError || e instanceof ConfigFile.ConfigError || e instanceof SettingsModel.SettingsError
 
 const messageOf = (e: unknown): Option.Option<string> =>
   typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" && e.message !== ""

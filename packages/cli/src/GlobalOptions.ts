@@ -9,7 +9,8 @@
  * levels into one value.
  */
 import * as Options from "@effect/cli/Options"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Settings from "@mcpx-fx/config/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Record from "effect/Record"
@@ -27,13 +28,13 @@ export interface Globals {
 
 // Read from the registry itself, not from a Settings service's listing: these options are built
 // at every start, and a listing encodes every value through its Schema.
-const settingHelp = (row: Settings.AnySetting): string => {
+const settingHelp = (row: SettingsRegistry.AnySetting): string => {
   const text = Settings.defaultText(row)
   return `${row.description} Accepts ${row.expected}. Default: ${text === "" ? "none" : text}. ` +
     `Environment: ${row.env}. Setting: ${row.path}${row.hot ? "" : " (read at start)"}.`
 }
 
-const settingOption = (row: Settings.AnySetting) =>
+const settingOption = (row: SettingsRegistry.AnySetting) =>
   // Plain text: the value is decoded by Settings, so a bad one is refused with the same message
   // whether it came from a flag, the environment or a file.
   Options.text(row.flag.replace(/^--/, "")).pipe(
@@ -44,7 +45,7 @@ const settingOption = (row: Settings.AnySetting) =>
 
 /** One optional text option per registry entry, keyed by its flag name. */
 const settingOptions: Options.Options<Record<string, Option.Option<string>>> = Options.all(
-  Object.fromEntries(Settings.registry.map((row) => [row.flag, settingOption(row)] as const))
+  Object.fromEntries(SettingsRegistry.registry.map((row) => [row.flag, settingOption(row)] as const))
 )
 
 /** The global options, for a command's config: `Command.make(name, { globals: options, … })`. */

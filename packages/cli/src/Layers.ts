@@ -7,17 +7,21 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import * as Config from "@mcpx-fx/gateway/Config"
-import * as ConfigWatcher from "@mcpx-fx/gateway/ConfigWatcher"
+import * as Config from "@mcpx-fx/config/Config"
+import * as ConfigFile from "@mcpx-fx/config/ConfigFile"
+import * as ConfigWatcher from "@mcpx-fx/daemon/ConfigWatcher"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
+import * as GatewayModel from "@mcpx-fx/gateway/GatewayModel"
 import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
-import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as SettingsRegistry from "@mcpx-fx/gateway/SettingsRegistry"
-import * as StateDir from "@mcpx-fx/gateway/StateDir"
+import * as Settings from "@mcpx-fx/config/Settings"
+import * as SettingsModel from "@mcpx-fx/config/SettingsModel"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
+import * as StateDir from "@mcpx-fx/config/StateDir"
 import * as ToolCatalog from "@mcpx-fx/gateway/ToolCatalog"
 import * as EraCache from "@mcpx-fx/upstream/EraCache"
 import * as Negotiator from "@mcpx-fx/upstream/Negotiator"
 import * as Pool from "@mcpx-fx/upstream/Pool"
+import * as PoolModel from "@mcpx-fx/upstream/PoolModel"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Prober from "@mcpx-fx/upstream/Prober"
 import * as RequestState from "@mcpx-fx/server/RequestState"
@@ -35,15 +39,15 @@ import type { Globals } from "./GlobalOptions.js"
 /** The invoking process's environment variables, working directory and home directory. */
 export class ProcessEnvironment extends Context.Tag("mcpx-fx/ProcessEnvironment")<
   ProcessEnvironment,
-  Config.Environment
+  ConfigFile.Environment
 >() {
   /** The given environment, as read by Main.ts from `process`. */
-  static readonly layer = (environment: Config.Environment): Layer.Layer<ProcessEnvironment> =>
+  static readonly layer = (environment: ConfigFile.Environment): Layer.Layer<ProcessEnvironment> =>
     Layer.succeed(ProcessEnvironment, environment)
 }
 
 /** The inputs of config discovery for this invocation. */
-export const configInput = (environment: Config.Environment, globals: Globals): Config.ConfigInput => ({
+export const configInput = (environment: ConfigFile.Environment, globals: Globals): ConfigFile.ConfigInput => ({
   ...environment,
   configFlag: Option.getOrUndefined(globals.config)
 })
@@ -52,7 +56,7 @@ export const configInput = (environment: Config.Environment, globals: Globals): 
 export type Configured = Config.Config | Settings.Settings | StateDir.StateDir
 
 /** What building `Configured` can fail with: both are configuration errors, exit 2. */
-export type ConfiguredError = Config.ConfigError | Settings.SettingsError
+export type ConfiguredError = ConfigFile.ConfigError | SettingsModel.SettingsError
 
 /** The warnings of a loaded configuration (unknown keys, skipped servers), on stderr. */
 export const printWarnings = (config: Config.LoadedConfig): Effect.Effect<void> =>
@@ -96,7 +100,7 @@ export const noticeNoConfig = (config: Config.LoadedConfig): Effect.Effect<void>
  * Checks the setting flags and `MCPX_*` variables without reading any config file, for commands
  * that must work while a file is broken (`config --path`): a bad flag value is still refused.
  */
-export const checkFlags = (globals: Globals): Effect.Effect<void, Settings.SettingsError, ProcessEnvironment> =>
+export const checkFlags = (globals: Globals): Effect.Effect<void, SettingsModel.SettingsError, ProcessEnvironment> =>
   Effect.flatMap(ProcessEnvironment, (environment) =>
     Effect.asVoid(Settings.resolveAll({ env: environment.env, flags: globals.flags })))
 
@@ -139,7 +143,7 @@ export interface GatewayOptions {
  * era cache in the state directory (unless `upstream.eraCache` is off), the tool catalog with its
  * schema cache there, the transports on node:child_process and the platform's HTTP client, OAuth for HTTP
  * upstreams with the state directory's tokens. `oneShot`: the command ends after one answer and
- * reports upstream failures itself (Pool.OneShot). `recordProcessGroups` (the daemon, which owns
+ * reports upstream failures itself (PoolModel.OneShot). `recordProcessGroups` (the daemon, which owns
  * its state directory): the stdio upstreams' process groups are recorded there, so the next daemon
  * can stop what a crashed one left behind (`ProcessGroups.reapLeftovers`); otherwise nothing is
  * recorded.
@@ -151,7 +155,7 @@ export const gateway = (
   options: GatewayOptions = {}
 ): Layer.Layer<
   Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured | ProcessGroups.ProcessGroups,
-  ConfiguredError | Gateway.GatewayConfigError,
+  ConfiguredError | GatewayModel.GatewayConfigError,
   ProcessEnvironment | FileSystem.FileSystem | Path.Path
 > => {
   const eraCache = Layer.unwrapEffect(
@@ -180,7 +184,7 @@ export const gateway = (
       })))),
     Layer.provideMerge(upstreamAuth()),
     Layer.provide(FetchHttpClient.layer),
-    Layer.provide(options.oneShot === true ? Layer.succeed(Pool.OneShot, true) : Layer.empty),
+    Layer.provide(options.oneShot === true ? Layer.succeed(PoolModel.OneShot, true) : Layer.empty),
     // The transport records process groups in the ProcessGroups it finds in its context.
     Layer.provideMerge(groups)
   )

@@ -3,7 +3,8 @@
  * minute): while any server is starting, stderr shows which ones and for how long, rewritten in
  * place. Only on a terminal; a pipe or a log file gets nothing.
  */
-import { Pool, type PoolStatus } from "@mcpx-fx/upstream/Pool"
+import { Pool } from "@mcpx-fx/upstream/Pool"
+import { type PoolStatus } from "@mcpx-fx/upstream/PoolStatus"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 

@@ -3,7 +3,7 @@
  * example, the options every command takes named once, and where to read more. A command's own
  * `--help` keeps the full reference (each option with its setting, variable and default).
  */
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
 import type * as CommandTree from "./CommandTree.js"
 
 /**
@@ -44,7 +44,7 @@ export const render = (tree: CommandTree.Node, version: string, readme: string |
     ...lines,
     "",
     "Every command takes --config FILE (else .mcpx.json/.mcp.json/.vscode/mcp.json from here up), --json, --log-level LEVEL,",
-    `and a flag per setting (${Settings.registry.length} of them, e.g. --pool-call-timeout 2m; mcpx-fx settings list shows all).`,
+    `and a flag per setting (${SettingsRegistry.registry.length} of them, e.g. --pool-call-timeout 2m; mcpx-fx settings list shows all).`,
     "",
     "More: mcpx-fx <command> --help shows a command's options and examples,",
     `mcpx-fx settings list every setting with its value and source${readme === undefined ? "." : `, and ${readme} the quick start.`}`

@@ -12,7 +12,7 @@
  * the same whichever route answered.
  */
 import * as Options from "@effect/cli/Options"
-import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
+import * as DaemonFiles from "@mcpx-fx/daemon/DaemonFiles"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"

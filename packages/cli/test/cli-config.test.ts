@@ -4,7 +4,7 @@
  * broken files exiting 2 with the file and key named.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
 import * as Effect from "effect/Effect"
 import { lines, plain, type Sandbox, sandbox } from "./support/Sandbox.js"
 
@@ -164,7 +164,7 @@ describe("mcpx-fx config: the effective configuration", () => {
         pool: { max: 1, scope: "session", idleTimeout: "5m", callTimeout: "2m", startTimeout: "30s" },
         expose: "all"
       })
-      assert.deepStrictEqual(Object.keys(config.settings), Settings.registry.map((s) => s.path))
+      assert.deepStrictEqual(Object.keys(config.settings), SettingsRegistry.registry.map((s) => s.path))
       assert.strictEqual(config.settings["upstream.protocol"], "force-discover")
       assert.strictEqual(config.settings["pool.callTimeout"], "2m")
       assert.deepStrictEqual(config.stateDir, { path: sb.path("home", ".local", "state", "mcpx-fx"), source: "home" })
@@ -237,7 +237,7 @@ describe("mcpx-fx config --sources", () => {
       assert.strictEqual(r.code, 0, r.stderr)
       const [settingsTable = "", serversTable = ""] = r.stdout.split("\n\n")
       const settings = new Map(lines(settingsTable).slice(1).map((l) => l.split(/ {2,}/)).map(([p, ...rest]) => [p, rest]))
-      assert.deepStrictEqual([...settings.keys()], Settings.registry.map((s) => s.path))
+      assert.deepStrictEqual([...settings.keys()], SettingsRegistry.registry.map((s) => s.path))
       assert.deepStrictEqual(settings.get("upstream.protocol"), ["prefer-initialize", "env:MCPX_UPSTREAM_PROTOCOL"])
       assert.deepStrictEqual(settings.get("pool.max"), ["2", `file:${tree.near}`])
       assert.deepStrictEqual(settings.get("daemon.port"), ["9000", `file:${tree.sameDir}`])

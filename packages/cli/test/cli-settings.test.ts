@@ -3,7 +3,8 @@
  * normalisation, refusals with exit 2, global options at any command level, help and version.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
+import * as SettingsModel from "@mcpx-fx/config/SettingsModel"
 import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { version } from "../src/version.js"
@@ -13,7 +14,7 @@ import { lines, plain, sandbox } from "./support/Sandbox.js"
 const tableRows = (stdout: string): ReadonlyArray<ReadonlyArray<string>> =>
   lines(stdout).slice(1).map((l) => l.split(/ {2,}/))
 
-const rowOf = (stdout: string): Settings.SettingRow => JSON.parse(stdout)
+const rowOf = (stdout: string): SettingsModel.SettingRow => JSON.parse(stdout)
 
 describe("mcpx-fx settings list", () => {
   it.scopedLive("lists every registry setting at its default, as a table", () =>
@@ -24,7 +25,7 @@ describe("mcpx-fx settings list", () => {
       assert.strictEqual(r.stderr, "")
       assert.deepStrictEqual(lines(r.stdout)[0]?.split(/ +/), ["PATH", "VALUE", "SOURCE"])
       const rows = tableRows(r.stdout)
-      assert.deepStrictEqual(rows.map((row) => row[0]), Settings.registry.map((s) => s.path))
+      assert.deepStrictEqual(rows.map((row) => row[0]), SettingsRegistry.registry.map((s) => s.path))
       for (const row of rows) assert.strictEqual(row[2], "default", row.join(" "))
       assert.deepStrictEqual(rows.find((row) => row[0] === "upstream.protocol"), ["upstream.protocol", "prefer-discover", "default"])
       assert.deepStrictEqual(rows.find((row) => row[0] === "transport.allowedOrigins"), ["transport.allowedOrigins", "(none)", "default"])
@@ -35,8 +36,8 @@ describe("mcpx-fx settings list", () => {
       const sb = yield* sandbox
       const r = yield* sb.run(["settings", "list", "--json"])
       assert.strictEqual(r.code, 0, r.stderr)
-      const rows: ReadonlyArray<Settings.SettingRow> = JSON.parse(r.stdout)
-      assert.deepStrictEqual(rows.map((row) => row.path), Settings.registry.map((s) => s.path))
+      const rows: ReadonlyArray<SettingsModel.SettingRow> = JSON.parse(r.stdout)
+      assert.deepStrictEqual(rows.map((row) => row.path), SettingsRegistry.registry.map((s) => s.path))
       const max = rows.find((row) => row.path === "pool.max")
       assert.deepInclude(max, { value: 1, text: "1", default: 1, source: "default", env: "MCPX_POOL_MAX", flag: "--pool-max", hot: false })
     }))
@@ -112,7 +113,7 @@ describe("mcpx-fx settings get", () => {
 
       const nothingClose = yield* sb.run(["settings", "get", "zzzzzzzz"])
       assert.strictEqual(nothingClose.code, 2)
-      assert.include(nothingClose.stderr, `expected one of: ${Settings.paths.join(", ")}`)
+      assert.include(nothingClose.stderr, `expected one of: ${SettingsRegistry.paths.join(", ")}`)
     }))
 })
 
@@ -227,7 +228,7 @@ describe("mcpx-fx: help and version", () => {
         assert.strictEqual(r.code, 0, r.stderr)
         const help = plain(r.stdout)
         assert.include(help, `Example: ${example}`)
-        for (const flag of ["--config FILE", "--json", ...Settings.registry.map((s) => `${s.flag} VALUE`)]) {
+        for (const flag of ["--config FILE", "--json", ...SettingsRegistry.registry.map((s) => `${s.flag} VALUE`)]) {
           assert.include(help, flag)
         }
         assert.include(help, "Environment: MCPX_UPSTREAM_PROTOCOL")

@@ -3,7 +3,7 @@
  * after the command, the short top-level help, colour only on a terminal, shell completion.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import { lines, sandbox } from "./support/Sandbox.js"
@@ -165,7 +165,7 @@ describe("mcpx-fx --completions", () => {
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx settings get pool.m"), ["pool.max"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx tools --lo"), ["--local", "--log-level"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx serve --log-level w"), ["warning"])
-      assert.includeMembers([...(yield* complete(script, "mcpx-fx settings list --"))], Settings.registry.map((s) => s.flag))
+      assert.includeMembers([...(yield* complete(script, "mcpx-fx settings list --"))], SettingsRegistry.registry.map((s) => s.flag))
     }))
 
   it.scopedLive("zsh loads the same through bashcompinit; fish walks the typed words the same way", () =>

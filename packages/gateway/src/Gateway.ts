@@ -20,8 +20,10 @@
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
-import { type Caller as PoolCaller, Pool, ScopeKey } from "@mcpx-fx/upstream/Pool"
-import { Prober, type ProbeReport } from "@mcpx-fx/upstream/Prober"
+import { Pool } from "@mcpx-fx/upstream/Pool"
+import { type Caller as PoolCaller, ScopeKey } from "@mcpx-fx/upstream/PoolModel"
+import { Prober } from "@mcpx-fx/upstream/Prober"
+import { type ProbeReport } from "@mcpx-fx/upstream/ProbeModel"
 import type { Abort } from "@mcpx-fx/upstream/Abortable"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -32,16 +34,18 @@ import type * as Predicate from "effect/Predicate"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
-import { Config, type ConfiguredServer, type LoadedConfig } from "./Config.js"
+import { Config, type ConfiguredServer, type LoadedConfig } from "@mcpx-fx/config/Config"
 import { callDeadline } from "./internal/CallTimeout.js"
 import { perGeneration } from "./internal/PerGeneration.js"
 import * as Deadlines from "./internal/Deadlines.js"
 import * as ResourceWatches from "./internal/ResourceWatches.js"
 import * as GatewayTools from "./GatewayTools.js"
+import * as Listings from "./internal/Listings.js"
+import * as Suggest from "@mcpx-fx/config/Suggest"
 import * as Names from "./Names.js"
 import { PendingCalls } from "./PendingCalls.js"
 import * as ServerTable from "./ServerTable.js"
-import { Settings } from "./Settings.js"
+import { Settings } from "@mcpx-fx/config/Settings"
 import { ToolCatalog } from "./ToolCatalog.js"
 import {
   type Caller,
@@ -54,12 +58,9 @@ import {
   type GatewayServer,
   type KnownTools,
   type Listing,
-  type ListingFailure,
   type ServerProtocol,
   UnknownName
 } from "./GatewayModel.js"
-
-export * from "./GatewayModel.js"
 
 /** The gateway's upstream side. */
 export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
@@ -280,53 +281,19 @@ const make = Effect.gen(function*() {
   })
   const { listServerTools, resolveTool, unmatchedPatterns, visible } = tools
 
-  const aggregate = (
-    method: string,
-    key: string,
-    rename: (server: GatewayServer, item: JsonObject) => JsonObject
-  ) =>
-  (caller: Caller, only?: Predicate.Predicate<GatewayServer>): Effect.Effect<Listing> =>
-    Effect.forEach(
-      only === undefined ? table.servers : table.servers.filter(only),
-      (server) =>
-        (method === "tools/list" ? listServerTools(server, caller) : listAll(server, caller, method, key)).pipe(
-          Effect.flatMap((items) =>
-            Effect.map(method === "tools/list" ? unmatchedPatterns(server, items) : Effect.succeed([]), (warnings) => ({
-              items: (method === "tools/list" ? items.filter((t) => visible(server, t)) : items).map((item) => rename(server, item)),
-              failure: undefined,
-              warnings
-            }))
-          ),
-          Effect.catchAll((e) =>
-            Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure, warnings: [] })
-          )
-        ),
-      { concurrency: "unbounded" }
-    ).pipe(
-      Effect.map((parts) => ({
-        items: parts.flatMap((p) => p.items),
-        failures: parts.flatMap((p) => (p.failure === undefined ? [] : [p.failure])),
-        warnings: parts.flatMap((p) => p.warnings)
-      }))
-    )
+  const aggregate = Listings.aggregate({ servers: () => table.servers, listServerTools, listAll, unmatchedPatterns, visible })
 
-  const renamed = (field: "name" | "uri" | "uriTemplate") => (server: GatewayServer, item: JsonObject): JsonObject => {
-    const value = item[field]
-    if (typeof value !== "string") return item
-    return { ...item, [field]: field === "name" ? Names.qualify(server, value) : Names.qualifyUri(server, value) }
-  }
-
-  const listTools = aggregate("tools/list", "tools", renamed("name"))
-  const listPrompts = aggregate("prompts/list", "prompts", renamed("name"))
-  const listResources = aggregate("resources/list", "resources", renamed("uri"))
-  const listResourceTemplates = aggregate("resources/templates/list", "resourceTemplates", renamed("uriTemplate"))
+  const listTools = aggregate("tools/list", "tools", Listings.renamed("name"))
+  const listPrompts = aggregate("prompts/list", "prompts", Listings.renamed("name"))
+  const listResources = aggregate("resources/list", "resources", Listings.renamed("uri"))
+  const listResourceTemplates = aggregate("resources/templates/list", "resourceTemplates", Listings.renamed("uriTemplate"))
 
   const unknown = (kind: UnknownName["kind"], name: string, listing: (c: Caller) => Effect.Effect<Listing>, caller: Caller) =>
     Effect.flatMap(listing(caller), (l) => {
       // A resource is named by its URI, whatever its display name.
       const key = kind === "resource" ? "uri" : "name"
       const known = l.items.flatMap((i) => (typeof i[key] === "string" ? [i[key]] : []))
-      return Effect.fail(new UnknownName({ kind, name, suggestions: [...Names.closest(name, known)] }))
+      return Effect.fail(new UnknownName({ kind, name, suggestions: [...Suggest.closest(name, known)] }))
     })
 
   const withMeta = (params: JsonObject, meta: JsonObject | undefined): JsonObject =>
@@ -339,31 +306,15 @@ const make = Effect.gen(function*() {
     new UnknownName({
       kind: "server",
       name: namespace,
-      suggestions: [...Names.closest(namespace, table.servers.map((s) => s.namespace))]
+      suggestions: [...Suggest.closest(namespace, table.servers.map((s) => s.namespace))]
     })
 
   const changes = yield* PubSub.sliding<GatewayChange>(1024)
-  const changeOf = (server: GatewayServer, method: string, params: JsonObject | undefined): GatewayChange | undefined => {
-    switch (method) {
-      case "notifications/tools/list_changed":
-        return { _tag: "ToolsListChanged", server: server.name }
-      case "notifications/prompts/list_changed":
-        return { _tag: "PromptsListChanged", server: server.name }
-      case "notifications/resources/list_changed":
-        return { _tag: "ResourcesListChanged", server: server.name }
-      case "notifications/resources/updated":
-        return typeof params?.uri === "string"
-          ? { _tag: "ResourceUpdated", server: server.name, uri: Names.qualifyUri(server, params.uri) }
-          : undefined
-      default:
-        return undefined
-    }
-  }
   const untied = yield* pool.notifications
   yield* Queue.take(untied).pipe(
     Effect.flatMap(({ notification, server: name }) => {
       const server = table.servers.find((s) => s.name === name)
-      const change = server === undefined ? undefined : changeOf(server, notification.method, notification.params)
+      const change = server === undefined ? undefined : Listings.changeOf(server, notification.method, notification.params)
       if (change === undefined) return Effect.void
       const forget = change._tag === "ToolsListChanged" ? catalog.forget(change.server) : Effect.void
       return Effect.zipRight(forget, PubSub.publish(changes, change))
@@ -381,7 +332,7 @@ const make = Effect.gen(function*() {
         session.request("subscriptions/listen", { notifications: { resourceSubscriptions: [uri] } }, {
           ...caller,
           onNotification: (n) => {
-            const change = changeOf(server, n.method, n.params)
+            const change = Listings.changeOf(server, n.method, n.params)
             return change === undefined ? Effect.void : PubSub.publish(changes, change)
           }
         }))

@@ -10,13 +10,15 @@ import * as Backend from "@mcpx-fx/server/Backend"
 import * as Questions from "@mcpx-fx/upstream/Questions"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Gateway, type Caller as GatewayCaller, type GatewayCallError } from "./Gateway.js"
-import { type CutShort, unaskable } from "./internal/Unaskable.js"
+import { Gateway } from "./Gateway.js"
+import type { Caller as GatewayCaller, CutShort, GatewayCallError } from "./GatewayModel.js"
+import { unaskable } from "./internal/Unaskable.js"
 import * as Names from "./Names.js"
 import * as PendingCalls from "./PendingCalls.js"
+import * as PendingQuestions from "./PendingQuestions.js"
 import * as QuestionFit from "./QuestionFit.js"
 import * as Redact from "./Redact.js"
-import { Settings } from "./Settings.js"
+import { Settings } from "@mcpx-fx/config/Settings"
 import * as ToolSearch from "./ToolSearch.js"
 
 /**
@@ -101,7 +103,7 @@ export const retryParams = (retry: Backend.InputRetry | undefined): JsonObject =
  * The result a modern host is given for a move of its pending call: the upstream's result, or the
  * questions of this round under a handle that mcpx-fx's own signed `requestState` will carry.
  */
-export const moveResult = (move: Exclude<PendingCalls.Move, { readonly _tag: "Running" }>): JsonObject =>
+export const moveResult = (move: Exclude<PendingQuestions.Move, { readonly _tag: "Running" }>): JsonObject =>
   move._tag === "Complete" ? move.result : {
     resultType: "input_required",
     inputRequests: Object.fromEntries(move.questions.map((q) => [q.key, { method: q.method, params: q.params }])),
@@ -109,7 +111,7 @@ export const moveResult = (move: Exclude<PendingCalls.Move, { readonly _tag: "Ru
   }
 
 /** Retells a pending call's own failures as Backend errors. */
-export const toBackendPendingError = (e: PendingCalls.PendingError, redact: Redact.Redactor = Redact.make([])): Backend.BackendError => {
+export const toBackendPendingError = (e: PendingQuestions.PendingError, redact: Redact.Redactor = Redact.make([])): Backend.BackendError => {
   switch (e._tag) {
     case "PendingCallRefused":
       return new Backend.InputRefused({ reason: e.reason, detail: e.detail, clientError: e.reason !== "rounds" && e.reason !== "full" && e.reason !== "ended" })
@@ -189,10 +191,10 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         send(questions === undefined ? gc : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }) }, retry)
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
-      if (!PendingCalls.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
+      if (!PendingQuestions.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
         return Effect.mapError(unaskable(QuestionFit.asker(caller.clientCapabilities), gather, run), (e) => toBackendPendingError(e, redactor()))
       }
-      const move = PendingCalls.isHandle(handle)
+      const move = PendingQuestions.isHandle(handle)
         ? pending.resume({ handle }, caller.retry?.inputResponses ?? {})
         : pending.begin(label, QuestionFit.asker(caller.clientCapabilities), run)
       // A host's request waits for a move (no `wait`), so a call is never left running under it.

@@ -1,20 +1,21 @@
 /**
  * What the Gateway is made of and answers with: its servers as it runs them, its callers, its
- * listings and reports, the changes it publishes, and its errors (Gateway.ts re-exports them).
+ * listings and reports, the changes it publishes, and its errors .
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type { EraRecord } from "@mcpx-fx/upstream/EraCache"
-import type { PoolError, PoolServer } from "@mcpx-fx/upstream/Pool"
+import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import type { PoolServer } from "@mcpx-fx/upstream/PoolModel"
+import type { PoolError } from "@mcpx-fx/upstream/PoolEvents"
 import type { Preference } from "@mcpx-fx/upstream/Preference"
-import type { ProbeError, ProbeReport } from "@mcpx-fx/upstream/Prober"
-import type { CallContext, SessionError } from "@mcpx-fx/upstream/Session"
+import type { ProbeError, ProbeReport } from "@mcpx-fx/upstream/ProbeModel"
+import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
+import type { SessionError } from "@mcpx-fx/upstream/SessionErrors"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
-import type { ConfiguredServer } from "./Config.js"
-import type { CutShort } from "./internal/Unaskable.js"
+import type { ConfiguredServer } from "@mcpx-fx/config/Config"
 import type * as Names from "./Names.js"
-import type { CapabilitiesLacking } from "./PendingQuestions.js"
 import type { CatalogServer } from "./ToolCatalog.js"
 
 /** mcpx-fx's identity towards upstreams. */
@@ -135,6 +136,19 @@ export class GatewayConfigError extends Schema.TaggedError<GatewayConfigError>("
     return this.detail
   }
 }
+
+/** The only questions left are ones the caller did not declare it can take. */
+export class CapabilitiesLacking extends Schema.TaggedError<CapabilitiesLacking>("@mcpx-fx/gateway/CapabilitiesLacking")(
+  "CapabilitiesLacking",
+  { requiredCapabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }
+) {
+  override get message(): string {
+    return `the upstream asked for ${Object.keys(this.requiredCapabilities).join(", ")}, which the caller did not declare`
+  }
+}
+
+/** Registers the way to end a call with `CapabilitiesLacking`; answers how to let go of it. */
+export type CutShort = (abort: Abort<CapabilitiesLacking>) => () => void
 
 /** What a routed call can fail with (the upstream's own errors pass through as they are). */
 export type GatewayCallError =

@@ -12,7 +12,8 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Caller, GatewayCallError, GatewayServer, KnownTools, ListingFailure, UnknownName } from "./Gateway.js"
+import type { Caller, GatewayCallError, GatewayServer, KnownTools, ListingFailure, UnknownName } from "./GatewayModel.js"
+import * as Suggest from "@mcpx-fx/config/Suggest"
 import * as Names from "./Names.js"
 import type { ToolCatalog } from "./ToolCatalog.js"
 
@@ -96,7 +97,7 @@ export const make = (deps: Deps) => {
       const at = name.indexOf(Names.Separator)
       const namespace = at > 0 ? name.slice(0, at) : undefined
       const namespaces = servers.map((s) => s.namespace)
-      const near = namespace === undefined ? namespaces : namespaces.includes(namespace) ? [] : Names.closest(namespace, namespaces, 2)
+      const near = namespace === undefined ? namespaces : namespaces.includes(namespace) ? [] : Suggest.closest(namespace, namespaces, 2)
       const names = yield* Effect.forEach(servers, (server) =>
         Effect.flatMap(catalogued(server), (known) => {
           if (Option.isSome(known)) return Effect.succeed(known.value)
@@ -104,7 +105,7 @@ export const make = (deps: Deps) => {
           return listServerTools(server, caller).pipe(Effect.map((tools) => shown(server, tools)), Effect.orElseSucceed(() => []))
         }), { concurrency: "unbounded" })
       const known = names.flat().flatMap((t) => (typeof t.name === "string" ? [t.name] : []))
-      return yield* deps.unknownTool(name, Names.closest(name, known))
+      return yield* deps.unknownTool(name, Suggest.closest(name, known))
     })
 
   /**

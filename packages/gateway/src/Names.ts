@@ -3,7 +3,6 @@
  * `mcpx://<namespace>/<original uri>` — or, for a single server with prefixing off, exactly as the
  * upstream names them (what the conformance suite needs when it talks through the gateway).
  */
-import { distance } from "./EditDistance.js"
 
 /** The separator between a namespace and a tool or prompt name. */
 export const Separator = "__"
@@ -102,26 +101,6 @@ export const resolveUri = <S extends Named>(
   if (slash <= 0) return undefined
   const server = servers.find((s) => s.namespace === rest.slice(0, slash))
   return server === undefined ? undefined : { server, uri: rest.slice(slash + 1) }
-}
-
-/**
- * The known names closest to an unknown one, best first: near misses by edit distance, and names
- * that contain it or end with it (someone who typed the bare tool name without its namespace).
- */
-export const closest = (unknown: string, known: ReadonlyArray<string>, limit = 5): ReadonlyArray<string> => {
-  const lower = unknown.toLowerCase()
-  const scored = known.map((name) => {
-    const l = name.toLowerCase()
-    const contains = l.endsWith(`${Separator}${lower}`) || l.includes(lower) || lower.includes(l)
-    const d = distance(lower, l)
-    return { name, score: contains ? Math.min(d, 1) : d }
-  })
-  const threshold = Math.max(2, Math.floor(unknown.length / 3))
-  return scored
-    .filter((s) => s.score <= threshold)
-    .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name))
-    .slice(0, limit)
-    .map((s) => s.name)
 }
 
 /** `ns.tool` and `ns__tool` both name a tool; a bare name is left for a single unprefixed server. */

@@ -24,9 +24,8 @@ import * as Layer from "effect/Layer"
 import { make } from "./internal/PendingRegistry.js"
 import type { Bounds, PendingCallsService } from "./PendingQuestions.js"
 import { perGeneration } from "./internal/PerGeneration.js"
-import { Settings } from "./Settings.js"
+import { Settings } from "@mcpx-fx/config/Settings"
 
-export * from "./PendingQuestions.js"
 
 /** The registry of pending calls and held questions. */
 export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<PendingCalls, PendingCallsService>() {

@@ -12,7 +12,7 @@ import type * as Either from "effect/Either"
 import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { GatewayCallError } from "./Gateway.js"
+import type { CapabilitiesLacking, GatewayCallError } from "./GatewayModel.js"
 
 // ---------------------------------------------------------------------------------------------
 // What callers see
@@ -100,16 +100,6 @@ export class PendingCallRefused extends Schema.TaggedError<PendingCallRefused>("
 ) {
   override get message(): string {
     return this.detail
-  }
-}
-
-/** The only questions left are ones the caller did not declare it can take. */
-export class CapabilitiesLacking extends Schema.TaggedError<CapabilitiesLacking>("@mcpx-fx/gateway/CapabilitiesLacking")(
-  "CapabilitiesLacking",
-  { requiredCapabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }
-) {
-  override get message(): string {
-    return `the upstream asked for ${Object.keys(this.requiredCapabilities).join(", ")}, which the caller did not declare`
   }
 }
 

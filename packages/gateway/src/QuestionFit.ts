@@ -17,7 +17,7 @@ import * as Sampling from "@mcpx-fx/protocol/Sampling"
 import { noRoots, type Question } from "@mcpx-fx/upstream/Questions"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { Asker, Take } from "./PendingCalls.js"
+import type { Asker, Take } from "./PendingQuestions.js"
 
 /**
  * A progress token in a question's `_meta` names the upstream's request on its connection with

@@ -7,7 +7,7 @@
  * added one (it starts when first used), stop a removed one and restart a redefined one once their
  * calls finish, tell hosts about one whose tool filter changed, and leave the rest untouched.
  */
-import type { ConfiguredServer } from "./Config.js"
+import type { ConfiguredServer } from "@mcpx-fx/config/Config"
 
 /** The servers in effect; `servers` is replaced whole by `replace`. */
 export interface ServerTable<S> {

@@ -23,7 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as SchemaStore from "./internal/SchemaStore.js"
-import { StateDir } from "./StateDir.js"
+import { StateDir } from "@mcpx-fx/config/StateDir"
 
 /** A server as the catalog keys it: its name in memory, its process identity on disk. */
 export interface CatalogServer {

@@ -12,8 +12,9 @@
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
-import type { Caller, Gateway, GatewayServer, ListingFailure } from "./Gateway.js"
-import type { ExposeMode } from "./Settings.js"
+import type { Gateway } from "./Gateway.js"
+import type { Caller, GatewayServer, ListingFailure } from "./GatewayModel.js"
+import type { ExposeMode } from "@mcpx-fx/config/SettingsRegistry"
 import { type MatchKind, rank } from "./ToolCatalog.js"
 
 /** The meta-tools' names. */

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Gateway } from "../src/Gateway.js"
 import * as Names from "../src/Names.js"
-import * as Settings from "../src/Settings.js"
-import { era, layer as gatewayFor } from "./support/TestGateway.js"
+import * as Settings from "@mcpx-fx/config/Settings"
+import { era, layer as gatewayFor } from "@mcpx-fx/testing/gateway/TestGateway"
 
 const names = (items: ReadonlyArray<Record<string, unknown>>) => items.map((t) => String(t.name)).sort()
 

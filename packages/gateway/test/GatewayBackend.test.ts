@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Backend from "@mcpx-fx/server/Backend"
-import { PoolError } from "@mcpx-fx/upstream/Pool"
-import { UpstreamRpcError } from "@mcpx-fx/upstream/Session"
+import { PoolError } from "@mcpx-fx/upstream/PoolEvents"
+import { UpstreamRpcError } from "@mcpx-fx/upstream/SessionErrors"
 import { TransportClosed } from "@mcpx-fx/upstream/Transport"
 import * as Effect from "effect/Effect"
-import { CallTimedOut, UnknownName } from "../src/Gateway.js"
+import { CallTimedOut, UnknownName } from "../src/GatewayModel.js"
 import { fitQuestion, retryParams, toBackendError, toGatewayCaller } from "../src/GatewayBackend.js"
 
 describe("GatewayBackend", () => {

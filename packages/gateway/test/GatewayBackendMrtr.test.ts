@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as GatewayBackend from "../src/GatewayBackend.js"
-import { era, layer as gateway } from "./support/TestGateway.js"
+import { era, layer as gateway } from "@mcpx-fx/testing/gateway/TestGateway"
 
 const key = new Uint8Array(32).fill(9)
 

@@ -14,9 +14,10 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
-import { PendingCalls, type Move, type PendingError } from "../src/PendingCalls.js"
+import { PendingCalls } from "../src/PendingCalls.js"
+import { type Move, type PendingError } from "../src/PendingQuestions.js"
 import * as QuestionFit from "../src/QuestionFit.js"
-import * as Settings from "../src/Settings.js"
+import * as Settings from "@mcpx-fx/config/Settings"
 
 const bounds = { ttl: Duration.minutes(10), maxRounds: 3, maxPending: 2, maxQuestions: 32, gather: Duration.millis(50) }
 const provide = <A, E, R>(effect: Effect.Effect<A, E, R>, overrides: Partial<typeof bounds> = {}) =>

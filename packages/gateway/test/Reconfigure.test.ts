@@ -10,11 +10,11 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
-import { Config, type ConfiguredServer, type LoadedConfig } from "../src/Config.js"
+import { Config, type ConfiguredServer, type LoadedConfig } from "@mcpx-fx/config/Config"
 import { Gateway } from "../src/Gateway.js"
 import * as ServerTable from "../src/ServerTable.js"
-import * as Settings from "../src/Settings.js"
-import { era, layer as gatewayFor } from "./support/TestGateway.js"
+import * as Settings from "@mcpx-fx/config/Settings"
+import { era, layer as gatewayFor } from "@mcpx-fx/testing/gateway/TestGateway"
 
 const server = (name: string, command: string, extra: Partial<ConfiguredServer> = {}): ConfiguredServer => ({
   name,

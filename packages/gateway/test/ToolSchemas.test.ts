@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Gateway } from "../src/Gateway.js"
 import * as ToolSchemas from "../src/ToolSchemas.js"
-import { era, layer as gatewayFor } from "./support/TestGateway.js"
+import { era, layer as gatewayFor } from "@mcpx-fx/testing/gateway/TestGateway"
 
 const logFile = join(tmpdir(), `mcpx-schemas-${process.pid}-${Date.now()}.log`)
 

@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { type CutShort, unaskable } from "../src/internal/Unaskable.js"
-import type { CapabilitiesLacking } from "../src/PendingCalls.js"
+import type { CapabilitiesLacking, CutShort } from "../src/GatewayModel.js"
+import { unaskable } from "../src/internal/Unaskable.js"
 import * as QuestionFit from "../src/QuestionFit.js"
 
 const gather = Duration.millis(50)

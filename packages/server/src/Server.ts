@@ -49,7 +49,6 @@ import {
   sessionIdentity
 } from "./internal/ServerParams.js"
 
-export * from "./ServerErrors.js"
 export { forwardMeta, notifying, OpencodeSessionKey, SessionIdentityKeys, SessionKey, sessionIdentity } from "./internal/ServerParams.js"
 
 /** Where a listing's per-server failures are reported, in the result's `_meta`. */

@@ -4,9 +4,9 @@ import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import { BackendUnavailable, CallTimedOut, CapabilityRequired, UnknownName, UpstreamError } from "../src/Backend.js"
-import * as Server from "../src/Server.js"
+import * as ServerErrors from "../src/ServerErrors.js"
 
-const cases: ReadonlyArray<readonly [string, Server.HandleError, Revision.Era, number, number]> = [
+const cases: ReadonlyArray<readonly [string, ServerErrors.HandleError, Revision.Era, number, number]> = [
   ["unknown-tool", new UnknownName({ kind: "tool", name: "x", suggestions: [] }), "modern", -32602, 400],
   ["unknown-tool", new UnknownName({ kind: "tool", name: "x", suggestions: [] }), "legacy", -32602, 400],
   ["unknown-resource", new UnknownName({ kind: "resource", name: "u", suggestions: [] }), "modern", -32602, 400],
@@ -30,15 +30,15 @@ const cases: ReadonlyArray<readonly [string, Server.HandleError, Revision.Era, n
   ["capability", new CapabilityRequired({ requiredCapabilities: { sampling: {} } }), "legacy", -32603, 200],
   ["meta-missing", new Meta.InvalidRequestMeta({ problems: [{ field: "_meta", problem: "missing", detail: "" }] }), "modern", -32602, 400],
   ["unsupported-version", new Meta.UnsupportedProtocolVersion({ supported: ["2026-07-28"], requested: "x" }), "modern", -32022, 400],
-  ["method-not-found", new Server.MethodNotFound({ method: "m", detail: "d" }), "modern", -32601, 404],
-  ["invalid-params", new Server.InvalidParams({ detail: "d" }), "modern", -32602, 400],
-  ["already-initialized", new Server.AlreadyInitialized({ revision: "2025-11-25" }), "legacy", -32600, 400],
-  ["unshapeable", new Server.UnshapeableResult({ detail: "d" }), "legacy", -32603, 200]
+  ["method-not-found", new ServerErrors.MethodNotFound({ method: "m", detail: "d" }), "modern", -32601, 404],
+  ["invalid-params", new ServerErrors.InvalidParams({ detail: "d" }), "modern", -32602, 400],
+  ["already-initialized", new ServerErrors.AlreadyInitialized({ revision: "2025-11-25" }), "legacy", -32600, 400],
+  ["unshapeable", new ServerErrors.UnshapeableResult({ detail: "d" }), "legacy", -32603, 200]
 ]
 
 describe("errorObject", () => {
   it("2026-07-28/errors/a reserved upstream code names the upstream and keeps what it said under data", () => {
-    const e = Server.errorObject(new UpstreamError({ server: "gh", method: "tools/call", code: -32022, rpcMessage: "no", data: { supported: ["x"] } }), "modern")
+    const e = ServerErrors.errorObject(new UpstreamError({ server: "gh", method: "tools/call", code: -32022, rpcMessage: "no", data: { supported: ["x"] } }), "modern")
     assert.include(e.message, "upstream gh answered tools/call with error -32022: no")
     assert.deepStrictEqual(e.data, { reason: "upstream-error", server: "gh", method: "tools/call", upstream: { code: -32022, message: "no", data: { supported: ["x"] } } })
   })
@@ -46,7 +46,7 @@ describe("errorObject", () => {
   for (const [name, error, era, code, status] of cases) {
     const revision = era === "modern" ? "2026-07-28" : "2025-11-25"
     it(`${revision}/errors/${name}-is-${code}-and-http-${status}`, () => {
-      const e = Server.errorObject(error, era)
+      const e = ServerErrors.errorObject(error, era)
       assert.strictEqual(e.code, code)
       assert.isNotEmpty(e.message)
       // The HTTP status a transport would send follows from the code alone.

@@ -58,12 +58,10 @@ import {
 import { PoolError, type PoolEvent, type UpstreamNotification } from "./PoolEvents.js"
 import { type Caller, type Lane, OneShot, type PoolServer, requestedLane, type ScopeKey } from "./PoolModel.js"
 import type { PoolStatus, RestartResult } from "./PoolStatus.js"
-import { Prober, type ProbeReport } from "./Prober.js"
-import type { Session } from "./Session.js"
+import { Prober } from "./Prober.js"
+import { type ProbeReport } from "./ProbeModel.js"
+import type { Session } from "./SessionModel.js"
 
-export * from "./PoolEvents.js"
-export * from "./PoolModel.js"
-export * from "./PoolStatus.js"
 
 /** How a call through `withSession` may be cut short besides its instance going away. */
 export interface WithSessionOptions<E2> {

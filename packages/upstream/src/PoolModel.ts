@@ -7,7 +7,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import type { Preference } from "./Preference.js"
-import type { ProbeOptions } from "./Prober.js"
+import type { ProbeOptions } from "./ProbeModel.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
 
 /**

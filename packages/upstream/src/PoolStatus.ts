@@ -6,8 +6,8 @@ import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type { PoolError } from "./PoolEvents.js"
 import type { Lane } from "./PoolModel.js"
 import type { Preference } from "./Preference.js"
-import type { ProbeReport } from "./Prober.js"
-import type { EraSource } from "./Session.js"
+import type { ProbeReport } from "./ProbeModel.js"
+import type { EraSource } from "./SessionModel.js"
 import type { Connection } from "./Transport.js"
 
 /** One instance, as `status` shows it (no process ids: they mean nothing to a remote caller). */

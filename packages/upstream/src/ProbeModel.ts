@@ -11,7 +11,7 @@ import type { EraRecord } from "./EraCache.js"
 import type { UnsendableRequest } from "./ModernHeaders.js"
 import type { NegotiationError } from "./Negotiator.js"
 import type { Preference } from "./Preference.js"
-import type { EraSource, Session, SessionOptions } from "./Session.js"
+import type { EraSource, Session, SessionOptions } from "./SessionModel.js"
 import type { Connection, TransportError } from "./Transport.js"
 
 /** What the Prober needs besides the definition. */

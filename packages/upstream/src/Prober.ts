@@ -45,10 +45,11 @@ import { type Negotiation, Negotiator } from "./Negotiator.js"
 import { usesEraCache } from "./Preference.js"
 import { type ProbeError, ProbeFailed, type ProbeOptions, type ProbeReport, type Started, CachedProbeFactor, type LateEra } from "./ProbeModel.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
-import { type EraSource, type Established, makeSession, RefusedAgain } from "./Session.js"
+import { makeSession } from "./Session.js"
+import { type EraSource, type Established } from "./SessionModel.js"
+import { RefusedAgain } from "./SessionErrors.js"
 import { type Connection, Transport, TransportClosed } from "./Transport.js"
 
-export * from "./ProbeModel.js"
 
 
 /** Starts upstream sessions, deciding each one's era. */

@@ -47,8 +47,6 @@ import { type Connection, type RequestHints, TransportClosed } from "./Transport
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 import { makeAnswers } from "./internal/SessionAnswers.js"
 
-export * from "./SessionErrors.js"
-export * from "./SessionModel.js"
 
 const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
   const meta = Meta.metaOf(params)

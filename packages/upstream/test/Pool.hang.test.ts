@@ -7,9 +7,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
-import { Pool, type PoolEvent, type PoolServer, ScopeKey } from "../src/Pool.js"
+import { Pool } from "../src/Pool.js"
+import { type PoolServer, ScopeKey } from "../src/PoolModel.js"
+import { type PoolEvent } from "../src/PoolEvents.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
-import type { Session } from "../src/Session.js"
+import type { Session } from "../src/SessionModel.js"
 import { stdioPool } from "./util/StdioPool.js"
 
 // A legacy server: `pid` says its process id, `slow` answers after two seconds; pings are answered.

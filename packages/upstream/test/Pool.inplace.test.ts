@@ -11,9 +11,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { Abort } from "../src/Abortable.js"
 import { enter, inPlaceIn, InPlaceCall, leave, runningCount, type WaitingCall } from "../src/internal/InPlace.js"
-import { type Caller, Pool, PoolError, type PoolServer, ScopeKey } from "../src/Pool.js"
+import { Pool } from "../src/Pool.js"
+import { type Caller, type PoolServer, ScopeKey } from "../src/PoolModel.js"
+import { PoolError } from "../src/PoolEvents.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
-import type { Session } from "../src/Session.js"
+import type { Session } from "../src/SessionModel.js"
 import { stdioPool } from "./util/StdioPool.js"
 
 const layer = stdioPool

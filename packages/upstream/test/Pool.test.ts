@@ -16,21 +16,14 @@ import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import { EraCache } from "../src/EraCache.js"
 import { Negotiator } from "../src/Negotiator.js"
-import {
-  type Caller,
-  OneShot,
-  Pool,
-  PoolError,
-  type PoolEvent,
-  type PoolServer,
-  type PoolSettings,
-  type PoolStatus,
-  ScopeKey
-} from "../src/Pool.js"
+import { Pool } from "../src/Pool.js"
+import { type PoolStatus } from "../src/PoolStatus.js"
+import { type Caller, OneShot, type PoolServer, type PoolSettings, ScopeKey } from "../src/PoolModel.js"
+import { PoolError, type PoolEvent } from "../src/PoolEvents.js"
 import type { Preference } from "../src/Preference.js"
 import { Prober } from "../src/Prober.js"
 import { StdioDefinition } from "../src/ServerDefinition.js"
-import type { Session } from "../src/Session.js"
+import type { Session } from "../src/SessionModel.js"
 import { HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
 import {
   discoverResult,

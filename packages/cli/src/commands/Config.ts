@@ -6,10 +6,12 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as Config from "@mcpx-fx/gateway/Config"
+import * as Config from "@mcpx-fx/config/Config"
+import * as ConfigFile from "@mcpx-fx/config/ConfigFile"
 import * as Redact from "@mcpx-fx/gateway/Redact"
-import * as Settings from "@mcpx-fx/gateway/Settings"
-import * as StateDir from "@mcpx-fx/gateway/StateDir"
+import * as Settings from "@mcpx-fx/config/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
+import * as StateDir from "@mcpx-fx/config/StateDir"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as GlobalOptions from "../GlobalOptions.js"
@@ -31,7 +33,7 @@ const showPath = Effect.fn("config.path")(function*(globals: GlobalOptions.Globa
   yield* Layers.checkFlags(globals)
   const fs = yield* FileSystem.FileSystem
   const environment = yield* Layers.ProcessEnvironment
-  const search = yield* Config.searchPath(Layers.configInput(environment, globals))
+  const search = yield* ConfigFile.searchPath(Layers.configInput(environment, globals))
   const found: Array<string> = []
   for (const file of search.candidates) {
     if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) found.push(file)
@@ -39,7 +41,7 @@ const showPath = Effect.fn("config.path")(function*(globals: GlobalOptions.Globa
   const namedBy = Option.getOrNull(search.namedBy)
   if (search.explicit && found.length === 0) {
     const file = search.candidates[0] ?? ""
-    return yield* new Config.ConfigError({
+    return yield* new ConfigFile.ConfigError({
       file,
       path: "",
       detail: `expected a config file (named by ${namedBy ?? "--config"}), but it does not exist`
@@ -81,7 +83,7 @@ const serverView = (server: Config.ConfiguredServer, settings: Settings.Settings
     // A `--token=…` in args, a password in a URL: hidden like env and header values.
     const secrets = Redact.forDefinitions([def])
     const protocol = def.protocol ?? (yield* settings.get("upstream.protocol"))
-    const duration = (path: "pool.idleTimeout" | "pool.callTimeout" | "pool.startTimeout") => Settings.lookup(path).format
+    const duration = (path: "pool.idleTimeout" | "pool.callTimeout" | "pool.startTimeout") => SettingsRegistry.lookup(path).format
     const pool = {
       max: server.pool.max ?? (yield* settings.get("pool.max")),
       scope: server.pool.scope ?? (yield* settings.get("pool.scope")),

@@ -13,13 +13,13 @@
  * legacy sessions end, the socket goes, and only then are the upstream servers stopped.
  */
 import * as Command from "@effect/cli/Command"
-import * as Config from "@mcpx-fx/gateway/Config"
-import * as ConfigWatcher from "@mcpx-fx/gateway/ConfigWatcher"
-import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
-import * as DaemonToken from "@mcpx-fx/gateway/DaemonToken"
+import * as Config from "@mcpx-fx/config/Config"
+import * as ConfigWatcher from "@mcpx-fx/daemon/ConfigWatcher"
+import * as DaemonFiles from "@mcpx-fx/daemon/DaemonFiles"
+import * as DaemonToken from "@mcpx-fx/daemon/DaemonToken"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as Redact from "@mcpx-fx/gateway/Redact"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Settings from "@mcpx-fx/config/Settings"
 import * as Pool from "@mcpx-fx/upstream/Pool"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Console from "effect/Console"
@@ -150,9 +150,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             }))
           )
           const v1 = stopsWith(api, shutdown)
+          // `/mcp` never reaches this router: the listeners hand it to the `mcp` apps below first.
           const router = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
             const path = request.url.split("?")[0] ?? ""
-            if (path === "/mcp" || path === "/mcp/") return host.app
             if (path === "/v1" || path.startsWith("/v1/")) return v1
             return Effect.succeed(notFound)
           })

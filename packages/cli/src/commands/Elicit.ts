@@ -6,7 +6,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import type * as AskApi from "@mcpx-fx/gateway/AskApi"
+import type * as AskApi from "@mcpx-fx/daemon/AskApi"
 import { isJsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as GlobalOptions from "../GlobalOptions.js"

@@ -6,7 +6,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import type * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
+import type * as ApiBodies from "@mcpx-fx/daemon/ApiBodies"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as GlobalOptions from "../GlobalOptions.js"

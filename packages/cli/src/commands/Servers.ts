@@ -10,9 +10,10 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import * as Config from "@mcpx-fx/gateway/Config"
-import * as ConfigEdit from "@mcpx-fx/gateway/ConfigEdit"
-import * as Names from "@mcpx-fx/gateway/Names"
+import * as Config from "@mcpx-fx/config/Config"
+import * as ConfigFile from "@mcpx-fx/config/ConfigFile"
+import * as ConfigEdit from "@mcpx-fx/config/ConfigEdit"
+import * as Suggest from "@mcpx-fx/config/Suggest"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
@@ -35,7 +36,7 @@ const files = (globals: GlobalOptions.Globals) =>
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const environment = yield* Layers.ProcessEnvironment
-    const search = yield* Config.searchPath(Layers.configInput(environment, globals))
+    const search = yield* ConfigFile.searchPath(Layers.configInput(environment, globals))
     const existing: Array<string> = []
     for (const file of search.candidates) if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) existing.push(file)
     const fallback = search.explicit ? search.candidates[0]! : path.join(environment.cwd, ".mcp.json")
@@ -50,7 +51,7 @@ const knownNames = (existing: ReadonlyArray<string>) =>
   )
 
 const unknownServer = (name: string, known: ReadonlyArray<string>) => {
-  const near = Names.closest(name, known)
+  const near = Suggest.closest(name, known)
   const hint = near.length > 0 ? `did you mean ${near.join(", ")}?` : `configured: ${known.join(", ") || "(none)"}`
   return new UsageError({ message: `unknown server ${JSON.stringify(name)}; ${hint}` })
 }
@@ -111,7 +112,7 @@ const configuredRows = (options: GlobalOptions.Globals) =>
         const target = d.transport === "stdio" ? [d.command, ...d.args].join(" ") : d.url
         return { name: s.name, namespace: s.namespace, enabled: true, transport: d.transport, target, file: s.file }
       }),
-      ...config.disabled.map((s): Row => ({ name: s.name, namespace: Config.namespaceOf(s.name), enabled: false, transport: "", target: "", file: s.file }))
+      ...config.disabled.map((s): Row => ({ name: s.name, namespace: ConfigFile.namespaceOf(s.name), enabled: false, transport: "", target: "", file: s.file }))
     ],
     daemon: undefined
   }))
@@ -173,10 +174,10 @@ const add = Command.make(
       const options = yield* optionsOf(globals)
       const where = yield* files(options)
       const taken = yield* knownNames(where.existing)
-      const clash = taken.find((t) => t === name || Config.namespaceOf(t) === Config.namespaceOf(name))
+      const clash = taken.find((t) => t === name || ConfigFile.namespaceOf(t) === ConfigFile.namespaceOf(name))
       if (clash !== undefined) {
         return yield* new UsageError({
-          message: `a server ${JSON.stringify(clash)} is already configured${clash === name ? "" : ` with the same namespace ${Config.namespaceOf(name)}`}; ` +
+          message: `a server ${JSON.stringify(clash)} is already configured${clash === name ? "" : ` with the same namespace ${ConfigFile.namespaceOf(name)}`}; ` +
             "remove it first, or choose another name"
         })
       }
@@ -192,7 +193,7 @@ const add = Command.make(
       const entry = isUrl
         ? { url: target, ...(headers !== undefined ? { headers } : {}) }
         : { command: target, ...(args.length > 0 ? { args: [...args] } : {}), ...(envs !== undefined ? { env: envs } : {}) }
-      yield* edit(where.nearest, (doc): Effect.Effect<{ readonly text: string; readonly said: string }, UsageError | Config.ConfigError> =>
+      yield* edit(where.nearest, (doc): Effect.Effect<{ readonly text: string; readonly said: string }, UsageError | ConfigFile.ConfigError> =>
         doc.entries.has(name)
           // Added by another command since the check above.
           ? Effect.fail(new UsageError({ message: `a server ${JSON.stringify(name)} is already configured; remove it first, or choose another name` }))

@@ -7,7 +7,9 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Settings from "@mcpx-fx/gateway/Settings"
+import * as Settings from "@mcpx-fx/config/Settings"
+import * as SettingsRegistry from "@mcpx-fx/config/SettingsRegistry"
+import * as SettingsModel from "@mcpx-fx/config/SettingsModel"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -15,7 +17,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
 import * as Output from "../Output.js"
-import { closeMatches } from "../Suggest.js"
+import { closeMatches } from "@mcpx-fx/config/Suggest"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
 import { globalsFrom } from "./Root.js"
@@ -25,7 +27,7 @@ const group = Command.make("settings", { globals: GlobalOptions.options })
 const localRows = (options: GlobalOptions.Globals) =>
   Effect.flatMap(Settings.Settings, (s) => s.list).pipe(Effect.provide(Layers.configured(options)))
 
-const Rows = Schema.Array(Settings.SettingRow)
+const Rows = Schema.Array(SettingsModel.SettingRow)
 
 const list = Command.make("list", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
   Effect.gen(function*() {
@@ -47,16 +49,16 @@ const list = Command.make("list", { globals: GlobalOptions.options, local: ViaDa
   )
 
 const unknownPath = (path: string): UsageError => {
-  const close = closeMatches(path, Settings.registry, (s) => [s.path, s.flag, s.env])
+  const close = closeMatches(path, SettingsRegistry.registry, (s) => [s.path, s.flag, s.env])
   const hint = close.length > 0
     ? `did you mean ${close.map((s) => s.path).join(" or ")}?`
-    : `expected one of: ${Settings.paths.join(", ")}`
+    : `expected one of: ${SettingsRegistry.paths.join(", ")}`
   return new UsageError({ message: `unknown setting ${JSON.stringify(path)}; ${hint}` })
 }
 
 // Checked here rather than by the daemon, so a typo gets the same suggestions on either route.
 const knownPath = (path: string): Effect.Effect<string, UsageError> =>
-  Settings.isSettingPath(path) ? Effect.succeed(path) : Effect.fail(unknownPath(path))
+  SettingsRegistry.isSettingPath(path) ? Effect.succeed(path) : Effect.fail(unknownPath(path))
 
 const pathArg = Args.text({ name: "path" }).pipe(Args.withDescription("A setting path, e.g. pool.callTimeout."))
 
@@ -74,7 +76,7 @@ const get = Command.make(
           return found === undefined ? Effect.dieMessage(`settings list has no row for ${path}`) : Effect.succeed(found)
         })
       })
-      yield* options.json ? ViaDaemon.printJson(Settings.SettingRow, row) : Output.text(row.text)
+      yield* options.json ? ViaDaemon.printJson(SettingsModel.SettingRow, row) : Output.text(row.text)
     })
 ).pipe(
   Command.withDescription(
@@ -111,7 +113,7 @@ const set = Command.make(
         "settings set",
         (client) => client.settings.set({ path: { path }, payload: { value } })
       )
-      if (options.json) yield* ViaDaemon.printJson(Settings.SetResult, result)
+      if (options.json) yield* ViaDaemon.printJson(SettingsModel.SetResult, result)
       else if (result.applied) yield* Output.text(`${result.path} = ${Output.settingText(result)} (${result.source})`)
       // Nothing was stored, so the command did not do what was asked: exit 1 with the daemon's note.
       if (!result.applied) return yield* new RestartRequired({ note: result.note ?? `${result.path} is read once at start` })
@@ -136,7 +138,7 @@ const unset = Command.make(
       const options = yield* globalsFrom(globals, (yield* group).globals)
       yield* knownPath(path)
       const result = yield* ViaDaemon.required("settings unset", (client) => client.settings.unset({ path: { path } }))
-      if (options.json) return yield* ViaDaemon.printJson(Settings.UnsetResult, result)
+      if (options.json) return yield* ViaDaemon.printJson(SettingsModel.UnsetResult, result)
       const was = result.removed ? "" : "; there was no runtime override"
       yield* Output.text(`${result.path} = ${Output.settingText(result)} (${result.source}${was})`)
     })

@@ -3,5 +3,5 @@
  * `probe`, `protocol`, `status`): loaded (dynamically, by LazyApi.ts) when one of them runs, and
  * without the HttpApi definitions, which only the daemon and its client need.
  */
-export * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
-export * as ApiShaping from "@mcpx-fx/gateway/ApiShaping"
+export * as ApiBodies from "@mcpx-fx/daemon/ApiBodies"
+export * as ApiShaping from "@mcpx-fx/daemon/ApiShaping"

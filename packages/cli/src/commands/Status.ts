@@ -4,8 +4,8 @@
  * so the answer is the live one, not a file's.
  */
 import * as Command from "@effect/cli/Command"
-import type * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
-import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
+import type * as ApiBodies from "@mcpx-fx/daemon/ApiBodies"
+import * as DaemonFiles from "@mcpx-fx/daemon/DaemonFiles"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

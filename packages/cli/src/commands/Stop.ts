@@ -5,7 +5,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as DaemonFiles from "@mcpx-fx/gateway/DaemonFiles"
+import * as DaemonFiles from "@mcpx-fx/daemon/DaemonFiles"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

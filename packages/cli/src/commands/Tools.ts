@@ -4,7 +4,7 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import type * as ApiBodies from "@mcpx-fx/gateway/ApiBodies"
+import type * as ApiBodies from "@mcpx-fx/daemon/ApiBodies"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -3,6 +3,7 @@
  * mean the user named something that does not exist (exit 2) rather than that something broke.
  */
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
+import * as GatewayModel from "@mcpx-fx/gateway/GatewayModel"
 import * as Effect from "effect/Effect"
 import type * as GlobalOptions from "../GlobalOptions.js"
 import * as Layers from "../Layers.js"
@@ -20,7 +21,7 @@ export const withGateway = <A, E, R>(
     return yield* Effect.flatMap(Gateway.Gateway, use)
   }).pipe(
     Effect.catchIf(
-      (e): e is E & Gateway.UnknownName => e instanceof Gateway.UnknownName,
+      (e): e is E & GatewayModel.UnknownName => e instanceof GatewayModel.UnknownName,
       (e) => Effect.fail(new UsageError({ message: e.message }))
     ),
     // One answer and done: a failed upstream start is this command's to report, once.

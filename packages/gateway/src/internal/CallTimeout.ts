@@ -10,7 +10,7 @@
 import type { Abort } from "@mcpx-fx/upstream/Abortable"
 import { abortable } from "@mcpx-fx/upstream/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
-import type { CallContext } from "@mcpx-fx/upstream/Session"
+import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Deadlines from "./Deadlines.js"

@@ -8,7 +8,7 @@ import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type { GatewayCallError } from "../Gateway.js"
+import type { GatewayCallError } from "../GatewayModel.js"
 import {
   type Asker,
   type Bounds,

@@ -15,9 +15,9 @@ import * as FiberId from "effect/FiberId"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
+import { CapabilitiesLacking } from "../GatewayModel.js"
 import {
   type Bounds,
-  CapabilitiesLacking,
   kindOf,
   type Move,
   onBehalf,

@@ -16,11 +16,9 @@ import type { Abort } from "@mcpx-fx/upstream/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { type Asker, CapabilitiesLacking, onBehalf } from "../PendingQuestions.js"
+import { CapabilitiesLacking, type CutShort } from "../GatewayModel.js"
+import { type Asker, onBehalf } from "../PendingQuestions.js"
 import { mergeRequired } from "./PendingEntry.js"
-
-/** Registers the way to end the call with `CapabilitiesLacking`; answers how to let go of it. */
-export type CutShort = (abort: Abort<CapabilitiesLacking>) => () => void
 
 /** Runs `run` with the questions handler and the hook that lets a question end the call. */
 export const unaskable = <A, E, R>(

@@ -19,9 +19,9 @@ import { canonicalJson } from "./canonicalJson.js"
 import { PoolError, type StopReason } from "../PoolEvents.js"
 import { defaultSettings, type Lane, type PoolServer, type PoolSettings, type ScopeKey } from "../PoolModel.js"
 import type { InstanceStatus, LaneStatus, PoolStatus } from "../PoolStatus.js"
-import type { ProbeReport, Started } from "../Prober.js"
+import type { ProbeReport, Started } from "../ProbeModel.js"
 import { processIdentity, type ServerDefinition } from "../ServerDefinition.js"
-import type { Session } from "../Session.js"
+import type { Session } from "../SessionModel.js"
 import type { TransportClosed } from "../Transport.js"
 
 export interface Settings {

@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import { modernHeaders } from "../ModernHeaders.js"
 import type { Negotiation } from "../Negotiator.js"
 import type { ProbeError, ProbeFailed } from "../ProbeModel.js"
-import type { Established, SessionOptions } from "../Session.js"
+import type { Established, SessionOptions } from "../SessionModel.js"
 import type { Connection } from "../Transport.js"
 
 /** The stdio process exited while its era was being probed. */

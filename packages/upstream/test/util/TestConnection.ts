@@ -1,7 +1,7 @@
 /** A Connection for Session tests: answers through `request`, quiet everywhere else unless told otherwise. */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { Established } from "../../src/Session.js"
+import type { Established } from "../../src/SessionModel.js"
 import { callThroughStream, type Connection } from "../../src/Transport.js"
 
 export const testConnection = (request: Connection["request"], overrides: Partial<Connection> = {}): Connection => ({

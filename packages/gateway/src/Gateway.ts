@@ -24,7 +24,7 @@ import { Pool } from "@mcpx-fx/upstream/Pool"
 import { type Caller as PoolCaller, ScopeKey } from "@mcpx-fx/upstream/PoolModel"
 import { Prober } from "@mcpx-fx/upstream/Prober"
 import { type ProbeReport } from "@mcpx-fx/upstream/ProbeModel"
-import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -229,7 +229,7 @@ const make = Effect.gen(function*() {
     return caller.revision === undefined ? { key } : { key, revision: caller.revision }
   }
 
-  const both = <A, B>(a: (abort: Abort<A>) => () => void, b: (abort: Abort<B>) => () => void) => (abort: Abort<A | B>) => {
+  const both = <A, B>(a: AbortHook<A>, b: AbortHook<B>): AbortHook<A | B> => (abort) => {
     const letGoA = a(abort)
     const letGoB = b(abort)
     return () => {

@@ -5,7 +5,7 @@
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type { EraRecord } from "@mcpx-fx/upstream/EraCache"
-import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
 import type { PoolServer } from "@mcpx-fx/upstream/PoolModel"
 import type { PoolError } from "@mcpx-fx/upstream/PoolEvents"
 import type { Preference } from "@mcpx-fx/upstream/Preference"
@@ -148,7 +148,7 @@ export class CapabilitiesLacking extends Schema.TaggedError<CapabilitiesLacking>
 }
 
 /** Registers the way to end a call with `CapabilitiesLacking`; answers how to let go of it. */
-export type CutShort = (abort: Abort<CapabilitiesLacking>) => () => void
+export type CutShort = AbortHook<CapabilitiesLacking>
 
 /** What a routed call can fail with (the upstream's own errors pass through as they are). */
 export type GatewayCallError =

@@ -14,6 +14,13 @@ import * as Fiber from "effect/Fiber"
 /** Ends the call with `error`, unless it has already ended or been aborted. */
 export type Abort<E> = (error: E) => void
 
+/**
+ * A reason a call can be cut short for (a deadline, a question the caller cannot take): given the
+ * call's `abort`, it arms itself and answers how to disarm it when the call ends first. Every
+ * cancellation hook on a call has this one shape.
+ */
+export type AbortHook<E> = (abort: Abort<E>) => () => void
+
 /** Runs `use` in a fiber that `abort` ends with its error. Interrupting the caller interrupts the call. */
 export const abortable = <A, E, R, E2 = never>(
   use: (abort: Abort<E2>) => Effect.Effect<A, E, R>

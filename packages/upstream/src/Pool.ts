@@ -41,7 +41,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type Abort, abortable } from "./Abortable.js"
+import { type Abort, type AbortHook, abortable } from "./Abortable.js"
 import { makeControl } from "./internal/PoolControl.js"
 import { makeInstances } from "./internal/PoolInstances.js"
 import { makeInPlace } from "./internal/PoolInPlace.js"
@@ -69,7 +69,7 @@ export interface WithSessionOptions<E2> {
    * Called as the call begins with a way to end it at once with an error (a deadline, say);
    * answers how to let go of it, called when the call ends.
    */
-  readonly cutShort?: (abort: Abort<E2>) => () => void
+  readonly cutShort?: AbortHook<E2>
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  * is outstanding and armed again with what is left, and the call is cut short through the pool's
  * `cutShort` (no fiber of its own per call, where a race against a watchdog forks two).
  */
-import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import type { Abort, AbortHook } from "@mcpx-fx/upstream/Abortable"
 import { abortable } from "@mcpx-fx/upstream/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
 import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
@@ -20,7 +20,7 @@ export interface CallDeadline<C, T> {
   /** `caller` with its questions paused off the clock. */
   readonly caller: C
   /** Arms the budget for a call `abort` can end; answers how to disarm it. */
-  readonly cutShort: (abort: Abort<T>) => () => void
+  readonly cutShort: AbortHook<T>
 }
 
 /** The budget of one call of `caller`, past which it is ended with `onTimeout()`. */

@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { Abort } from "../Abortable.js"
+import type { Abort, AbortHook } from "../Abortable.js"
 import type { PoolError } from "../PoolEvents.js"
 import { type Caller, type PoolServer, requestedLane, type ScopeKey } from "../PoolModel.js"
 import type { Session } from "../SessionModel.js"
@@ -62,7 +62,7 @@ export const makeInPlace = (env: InPlaceEnv) => {
   const run = <A, E, R, E2>(
     here: InPlaceTarget,
     use: (session: Session) => Effect.Effect<A, E, R>,
-    register: (abort: Abort<E2 | PoolError>) => () => void
+    register: AbortHook<E2 | PoolError>
   ): Effect.Effect<A, E | E2 | PoolError, R> =>
     Effect.clockWith((clock) =>
       Effect.uninterruptibleMask((restore) => {

@@ -188,6 +188,37 @@ describe("HttpHost: 2026-07-28", () => {
       assert.strictEqual(r.status, 400)
     }))
 
+  it.scoped("2026-07-28/http/a tools/call whose _meta is refused looks up no tool schema (which could start an upstream)", () =>
+    Effect.gen(function*() {
+      let lookups = 0
+      const schema = { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } }
+      const h = yield* harness({ inputSchemaOf: () => Effect.sync(() => (lookups++, schema)) })
+      const headers = { ...modernHeaders("tools/call", "echo"), "mcp-param-region": "eu" }
+      const complete = modernRequest("tools/call", { name: "echo", arguments: { region: "eu" } })
+      const params = complete.params as Record<string, unknown>
+      const meta = params._meta as Record<string, unknown>
+      const { ["io.modelcontextprotocol/clientCapabilities"]: _dropped, ...withoutCapabilities } = meta
+      const refused = yield* h.post({ ...complete, params: { ...params, _meta: withoutCapabilities } }, headers)
+      assert.strictEqual(refused.status, 400)
+      assert.strictEqual(errorIn(yield* objectOf(refused)).code, -32602)
+      assert.strictEqual(lookups, 0)
+      for (const wrong of [{ "io.modelcontextprotocol/clientCapabilities": "all" }, { "io.modelcontextprotocol/logLevel": "loud" }, { progressToken: {} }]) {
+        const r = yield* h.post({ ...complete, params: { ...params, _meta: { ...meta, ...wrong } } }, headers)
+        assert.strictEqual(errorIn(yield* objectOf(r)).code, -32602, JSON.stringify(wrong))
+        assert.strictEqual(lookups, 0, JSON.stringify(wrong))
+      }
+      const unsupported = yield* h.post(
+        { ...complete, params: { ...params, _meta: { ...meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } } },
+        { ...headers, "mcp-protocol-version": "2099-01-01" }
+      )
+      assert.strictEqual(errorIn(yield* objectOf(unsupported)).code, -32022)
+      assert.strictEqual(lookups, 0)
+      // The same call with its _meta whole is checked against the schema as before.
+      const good = yield* h.post(complete, headers)
+      assert.strictEqual(good.status, 200)
+      assert.strictEqual(lookups, 1)
+    }))
+
   it.scoped("2026-07-28/http/the status is modernStatus of the response", () =>
     Effect.gen(function*() {
       const h = yield* harness()

@@ -232,11 +232,3 @@ export const removeStaleTemps = Effect.gen(function*() {
   const removed = yield* StateFile.removeStaleTemps(files.stateDir, StateFileNames)
   if (removed.length > 0) yield* Effect.logDebug(`removed temp files left by writes that never finished: ${removed.join(", ")}`)
 })
-
-/** Removes a socket file left by a daemon that died (the lock says it is gone). */
-export const clearSocket = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const files = yield* paths
-  yield* Effect.ignore(fs.remove(files.socket))
-  return files.socket
-})

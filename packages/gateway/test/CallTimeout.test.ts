@@ -9,7 +9,29 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { withCallTimeout } from "../src/internal/CallTimeout.js"
+import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import { abortable } from "@mcpx-fx/upstream/Abortable"
+import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
+import { callDeadline } from "../src/internal/CallTimeout.js"
+import * as Deadlines from "../src/internal/Deadlines.js"
+
+// The way Gateway arms a call's budget on the pool's abort hook, on its own.
+/** Runs `use` within `budget` of upstream time, failing with `onTimeout()` past it (the call interrupted). */
+const withCallTimeout = <C extends CallContext, A, E, T, R>(
+  caller: C,
+  budget: Duration.Duration,
+  onTimeout: () => T,
+  use: (caller: C) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | T, R> =>
+  Effect.scoped(Effect.flatMap(Deadlines.make, (deadlines) => {
+    const timed = callDeadline(deadlines, caller, budget, onTimeout)
+    return abortable((abort: Abort<T>) =>
+      Effect.suspend(() => {
+        const disarm = timed.cutShort(abort)
+        return Effect.ensuring(use(timed.caller), Effect.sync(disarm))
+      })
+    )
+  }))
 
 const budget = Duration.seconds(10)
 const timedOut = () => "timed out" as const

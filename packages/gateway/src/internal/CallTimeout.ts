@@ -8,7 +8,6 @@
  * `cutShort` (no fiber of its own per call, where a race against a watchdog forks two).
  */
 import type { Abort, AbortHook } from "@mcpx-fx/upstream/Abortable"
-import { abortable } from "@mcpx-fx/upstream/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
 import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
 import * as Duration from "effect/Duration"
@@ -68,20 +67,3 @@ export const callDeadline = <C extends CallContext, T>(
   const questions: QuestionHandler = (q) => Effect.acquireUseRelease(pause, () => ask(q), () => unpause)
   return { caller: { ...caller, questions }, cutShort }
 }
-
-/** Runs `use` within `budget` of upstream time, failing with `onTimeout()` past it (the call interrupted). */
-export const withCallTimeout = <C extends CallContext, A, E, T, R>(
-  caller: C,
-  budget: Duration.Duration,
-  onTimeout: () => T,
-  use: (caller: C) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E | T, R> =>
-  Effect.scoped(Effect.flatMap(Deadlines.make, (deadlines) => {
-    const timed = callDeadline(deadlines, caller, budget, onTimeout)
-    return abortable((abort: Abort<T>) =>
-      Effect.suspend(() => {
-        const disarm = timed.cutShort(abort)
-        return Effect.ensuring(use(timed.caller), Effect.sync(disarm))
-      })
-    )
-  }))

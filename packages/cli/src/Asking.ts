@@ -5,6 +5,7 @@
  * exact commands that answer it — the call waits in the daemon for `questions.ttl`, or, with no
  * daemon to keep it, is cancelled upstream.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Ask from "@mcpx-fx/daemon/Ask"
 import { choices } from "@mcpx-fx/gateway/QuestionFit"
 import type * as AskApi from "@mcpx-fx/daemon/AskApi"
@@ -142,7 +143,7 @@ const askHere = (status: Status, read: Prompt.ReadLine) =>
   Effect.gen(function*() {
     const answers: Record<string, unknown> = {}
     for (const q of status.questions) {
-      if (q.method === "elicitation/create") answers[q.key] = yield* Prompt.askElicitation(q.params, read, say)
+      if (q.method === Method.ElicitationCreate) answers[q.key] = yield* Prompt.askElicitation(q.params, read, say)
     }
     return answers
   })
@@ -164,7 +165,7 @@ export const follow = <E>(route: Route<E>, first: Status, interactive: boolean, 
           status = yield* route.poll(status.id)
           continue
         case "input_required": {
-          if (terminal === undefined || status.questions.some((q) => q.method !== "elicitation/create")) {
+          if (terminal === undefined || status.questions.some((q) => q.method !== Method.ElicitationCreate)) {
             if (!route.keeps) yield* route.abandon(status.id)
             yield* json ? Console.log(JSON.stringify(status, null, 2)) : say(describePending(status, route.keeps))
             return yield* new QuestionsPending({ tool: status.tool, kept: route.keeps })

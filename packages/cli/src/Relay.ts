@@ -20,6 +20,7 @@
  * (SIGTERM) the host is still listening: reading ends, requests get the same drain, and what
  * still runs after it is answered with the shutdown error rather than dropped.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -202,31 +203,31 @@ export const relay = <E>(
         yield* Ref.set(session, sid)
         yield* Effect.logInfo("the daemon no longer knew the session (restarted?); opened a new one")
         const version = yield* Ref.get(negotiated)
-        yield* Effect.scoped(post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), version ?? init.revision))
+        yield* Effect.scoped(post(JSON.stringify({ jsonrpc: "2.0", method: Method.Initialized }), version ?? init.revision))
         yield* openGetStream
         return true
       }).pipe(Effect.scoped, Effect.orElseSucceed(() => false)))
 
     const request = (frame: Frame, line: string) => {
       const modern = metaVersion(frame)
-      const revision = modern ?? (frame.method === "initialize"
+      const revision = modern ?? (frame.method === Method.Initialize
         ? (typeof (frame.params as Frame | undefined)?.protocolVersion === "string"
           ? String((frame.params as Frame).protocolVersion)
           : Revision.OldestRevision)
         : undefined)
       return Effect.gen(function*() {
         const caller = revision ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
-        if (frame.method === "initialize") initialization = { line, revision: caller }
+        if (frame.method === Method.Initialize) initialization = { line, revision: caller }
         const sent = yield* Ref.get(session)
         let response = yield* post(line, caller)
-        if (response.status === 404 && sent !== undefined && frame.method !== "initialize" && (yield* renewSession(sent))) {
+        if (response.status === 404 && sent !== undefined && frame.method !== Method.Initialize && (yield* renewSession(sent))) {
           response = yield* post(line, caller)
         }
-        if (frame.method === "initialize") {
+        if (frame.method === Method.Initialize) {
           const sid = response.headers["mcp-session-id"]
           if (sid !== undefined) yield* Ref.set(session, sid)
         }
-        if (frame.method === "initialize" && response.status === 200) {
+        if (frame.method === Method.Initialize && response.status === 200) {
           const body = yield* response.text
           const parsed = parseFrame(body)
           const result = parsed !== undefined && !Array.isArray(parsed) ? (parsed as Frame).result : undefined
@@ -244,7 +245,7 @@ export const relay = <E>(
 
     const notification = (frame: Frame, line: string) =>
       Effect.gen(function*() {
-        if (frame.method === "notifications/cancelled") {
+        if (frame.method === Method.NotificationsCancelled) {
           const id = (frame.params as Frame | undefined)?.requestId
           if (modernIds.has(idKey(id))) {
             // A modern request is cancelled by closing its stream; the daemon interrupts the call.
@@ -254,7 +255,7 @@ export const relay = <E>(
         }
         const response = yield* post(line, metaVersion(frame) ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision)
         yield* emitUnlessWellFormed(frame)(response)
-        if (frame.method === "notifications/initialized") yield* openGetStream
+        if (frame.method === Method.Initialized) yield* openGetStream
       }).pipe(Effect.scoped, Effect.ignore)
 
     const handleLine = (line: string) =>
@@ -273,7 +274,7 @@ export const relay = <E>(
           const key = idKey(f.id)
           if (metaVersion(f) !== undefined) modernIds.add(key)
           // initialize settles the session every later request needs, so it is awaited in line.
-          if (f.method === "initialize") return yield* request(f, line)
+          if (f.method === Method.Initialize) return yield* request(f, line)
           const answered = Effect.raceFirst(request(f, line), Effect.zipRight(Deferred.await(deadline), out(JSON.stringify(shutdownError(f.id as JsonRpc.RequestId)))))
           yield* FiberMap.run(requests, key, Effect.ensuring(answered, Effect.sync(() => modernIds.delete(key))))
           return

@@ -7,6 +7,7 @@
  * default). A legacy upstream's questions and a modern upstream's `input_required` reach the caller
  * the same way: as open questions, each with an id, answered by key on the call or by id alone.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
@@ -193,7 +194,7 @@ export const openQuestions = (pending: PendingService, viewer: Viewer): Effect.E
 const resultFor = (method: string, body: typeof AskApi.ElicitAnswer.Type): JsonObject | undefined =>
   body.result !== undefined
     ? body.result
-    : method === "elicitation/create" && body.action !== undefined
+    : method === Method.ElicitationCreate && body.action !== undefined
     ? { action: body.action, ...(body.action === "accept" && body.content !== undefined ? { content: body.content } : {}) }
     : undefined
 
@@ -216,7 +217,7 @@ export const elicit = (
     if (result === undefined) {
       return yield* new AskApi.AskInvalid({
         reason: "invalid-answer",
-        detail: open.method === "elicitation/create"
+        detail: open.method === Method.ElicitationCreate
           ? "an elicitation is answered with an action (accept, decline or cancel)"
           : `a ${open.method} question is answered with a result`
       })

@@ -18,6 +18,7 @@
  * are forwarded to the owning upstream and counted, so one upstream subscription serves every
  * host watching that URI and the last one to leave unsubscribes.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
 import { Pool } from "@mcpx-fx/upstream/Pool"
@@ -276,17 +277,17 @@ const make = Effect.gen(function*() {
     servers: () => table.servers,
     catalog,
     pool,
-    listAll: (server, caller) => listAll(server, caller, "tools/list", "tools"),
+    listAll: (server, caller) => listAll(server, caller, Method.ToolsList, "tools"),
     unknownTool: (name, suggestions) => new UnknownName({ kind: "tool", name, suggestions: [...suggestions] })
   })
   const { listServerTools, resolveTool, unmatchedPatterns, visible } = tools
 
   const aggregate = Listings.aggregate({ servers: () => table.servers, listServerTools, listAll, unmatchedPatterns, visible })
 
-  const listTools = aggregate("tools/list", "tools", Listings.renamed("name"))
-  const listPrompts = aggregate("prompts/list", "prompts", Listings.renamed("name"))
-  const listResources = aggregate("resources/list", "resources", Listings.renamed("uri"))
-  const listResourceTemplates = aggregate("resources/templates/list", "resourceTemplates", Listings.renamed("uriTemplate"))
+  const listTools = aggregate(Method.ToolsList, "tools", Listings.renamed("name"))
+  const listPrompts = aggregate(Method.PromptsList, "prompts", Listings.renamed("name"))
+  const listResources = aggregate(Method.ResourcesList, "resources", Listings.renamed("uri"))
+  const listResourceTemplates = aggregate(Method.ResourcesTemplatesList, "resourceTemplates", Listings.renamed("uriTemplate"))
 
   const unknown = (kind: UnknownName["kind"], name: string, listing: (c: Caller) => Effect.Effect<Listing>, caller: Caller) =>
     Effect.flatMap(listing(caller), (l) => {
@@ -329,7 +330,7 @@ const make = Effect.gen(function*() {
   const listen = (configured: GatewayServer, caller: Caller, uri: string) =>
     Effect.flatMap(current(configured), (server) =>
       pool.withSession(server.pool, poolCaller(server, caller), (session) =>
-        session.request("subscriptions/listen", { notifications: { resourceSubscriptions: [uri] } }, {
+        session.request(Method.SubscriptionsListen, { notifications: { resourceSubscriptions: [uri] } }, {
           ...caller,
           onNotification: (n) => {
             const change = Listings.changeOf(server, n.method, n.params)
@@ -391,16 +392,16 @@ const make = Effect.gen(function*() {
     callTool: (caller, name, args, meta, retry) =>
       Effect.flatMap(resolveTool(caller, name), (found) =>
         Effect.map(
-          request(found.server, caller, "tools/call", withMeta({ name: found.name, arguments: args, ...retry }, meta)),
-          (result) => Names.qualifyResult(found.server, "tools/call", result)
+          request(found.server, caller, Method.ToolsCall, withMeta({ name: found.name, arguments: args, ...retry }, meta)),
+          (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
         )),
     getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)
       return found === undefined
         ? unknown("prompt", name, listPrompts, caller)
         : Effect.map(
-          request(found.server, caller, "prompts/get", withMeta({ name: found.name, arguments: args, ...retry }, meta)),
-          (result) => Names.qualifyResult(found.server, "prompts/get", result)
+          request(found.server, caller, Method.PromptsGet, withMeta({ name: found.name, arguments: args, ...retry }, meta)),
+          (result) => Names.qualifyResult(found.server, Method.PromptsGet, result)
         )
     },
     readResource: (caller, uri, meta, retry) => {
@@ -408,8 +409,8 @@ const make = Effect.gen(function*() {
       return found === undefined
         ? unknown("resource", uri, listResources, caller)
         : Effect.map(
-          request(found.server, caller, "resources/read", withMeta({ uri: found.uri, ...retry }, meta)),
-          (result) => Names.qualifyResult(found.server, "resources/read", result)
+          request(found.server, caller, Method.ResourcesRead, withMeta({ uri: found.uri, ...retry }, meta)),
+          (result) => Names.qualifyResult(found.server, Method.ResourcesRead, result)
         )
     },
     forward: (caller, namespace, method, params) =>

@@ -3,6 +3,7 @@
  * `mcpx-fx serve` is routed to the configured upstreams, and the gateway's failures are retold in
  * the Backend's typed errors so the Server alone decides the JSON-RPC codes.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
@@ -69,7 +70,7 @@ const declared = (caller: Backend.Caller, capability: string): boolean => isJson
 export const fitQuestion = (caller: Backend.Caller, question: Backend.Question): Fit => {
   const revision = caller.revision
   switch (question.method) {
-    case "elicitation/create": {
+    case Method.ElicitationCreate: {
       const cancel: Fit = { _tag: "Answer", result: { action: "cancel" } }
       if (!declared(caller, "elicitation") || !Revision.atLeast(revision, "2025-06-18")) return cancel
       if (Revision.atLeast(revision, "2025-11-25")) return { _tag: "Ask", question }
@@ -77,11 +78,11 @@ export const fitQuestion = (caller: Backend.Caller, question: Backend.Question):
       const { mode, ...rest } = question.params
       return mode === undefined || mode === "form" ? { _tag: "Ask", question: { method: question.method, params: rest } } : cancel
     }
-    case "sampling/createMessage":
+    case Method.SamplingCreateMessage:
       return declared(caller, "sampling")
         ? { _tag: "Ask", question }
         : { _tag: "Refuse", code: ErrorCode.MethodNotFound, message: "the host did not declare sampling" }
-    case "roots/list":
+    case Method.RootsList:
       return declared(caller, "roots")
         ? { _tag: "Ask", question }
         : { _tag: "Answer", result: Questions.noRoots }
@@ -209,7 +210,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       const ref = params.ref
       const target = isJsonObject(ref) ? ref : {}
       const to = (namespace: string, upstreamRef: JsonObject) =>
-        call(gateway.forward(toGatewayCaller(caller), namespace, "completion/complete", withMeta({ ...params, ref: upstreamRef }, meta)))
+        call(gateway.forward(toGatewayCaller(caller), namespace, Method.CompletionComplete, withMeta({ ...params, ref: upstreamRef }, meta)))
       if (target.type === "ref/resource" && typeof target.uri === "string") {
         const found = Names.resolveUri(gateway.servers, target.uri)
         return found === undefined

@@ -1,3 +1,4 @@
+import * as Method from "@mcpx-fx/protocol/Method"
 /**
  * How upstream names appear to hosts: tools and prompts as `<namespace>__<name>`, resources as
  * `mcpx://<namespace>/<original uri>` — or, for a single server with prefixing off, exactly as the
@@ -49,16 +50,16 @@ const qualifyBlock = (server: Named, block: unknown): unknown => {
 export const qualifyResult = <R extends Readonly<Record<string, unknown>>>(server: Named, method: string, result: R): R => {
   if (!server.prefixed) return result
   switch (method) {
-    case "tools/call":
+    case Method.ToolsCall:
       return Array.isArray(result.content) ? { ...result, content: result.content.map((b) => qualifyBlock(server, b)) } : result
-    case "prompts/get":
+    case Method.PromptsGet:
       return Array.isArray(result.messages)
         ? {
           ...result,
           messages: result.messages.map((m) => (isObject(m) ? { ...m, content: qualifyBlock(server, m.content) } : m))
         }
         : result
-    case "resources/read":
+    case Method.ResourcesRead:
       return Array.isArray(result.contents)
         ? {
           ...result,

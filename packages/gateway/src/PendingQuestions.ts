@@ -3,6 +3,7 @@
  * the questions a caller sees, how a caller takes them, the moves of a call, the refusals, the
  * bounds, and the service's shape.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import { answerAlone, type Question, type QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/Questions"
@@ -165,12 +166,12 @@ export const parseHandle = (handle: string) => {
 
 /** What mcpx-fx answers for a caller who cannot: an elicitation is cancelled, roots are none, anything else refused. */
 export const onBehalf = (question: Question): Effect.Effect<JsonObject, QuestionRefused> =>
-  question.method === "elicitation/create" || question.method === "ping" || question.method === "roots/list"
+  question.method === Method.ElicitationCreate || question.method === Method.Ping || question.method === Method.RootsList
     ? answerAlone(question)
     : Effect.fail(new QuestionRefused({ code: ErrorCode.MethodNotFound, message: `the caller cannot answer ${question.method}` }))
 
 export const kindOf = (method: string): string =>
-  method === "elicitation/create" ? "elicitation" : method === "sampling/createMessage" ? "sampling" : method === "roots/list" ? "roots" : "input"
+  method === Method.ElicitationCreate ? "elicitation" : method === Method.SamplingCreateMessage ? "sampling" : method === Method.RootsList ? "roots" : "input"
 
 // ---------------------------------------------------------------------------------------------
 // The service's shape

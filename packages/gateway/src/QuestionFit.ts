@@ -9,6 +9,7 @@
  * with -32021 — except `roots/list`, which is about the client rather than the call, and is
  * answered with no roots.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as Elicitation from "@mcpx-fx/protocol/Elicitation"
 import { describeParseError, isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
@@ -45,7 +46,7 @@ const elicitation = (declared: JsonObject | undefined, params: JsonObject): Take
   if (!modes.includes(mode)) return lacking({ elicitation: mode === "form" ? {} : { url: {} } })
   // 2026-07-28 URL elicitations carry no id: the caller learns the outcome by retrying.
   const { elicitationId: _id, ...shown } = params
-  return ask("elicitation/create", shown)
+  return ask(Method.ElicitationCreate, shown)
 }
 
 const sampling = (declared: JsonObject | undefined, params: JsonObject): Take => {
@@ -55,7 +56,7 @@ const sampling = (declared: JsonObject | undefined, params: JsonObject): Take =>
   // without the hint rather than not at all.
   const { includeContext, ...rest } = params
   const keepContext = includeContext !== undefined && includeContext !== "none" && declared.context !== undefined
-  return ask("sampling/createMessage", keepContext ? { ...rest, includeContext } : rest)
+  return ask(Method.SamplingCreateMessage, keepContext ? { ...rest, includeContext } : rest)
 }
 
 const capability = (capabilities: JsonObject, name: string): JsonObject | undefined => {
@@ -66,15 +67,15 @@ const capability = (capabilities: JsonObject, name: string): JsonObject | undefi
 /** How a caller that declared `capabilities` takes each kind of question. */
 export const take = (capabilities: JsonObject) => (question: Question): Take => {
   switch (question.method) {
-    case "ping":
+    case Method.Ping:
       return { _tag: "Answer", result: {} }
-    case "elicitation/create":
+    case Method.ElicitationCreate:
       return elicitation(capability(capabilities, "elicitation"), question.params)
-    case "sampling/createMessage":
+    case Method.SamplingCreateMessage:
       return sampling(capability(capabilities, "sampling"), question.params)
-    case "roots/list":
+    case Method.RootsList:
       // Roots are the client's: a caller that declared none is not asked, and owes nothing.
-      return capability(capabilities, "roots") === undefined ? { _tag: "Answer", result: noRoots } : ask("roots/list", question.params)
+      return capability(capabilities, "roots") === undefined ? { _tag: "Answer", result: noRoots } : ask(Method.RootsList, question.params)
     default:
       return lacking({ [question.method]: {} })
   }
@@ -141,16 +142,16 @@ const formProblem = (schema: unknown, content: Readonly<Record<string, Primitive
 /** Whether `answer` answers `asked`; the result to send upstream. */
 export const fit = (asked: Question, answer: unknown): Either.Either<JsonObject, string> => {
   switch (asked.method) {
-    case "elicitation/create":
+    case Method.ElicitationCreate:
       return Either.flatMap(decode(Elicitation.ElicitResult, answer), (result): Either.Either<JsonObject, string> => {
         if (result.action !== "accept") return Either.right({ action: result.action })
         if (asked.params.mode === "url") return Either.right({ action: "accept" })
         const problem = formProblem(asked.params.requestedSchema, result.content)
         return problem === undefined ? Either.right(result) : Either.left(problem)
       })
-    case "sampling/createMessage":
+    case Method.SamplingCreateMessage:
       return decode(Sampling.CreateMessageResult, answer)
-    case "roots/list":
+    case Method.RootsList:
       return decode(Roots.ListRootsResult, answer)
     default:
       return isJsonObject(answer) ? Either.right(answer) : Either.left("expected an object")

@@ -12,6 +12,7 @@
  * the real Backend is known: a real one without them gives a queue that nothing is offered to and
  * a refused watch.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -36,18 +37,18 @@ export const whenReady = <E extends { readonly message: string }>(ready: Effect.
     listPrompts: (caller) => listing((b) => b.listPrompts(caller)),
     listResources: (caller) => listing((b) => b.listResources(caller)),
     listResourceTemplates: (caller) => listing((b) => b.listResourceTemplates(caller)),
-    callTool: (caller, name, args, meta) => call("tools/call", (b) => b.callTool(caller, name, args, meta)),
-    getPrompt: (caller, name, args, meta) => call("prompts/get", (b) => b.getPrompt(caller, name, args, meta)),
-    readResource: (caller, uri, meta) => call("resources/read", (b) => b.readResource(caller, uri, meta)),
-    complete: (caller, params, meta) => call("completion/complete", (b) => b.complete(caller, params, meta)),
+    callTool: (caller, name, args, meta) => call(Method.ToolsCall, (b) => b.callTool(caller, name, args, meta)),
+    getPrompt: (caller, name, args, meta) => call(Method.PromptsGet, (b) => b.getPrompt(caller, name, args, meta)),
+    readResource: (caller, uri, meta) => call(Method.ResourcesRead, (b) => b.readResource(caller, uri, meta)),
+    complete: (caller, params, meta) => call(Method.CompletionComplete, (b) => b.complete(caller, params, meta)),
     changes: Effect.matchEffect(ready, {
       onFailure: () => Queue.bounded<Change>(1),
       onSuccess: (b) => b.changes ?? Queue.bounded<Change>(1)
     }),
     watchResource: (caller, uri) =>
-      call("resources/subscribe", (b) =>
+      call(Method.ResourcesSubscribe, (b) =>
         b.watchResource === undefined
-          ? Effect.fail(own("resources/subscribe", ErrorCode.MethodNotFound, "resources cannot be subscribed to"))
+          ? Effect.fail(own(Method.ResourcesSubscribe, ErrorCode.MethodNotFound, "resources cannot be subscribed to"))
           : b.watchResource(caller, uri))
   }
 }

@@ -4,6 +4,7 @@
  * `endpoint` event first, then `message` events); every client message is a POST to the endpoint
  * it named. Replies are matched to requests by id, since nothing else ties them together.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -266,7 +267,7 @@ const make = (
             }
             if (token !== undefined && progress.get(token) === box) progress.delete(token)
             // Clients must not cancel initialize; an abandoned one simply never becomes a session.
-            if (!unanswered || refused || req.method === "initialize" || (yield* Deferred.isDone(closedWith))) return
+            if (!unanswered || refused || req.method === Method.Initialize || (yield* Deferred.isDone(closedWith))) return
             yield* FiberSet.run(fibers, cancelUpstream(req.id, hints))
           })
         )

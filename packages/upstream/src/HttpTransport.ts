@@ -6,6 +6,7 @@
  * It moves frames and reports HTTP outcomes in transport terms; which era a request belongs to
  * comes from the caller's hints, never from looking at the message.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -128,7 +129,7 @@ export const openHttp = (
     // Modern messages never carry a session id, and initialize starts a session rather than
     // continuing one; everything else carries the session once there is one.
     const sessionFor = (hints: RequestHints | undefined, method: string | undefined) =>
-      Effect.map(Ref.get(session), (sid) => (hints?.era === "modern" || method === "initialize" ? undefined : sid))
+      Effect.map(Ref.get(session), (sid) => (hints?.era === "modern" || method === Method.Initialize ? undefined : sid))
 
     const expire = (sid: string) =>
       Effect.zipRight(
@@ -330,7 +331,7 @@ export const openHttp = (
         // whatever its body: the server is failing, and the probe must not read an era into it.
         if (response.status < 500 && parsed !== undefined && isResponseTo(req.id)(parsed)) return Stream.make(parsed)
         const rpcError = rpcErrorOf(parsed)
-        if (req.method === "initialize" && refusalStatuses.has(response.status) && rpcError === undefined) {
+        if (req.method === Method.Initialize && refusalStatuses.has(response.status) && rpcError === undefined) {
           return yield* new LegacyHTTPRefusedError({ status: response.status })
         }
         return yield* statusError(response.status, body, rpcError)
@@ -342,7 +343,7 @@ export const openHttp = (
         const sid = yield* sessionFor(hints, req.method)
         const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
         // Clients must not cancel initialize; an abandoned one simply never becomes a session.
-        const cancellable = legacy && req.method !== "initialize"
+        const cancellable = legacy && req.method !== Method.Initialize
         // Set once nothing can be running upstream any more: answered, refused, or never sent.
         const answered = yield* Ref.make(false)
         yield* Effect.addFinalizer(() =>

@@ -4,6 +4,7 @@
  * those annotations between a listing and a call, filled from each listing (which leaves out the
  * tools whose annotations cannot be sent).
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
@@ -30,7 +31,7 @@ export const modernHeaders = (
   params: JsonObject | undefined,
   tools: ToolHeaderIndex
 ): Either.Either<Record<string, string>, UnsendableRequest> => {
-  const name = method === "tools/call" && typeof params?.name === "string" ? params.name : undefined
+  const name = method === Method.ToolsCall && typeof params?.name === "string" ? params.name : undefined
   const inputSchema = name === undefined ? undefined : tools.get(name)
   return HeaderCodec.outgoingHeaders(
     params === undefined ? { method } : { method, params },

@@ -3,6 +3,7 @@
  * `sampling/createMessage`. The handler travels with each call, so a question is answered by
  * whoever caused it; when nobody can answer, the server still gets an answer, never silence.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Data from "effect/Data"
@@ -37,11 +38,11 @@ export const noRoots: JsonObject = { roots: [] }
  */
 export const answerAlone: QuestionHandler = (q) => {
   switch (q.method) {
-    case "ping":
+    case Method.Ping:
       return Effect.succeed({})
-    case "roots/list":
+    case Method.RootsList:
       return Effect.succeed(noRoots)
-    case "elicitation/create":
+    case Method.ElicitationCreate:
       return Effect.succeed({ action: "cancel" })
     default:
       return Effect.fail(
@@ -52,4 +53,4 @@ export const answerAlone: QuestionHandler = (q) => {
 
 /** A handler that answers `ping` itself and hands everything else to `next`. */
 export const withPing = (next: QuestionHandler): QuestionHandler => (q) =>
-  q.method === "ping" ? Effect.succeed({}) : next(q)
+  q.method === Method.Ping ? Effect.succeed({}) : next(q)

@@ -21,6 +21,7 @@
  * modern server answers (-32022, an HTTP error with a modern error, a forgotten session whose
  * `initialize` is refused), marks the session's era as doubted, which the Pool reads to probe again.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -96,7 +97,7 @@ export const makeSession = (
     let doubt: string | undefined
 
     const publish = (m: JsonRpc.Notification) => {
-      if (m.method === "notifications/tools/list_changed") {
+      if (m.method === Method.NotificationsToolsListChanged) {
         listing.known = false
         listing.generation++
       }
@@ -125,7 +126,7 @@ export const makeSession = (
         const m = parsed.message
         if (JsonRpc.isRequest(m)) return answerUntied(m)
         // A log message no call could be given (internal/Waiting.ts) is nobody's to see but the daemon's.
-        if (JsonRpc.isNotification(m) && m.method === "notifications/message") return logUntied(name, m)
+        if (JsonRpc.isNotification(m) && m.method === Method.NotificationsMessage) return logUntied(name, m)
         if (JsonRpc.isNotification(m)) return publish(m)
         return Effect.logDebug(`${name}: dropped a response nothing waits for`)
       }),
@@ -233,7 +234,7 @@ export const makeSession = (
       const generation = listing.generation
       let cursor: string | undefined
       for (let page = 0; page < MaxListingPages; page++) {
-        const result = yield* once("tools/list", cursor === undefined ? undefined : { cursor }, {})
+        const result = yield* once(Method.ToolsList, cursor === undefined ? undefined : { cursor }, {})
         recordToolHeaders(toolHeaders, yield* keepSendableTools(name, conn.wire, result))
         cursor = typeof result.nextCursor === "string" && result.nextCursor.length > 0 ? result.nextCursor : undefined
         if (cursor === undefined) break
@@ -264,7 +265,7 @@ export const makeSession = (
     // (the server says a header is missing or wrong) the tools are listed again and the call
     // sent once more, as the specification asks of clients.
     const send = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
-      !mirrorsParams || method !== "tools/call"
+      !mirrorsParams || method !== Method.ToolsCall
         ? once(method, params, ctx)
         : Effect.zipRight(
           knowTools,
@@ -299,8 +300,8 @@ export const makeSession = (
         let current = params
         for (let round = 0; ; round++) {
           const result = yield* exchangeRound(method, current, ctx)
-          const listed = method === "tools/list" ? yield* keepSendableTools(name, conn.wire, result) : result
-          if (method === "tools/list") {
+          const listed = method === Method.ToolsList ? yield* keepSendableTools(name, conn.wire, result) : result
+          if (method === Method.ToolsList) {
             recordToolHeaders(toolHeaders, listed)
             // The last page of a listing from the start: the index holds every tool now.
             if (params?.cursor === undefined && (typeof result.nextCursor !== "string" || result.nextCursor.length === 0)) {

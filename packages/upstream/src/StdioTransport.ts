@@ -9,6 +9,7 @@
  * grandchild ignores SIGTERM). With `ProcessGroups`, each group is recorded while it lives, so a
  * daemon that is killed outright can have its leftovers stopped by the next one.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import type * as Context from "effect/Context"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -288,8 +289,8 @@ export const openStdio = (
     const forget = (req: JsonRpc.Request, token: string | undefined) => {
       if (token !== undefined) progress.delete(token)
       callers.delete(Waiting.idKey(req.id))
-      if (!pending.delete(Waiting.idKey(req.id)) || req.method === "initialize") return
-      unsafeSend(JsonRpc.notification("notifications/cancelled", { requestId: req.id, reason: "cancelled by the caller" }))
+      if (!pending.delete(Waiting.idKey(req.id)) || req.method === Method.Initialize) return
+      unsafeSend(JsonRpc.notification(Method.NotificationsCancelled, { requestId: req.id, reason: "cancelled by the caller" }))
     }
 
     // The request waits on `box` for its answer (by id) and its progress (by token); answers the token.

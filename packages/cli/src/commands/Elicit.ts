@@ -4,6 +4,7 @@
  * and answering one by its id. The call a question belongs to goes on by itself; `mcpx-fx call
  * --resume <call>` collects its result.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import type * as AskApi from "@mcpx-fx/daemon/AskApi"
@@ -71,7 +72,7 @@ const answer = Command.make(
       yield* globalsFrom(globals)
       const value = yield* parseContent(json)
       return yield* send(id, (method) =>
-        Effect.succeed(method === "elicitation/create" ? { action: "accept" as const, content: value } : { result: value }))
+        Effect.succeed(method === Method.ElicitationCreate ? { action: "accept" as const, content: value } : { result: value }))
     })
 ).pipe(Command.withDescription(describe("Answer a question: accept an elicitation with its form's content.", `mcpx-fx elicit answer 3fJ9k2.elicitation_1 '{"name":"Ada"}'`)))
 
@@ -80,7 +81,7 @@ const refuse = (action: "decline" | "cancel") =>
     Effect.gen(function*() {
       yield* globalsFrom(globals)
       return yield* send(id, (method) =>
-        method === "elicitation/create"
+        method === Method.ElicitationCreate
           ? Effect.succeed({ action })
           : Effect.fail(new UsageError({ message: `${id} is a ${method} question; only an elicitation can be ${action}d — answer it with a result` })))
     })).pipe(Command.withDescription(describe(`${action === "decline" ? "Decline" : "Cancel"} an elicitation.`, `mcpx-fx elicit ${action} 3fJ9k2.elicitation_1`)))

@@ -3,6 +3,7 @@
  * merged into one listing with a failure per server that could not answer, and the changes an
  * upstream announces turned into the gateway's own.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import type * as Predicate from "effect/Predicate"
@@ -29,10 +30,10 @@ export const aggregate = (deps: ListingDeps) =>
   Effect.forEach(
     only === undefined ? deps.servers() : deps.servers().filter(only),
     (server) =>
-      (method === "tools/list" ? deps.listServerTools(server, caller) : deps.listAll(server, caller, method, key)).pipe(
+      (method === Method.ToolsList ? deps.listServerTools(server, caller) : deps.listAll(server, caller, method, key)).pipe(
         Effect.flatMap((items) =>
-          Effect.map(method === "tools/list" ? deps.unmatchedPatterns(server, items) : Effect.succeed<ReadonlyArray<ListingFailure>>([]), (warnings) => ({
-            items: (method === "tools/list" ? items.filter((t) => deps.visible(server, t)) : items).map((item) => rename(server, item)),
+          Effect.map(method === Method.ToolsList ? deps.unmatchedPatterns(server, items) : Effect.succeed<ReadonlyArray<ListingFailure>>([]), (warnings) => ({
+            items: (method === Method.ToolsList ? items.filter((t) => deps.visible(server, t)) : items).map((item) => rename(server, item)),
             failure: undefined,
             warnings
           }))
@@ -60,13 +61,13 @@ export const renamed = (field: "name" | "uri" | "uriTemplate") => (server: Gatew
 /** The gateway's change for an upstream's list_changed or resource update; none for anything else. */
 export const changeOf = (server: GatewayServer, method: string, params: JsonObject | undefined): GatewayChange | undefined => {
   switch (method) {
-    case "notifications/tools/list_changed":
+    case Method.NotificationsToolsListChanged:
       return { _tag: "ToolsListChanged", server: server.name }
-    case "notifications/prompts/list_changed":
+    case Method.NotificationsPromptsListChanged:
       return { _tag: "PromptsListChanged", server: server.name }
-    case "notifications/resources/list_changed":
+    case Method.NotificationsResourcesListChanged:
       return { _tag: "ResourcesListChanged", server: server.name }
-    case "notifications/resources/updated":
+    case Method.NotificationsResourcesUpdated:
       return typeof params?.uri === "string"
         ? { _tag: "ResourceUpdated", server: server.name, uri: Names.qualifyUri(server, params.uri) }
         : undefined

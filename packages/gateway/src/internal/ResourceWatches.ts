@@ -4,6 +4,7 @@
  * upstream, which has no `resources/subscribe`, is watched with a `subscriptions/listen` of its
  * own instead, owned by the count rather than by a single watcher.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
@@ -42,7 +43,7 @@ export const make = (deps: WatchDeps) => {
       }
       // A session request must stay interruptible inside this finalizer: its stream ends by
       // interrupting its own reader.
-      return Effect.interruptible(deps.request(found.server, caller, "resources/unsubscribe", params)).pipe(
+      return Effect.interruptible(deps.request(found.server, caller, Method.ResourcesUnsubscribe, params)).pipe(
         Effect.catchAll((e) => Effect.logDebug(`${found.server.name}: resources/unsubscribe ${found.uri} failed: ${e.message}`))
       )
     })
@@ -50,7 +51,7 @@ export const make = (deps: WatchDeps) => {
       Effect.zipRight(Effect.sync(() => void watching.set(key, (watching.get(key) ?? 0) + 1)), Effect.addFinalizer(() => release))
     )
     const listen = deps.listen(found.server, caller, found.uri)
-    const subscribe = deps.request(found.server, caller, "resources/subscribe", params).pipe(
+    const subscribe = deps.request(found.server, caller, Method.ResourcesSubscribe, params).pipe(
       Effect.asVoid,
       Effect.catchIf(
         (e) => e._tag === "UpstreamRpcError" && e.code === ErrorCode.MethodNotFound,

@@ -3,6 +3,7 @@
  * a server's token state is for `auth status` and `/v1/status`, and the unauthorized request a
  * login starts from.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Effect from "effect/Effect"
 import type { HttpDefinition } from "../ServerDefinition.js"
 import type { AuthEntry, StoredTokens } from "../TokenStore.js"
@@ -93,7 +94,7 @@ export const loginChallenge = (def: HttpDefinition): Effect.Effect<Challenge> =>
     fetch(def.url, {
       method: "POST",
       headers: { ...def.headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: "mcpx-fx-auth-login", method: "ping" }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: "mcpx-fx-auth-login", method: Method.Ping }),
       ...requestOptions(def.url, signal)
     })
   ).pipe(

@@ -3,6 +3,7 @@
  * the call went upstream with (one of the session's, since two callers may pick the same) is the
  * caller's again, and a log message no call could be given goes to the daemon's log.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -21,7 +22,7 @@ export const withProgressToken = (params: JsonObject, token: JsonRpc.RequestId):
 export const progressFor = (m: JsonRpc.Notification, callerToken: JsonObject[string]): JsonRpc.Notification => {
   const params = m.params
   if (params === undefined) return m
-  if (m.method === "notifications/progress") return { ...m, params: { ...params, progressToken: callerToken } }
+  if (m.method === Method.NotificationsProgress) return { ...m, params: { ...params, progressToken: callerToken } }
   const meta = Meta.metaOf(params)
   return meta?.[Meta.ProgressTokenKey] === undefined ? m : { ...m, params: { ...params, _meta: { ...meta, [Meta.ProgressTokenKey]: callerToken } } }
 }

@@ -4,6 +4,7 @@
  * retirePool). The Pool builds these once over its Prober, its event hubs and its housekeeping
  * fibers.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
@@ -242,7 +243,7 @@ export const makeInstances = (env: InstancesEnv) => {
       // instance's life; a legacy one sends them unasked. Its notifications join the untied ones.
       const filter = listenFilter(session)
       if (filter !== undefined) {
-        yield* session.request("subscriptions/listen", { notifications: filter }).pipe(
+        yield* session.request(Method.SubscriptionsListen, { notifications: filter }).pipe(
           Effect.catchAll((e) => Effect.logDebug(`${inst.id}: subscriptions/listen ended: ${e.message}`)),
           Effect.interruptible,
           Effect.forkIn(scope)

@@ -5,6 +5,7 @@
  * (closing it or leaving it to its idle reaper), and telling the caller what one lane could do
  * (`Attempt`), so the Pool can fall back to another lane.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -137,7 +138,7 @@ export const makeLeases = (env: LeasesEnv) => {
    */
   const checkHung = (pool: ServerPool, lane: LaneState, inst: Instance, session: Session, silentMs: number) =>
     Effect.gen(function*() {
-      const answered = yield* session.request("ping", {}).pipe(
+      const answered = yield* session.request(Method.Ping, {}).pipe(
         Effect.timeout(pool.settings.pingTimeoutMs),
         // Any answer, an error included, says it is alive; only silence says it is not.
         Effect.as(true),

@@ -3,6 +3,7 @@
  * and `initialize`, each with its -32022 retries, answering what the server's reply means for its
  * era (`Outcome`, `Opened`). Every step is told to `note`; `fail` makes the ProbeFailed that names them.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
@@ -70,7 +71,7 @@ export const makeExchanges = (env: ExchangeEnv) => {
         const version = yield* negotiation.offer("modern")
         const params = { _meta: Meta.requestMeta({ protocolVersion: version, clientCapabilities: caps, clientInfo }) }
         yield* note(`sent server/discover (${version})`)
-        const headers = conn.wire === "stdio" ? {} : yield* modernHeaders("server/discover", params, new Map())
+        const headers = conn.wire === "stdio" ? {} : yield* modernHeaders(Method.ServerDiscover, params, new Map())
         const answer = yield* ask(
           conn,
           JsonRpc.request(`mcpx-probe-${++ids}`, "server/discover", params),
@@ -165,7 +166,7 @@ export const makeExchanges = (env: ExchangeEnv) => {
         }
         const result = (m as JsonRpc.SuccessResponse).result
         const negotiated = yield* negotiation.acceptInitialize(result.protocolVersion)
-        yield* conn.notify(JsonRpc.notification("notifications/initialized"), {
+        yield* conn.notify(JsonRpc.notification(Method.Initialized), {
           era: "legacy",
           headers: Revision.atLeast(negotiated, "2025-06-18") ? { "MCP-Protocol-Version": negotiated } : {}
         })

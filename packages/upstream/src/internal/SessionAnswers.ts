@@ -5,6 +5,7 @@
  * (internal/Attribution.ts), or to `unattributed`; every answer but a ping's keeps the session's
  * pace (internal/QuestionPace.ts).
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -44,7 +45,7 @@ export const makeAnswers = (deps: {
   const answerWith = (m: JsonRpc.Request, handler: QuestionHandler) =>
     responseOf(m, handler).pipe(
       // A ping is answered at once, whatever the pace (a liveness check must not wait on it).
-      Effect.tap(() => (m.method === "ping" ? Effect.void : pace.take)),
+      Effect.tap(() => (m.method === Method.Ping ? Effect.void : pace.take)),
       Effect.flatMap((response) => respond(m, response))
     )
   /**
@@ -73,7 +74,7 @@ export const makeAnswers = (deps: {
     ))
   }
   const answer = (m: JsonRpc.Request, handler: QuestionHandler | undefined) =>
-    m.method === "ping"
+    m.method === Method.Ping
       ? answerWith(m, answerAlone)
       : handler === undefined
       ? Effect.asVoid(Effect.fork(answerWith(m, answerAlone)))
@@ -82,7 +83,7 @@ export const makeAnswers = (deps: {
   const attribution = makeAttribution(inFlight, options.askedTogether)
 
   const answerUntied = (m: JsonRpc.Request) =>
-    m.method === "ping" ? answerWith(m, answerAlone) : Effect.flatMap(
+    m.method === Method.Ping ? answerWith(m, answerAlone) : Effect.flatMap(
       attribution.attribute,
       ({ callers, ctx, now }) => {
         if (callers <= 1) {
@@ -92,7 +93,7 @@ export const makeAnswers = (deps: {
           return Effect.asVoid(Effect.forkIn(answering, sessionScope))
         }
         // Roots are the client's, not any call's: nobody needs to be asked for them.
-        if (m.method === "roots/list") return Effect.asVoid(Effect.forkIn(answerWith(m, answerAlone), sessionScope))
+        if (m.method === Method.RootsList) return Effect.asVoid(Effect.forkIn(answerWith(m, answerAlone), sessionScope))
         const broker = options.unattributed
         const held: QuestionHandler = broker === undefined ? answerAlone : (q) => broker(name, q, callers)
         return Effect.zipRight(

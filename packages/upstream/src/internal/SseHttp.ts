@@ -2,6 +2,7 @@
  * HTTP plumbing both HTTP transports share: reading capped bodies, naming connection failures,
  * turning a refused exchange into HTTPStatusError, and the id and header bookkeeping around it.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -112,7 +113,7 @@ export const headerValue = (headers: Readonly<Record<string, string>> | undefine
 
 /** `notifications/cancelled` for a request abandoned by its caller. */
 export const cancelled = (id: JsonRpc.RequestId, reason: string): JsonRpc.Notification =>
-  JsonRpc.notification("notifications/cancelled", { requestId: id, reason })
+  JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason })
 
 /** Why a request is cancelled upstream when its stream is interrupted. */
 export const CancelReason = "the client stopped waiting for the request"

@@ -8,6 +8,7 @@
  * (the rule stdio questions follow, Session.ts), else nowhere here (the session logs it). Handing
  * it to every request in flight gave one caller's logs to every other caller of the process.
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
@@ -76,14 +77,14 @@ export const make = (): Waiting => {
       box.unsafeDone(Exit.void)
       return true
     }
-    if (isNotification(m) && m.method === "notifications/progress") {
+    if (isNotification(m) && m.method === Method.NotificationsProgress) {
       const token = tokenKey(m.params?.progressToken)
       const box = token === undefined ? undefined : progress.get(token)
       if (box === undefined) return false
       box.unsafeOffer(parsed)
       return true
     }
-    if (isNotification(m) && m.method === "notifications/message") {
+    if (isNotification(m) && m.method === Method.NotificationsMessage) {
       const tied = progress.size > 0 ? progress.get(requestProgressKey(m.params) ?? "") : undefined
       if (tied !== undefined) {
         tied.unsafeOffer(parsed)

@@ -33,6 +33,8 @@ export type Plan =
     readonly logLevel: Option.Option<LogLevel.LogLevel>
   }
   | { readonly _tag: "TopHelp" }
+  /** A command's own help (`tools --help`, `help settings set`). */
+  | { readonly _tag: "CommandHelp"; readonly path: ReadonlyArray<string>; readonly node: CommandTree.Node }
   | { readonly _tag: "Version" }
   | { readonly _tag: "Completions"; readonly shell: Completion.Shell }
 
@@ -150,7 +152,7 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
     if (path.length === 0 && word === "help") {
       const topic = rest.slice(i + 1).filter((w) => !w.startsWith("-"))
       if (topic.length === 0) return Either.right({ _tag: "TopHelp" })
-      return Either.map(plan([...topic, "--help"], tree), (p) => (p._tag === "Run" ? { ...p, logLevel: level } : p))
+      return plan([...topic, "--help"], tree)
     }
     const child = node.children.find((c) => c.name === word)
     if (child === undefined) return Either.left(unknownCommand(word, path, node))
@@ -162,5 +164,6 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
     if (version && !help) return Either.right({ _tag: "Version" })
     return Either.right({ _tag: "TopHelp" })
   }
+  if (help) return Either.right({ _tag: "CommandHelp", path, node })
   return Either.right({ _tag: "Run", args: [...rest, ...tail], command: path[0], logLevel: level })
 }

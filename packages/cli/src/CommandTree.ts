@@ -8,7 +8,7 @@ import * as CliConfig from "@effect/cli/CliConfig"
 import * as Descriptor from "@effect/cli/CommandDescriptor"
 import type * as HelpDoc from "@effect/cli/HelpDoc"
 import type * as Span from "@effect/cli/HelpDoc/Span"
-import type * as Usage from "@effect/cli/Usage"
+import * as Usage from "@effect/cli/Usage"
 import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
@@ -30,6 +30,10 @@ export interface Node {
   readonly summary: string
   /** The example command lines of its help, in order. */
   readonly examples: ReadonlyArray<string>
+  /** Its whole help, as @effect/cli writes it. */
+  readonly help: () => HelpDoc.HelpDoc
+  /** Its usage lines (one per alternative), as @effect/cli writes them. */
+  readonly usage: () => ReadonlyArray<string>
 }
 
 /** The options @effect/cli adds to every command by itself. */
@@ -59,7 +63,8 @@ const optionsOf = (usage: Usage.Usage): ReadonlyArray<OptionSpec> => {
   }
 }
 
-const spanText = (span: Span.Span): string => {
+/** The plain text of a help span. */
+export const spanText = (span: Span.Span): string => {
   switch (span._tag) {
     case "Text":
     case "URI":
@@ -114,7 +119,9 @@ const nodeOf = (descriptor: Descriptor.Command<unknown>, extraOptions: ReadonlyA
   // the options of the commands it names (the top-level help and the completions read the rest):
   // each is worked out when first read, not at every start.
   let paragraphs: ReadonlyArray<string> | undefined
-  const described = () => (paragraphs ??= descriptionParagraphs(Descriptor.getHelp(descriptor, CliConfig.defaultConfig)))
+  const help = () => Descriptor.getHelp(descriptor, CliConfig.defaultConfig)
+  const usage = () => Usage.enumerate(Descriptor.getUsage(descriptor), CliConfig.defaultConfig).map(spanText)
+  const described = () => (paragraphs ??= descriptionParagraphs(help()))
   let options: ReadonlyArray<OptionSpec> | undefined
   return {
     name,
@@ -127,7 +134,9 @@ const nodeOf = (descriptor: Descriptor.Command<unknown>, extraOptions: ReadonlyA
     },
     get examples() {
       return described().filter((p) => p.startsWith(ExamplePrefix)).map((p) => p.slice(ExamplePrefix.length))
-    }
+    },
+    help,
+    usage
   }
 }
 
@@ -151,7 +160,9 @@ export const make = (root: HasDescriptor, subcommands: ReadonlyArray<HasDescript
     },
     get examples() {
       return top.examples
-    }
+    },
+    help: top.help,
+    usage: top.usage
   }
 }
 

@@ -25,6 +25,7 @@ import * as Completion from "./Completion.js"
 import * as ExitCode from "./ExitCode.js"
 import { ProcessEnvironment } from "./Layers.js"
 import * as TopHelp from "./TopHelp.js"
+import * as CommandHelp from "./CommandHelp.js"
 import { version } from "./version.js"
 
 const colour = {
@@ -61,6 +62,8 @@ const main = Effect.gen(function*() {
   switch (plan._tag) {
     case "TopHelp":
       return yield* Console.log(TopHelp.render(tree, version, existsSync(readme) ? readme : undefined))
+    case "CommandHelp":
+      return yield* Console.log(CommandHelp.render(plan.node, plan.path, version))
     case "Version":
       return yield* Console.log(version)
     case "Completions":

@@ -314,6 +314,6 @@ describe("mcpx-fx config --help", () => {
       const help = plain(r.stdout)
       assert.include(help, "Example: mcpx-fx config --sources")
       assert.include(help, "Example: mcpx-fx config --path --config ./team.mcp.json")
-      for (const option of ["--path", "--sources", "--config FILE", "--json", "--upstream-protocol VALUE"]) assert.include(help, option)
+      for (const option of ["--path", "--sources", "--config FILE", "--json", "[setting flags]"]) assert.include(help, option)
     }))
 })

@@ -221,17 +221,27 @@ describe("mcpx-fx: help and version", () => {
     [["stop"], "mcpx-fx stop"]
   ]
   for (const [args, example] of cases) {
-    it.scopedLive(`mcpx-fx ${[...args, "--help"].join(" ")} exits 0 with an example and every global option`, () =>
+    it.scopedLive(`mcpx-fx ${[...args, "--help"].join(" ")} exits 0 with an example, its own options, and the setting flags in one line`, () =>
       Effect.gen(function*() {
         const sb = yield* sandbox
         const r = yield* sb.run([...args, "--help"])
         assert.strictEqual(r.code, 0, r.stderr)
         const help = plain(r.stdout)
         assert.include(help, `Example: ${example}`)
-        for (const flag of ["--config FILE", "--json", ...SettingsRegistry.registry.map((s) => `${s.flag} VALUE`)]) {
-          assert.include(help, flag)
+        assert.include(help, `$ mcpx-fx ${args.join(" ")} [--config FILE] [--json] [setting flags]`)
+        for (const option of ["--config FILE", "--json"]) assert.include(help, option)
+        // The settings are named once, not described under every command.
+        for (const setting of SettingsRegistry.registry) assert.notInclude(help, `${setting.flag} VALUE`)
+        assert.include(help, `${SettingsRegistry.registry.length} in all); mcpx-fx settings list shows each`)
+        // @effect/cli's line about each option's type says nothing the option does not.
+        for (const blurb of ["A user-defined piece of text.", "A true or false value.", "This setting is optional."]) {
+          assert.notInclude(help, blurb)
         }
-        assert.include(help, "Environment: MCPX_UPSTREAM_PROTOCOL")
+        assert.isBelow(help.split("\n").length, 100)
+        // A group names its commands, each on a line of its own.
+        if (args.length === 1 && args[0] === "settings") {
+          for (const command of ["get", "list", "set", "unset"]) assert.match(help, new RegExp(`^${command}$`, "m"))
+        }
       }))
   }
 

@@ -108,14 +108,7 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
 // File schema
 // ---------------------------------------------------------------------------------------------
 
-const expecting = <S extends Schema.Schema.Any>(schema: S, expected: string): S =>
-  schema.annotations({
-    message: (issue) => ({ message: Codec.refusal(expected, issue.actual), override: false })
-  }) as S
-
-const exact = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
-
-const Text = expecting(Schema.String, "a string")
+const { exact, expecting, Text } = Codec
 const TextList = expecting(Schema.Array(Text), "a list of strings")
 const TextMap = expecting(Schema.Record({ key: Schema.String, value: Text }), "an object of strings")
 

@@ -16,14 +16,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Codec from "./Codec.js"
 
-const expecting = <S extends Schema.Schema.Any>(schema: S, expected: string): S =>
-  schema.annotations({
-    message: (issue) => ({ message: Codec.refusal(expected, issue.actual), override: false })
-  }) as S
-
-const exact = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
-
-const Text = expecting(Schema.String, "a string")
+const { exact, expecting, Text } = Codec
 
 // A Client ID Metadata Document's URL is the client id itself: https, with a path.
 const DocumentUrl = expecting(

@@ -35,6 +35,18 @@ export const show = (u: unknown): string => {
 /** The refusal every codec uses, so messages read the same for every setting and key. */
 export const refusal = (expected: string, got: unknown): string => `expected ${expected}, got ${show(got)}`
 
+/** `schema`, refusing a value with `refusal(expected, …)`: how a config file's keys say what they take. */
+export const expecting = <S extends Schema.Schema.Any>(schema: S, expected: string): S =>
+  schema.annotations({
+    message: (issue) => ({ message: refusal(expected, issue.actual), override: false })
+  }) as S
+
+/** An optional key that, when present, holds a value of `schema` (never `undefined`). */
+export const exact = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** A string key of a config file. */
+export const Text = expecting(Schema.String, "a string")
+
 interface Spec<A> {
   readonly expected: string
   readonly type: Schema.Schema<A>

@@ -1,7 +1,6 @@
 /**
  * A command's `--help`: @effect/cli's help for it, with what does not help taken out. Every
- * command takes a flag per setting (30 of them), which made each help ~300 lines of the same
- * flags; they are named in one line instead, pointing at `mcpx-fx settings list`, which shows
+ * command takes a flag per setting, which made each help ~300 lines of the same flags; they are named in one line instead, pointing at `mcpx-fx settings list`, which shows
  * each with its value, source, variable and default. The line @effect/cli adds under every option
  * to say its type ("A user-defined piece of text.") goes too: each option says what it is for.
  */
@@ -23,20 +22,21 @@ const SettingsLine =
   `Every setting is also a flag (--pool-max 3, --upstream-protocol follow, ${settingFlags.size} in all); ` +
   "mcpx-fx settings list shows each with its value, source, variable and default."
 
-/** The usage line with the setting flags folded into one `[setting flags]`. */
+/** The usage line with the setting flags folded into one `[setting flags]`, where the first of them stood. */
 const foldUsage = (text: string): string => {
-  const folded = text.replace(/ ?\[(--[a-z0-9-]+) VALUE\]/g, (whole, flag: string) => (settingFlags.has(flag) ? "\u0000" : whole))
-  return folded.includes("\u0000") ? folded.replace("\u0000", " [setting flags]").replaceAll("\u0000", "") : folded
+  let folded = false
+  return text.replace(/ ?\[(--[a-z0-9-]+) VALUE\]/g, (whole, flag: string) => {
+    if (!settingFlags.has(flag)) return whole
+    if (folded) return ""
+    folded = true
+    return " [setting flags]"
+  })
 }
 
 const trim = (doc: HelpDoc.HelpDoc): HelpDoc.HelpDoc => {
   switch (doc._tag) {
-    case "Paragraph": {
-      const text = CommandTree.spanText(doc.value)
-      if (typeBlurb.test(text.trim())) return HelpDoc.empty
-      const folded = foldUsage(text)
-      return folded === text ? doc : HelpDoc.p(folded)
-    }
+    case "Paragraph":
+      return typeBlurb.test(CommandTree.spanText(doc.value).trim()) ? HelpDoc.empty : doc
     case "DescriptionList": {
       const kept = doc.definitions
         .filter(([name]) => !settingFlags.has(optionName(name)))

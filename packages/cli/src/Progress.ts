@@ -4,7 +4,7 @@
  * place. Only on a terminal; a pipe or a log file gets nothing.
  */
 import { Pool } from "@mcpx-fx/upstream/Pool"
-import { type PoolStatus } from "@mcpx-fx/upstream/PoolStatus"
+import type { PoolStatus } from "@mcpx-fx/upstream/PoolStatus"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 

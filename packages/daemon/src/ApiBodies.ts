@@ -1,6 +1,6 @@
 /**
- * The bodies of the `/v1` API's requests and responses (Api.ts puts them on its routes and
- * re-exports them): plain Schemas, apart from the HttpApi definitions, so the CLI's in-process
+ * The bodies of the `/v1` API's requests and responses (Api.ts puts them on its
+ * routes): plain Schemas, apart from the HttpApi definitions, so the CLI's in-process
  * commands print the same shapes without building the API.
  */
 import * as RevisionSchema from "@mcpx-fx/protocol/RevisionSchema"

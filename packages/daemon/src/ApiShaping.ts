@@ -1,5 +1,5 @@
 /**
- * What the `/v1` handlers (ApiHandlers.ts, which re-exports it) and the CLI's in-process commands
+ * What the `/v1` handlers (ApiHandlers.ts) and the CLI's in-process commands
  * shape alike: `toolsListing`, `callTool`, `protocolReport`, `serverRows` and the rest, so
  * `mcpx-fx tools|call|protocol --json` print the API's bodies without loading the API itself.
  */
@@ -16,7 +16,7 @@ import type * as ApiSchema from "./ApiBodies.js"
 import { apiCaller, type CallerHeaders } from "./ApiCaller.js"
 import * as ArgumentCheck from "./ArgumentCheck.js"
 import { BadArguments, upstreamFailed, type UpstreamFailed } from "./ApiErrors.js"
-import { type Gateway } from "@mcpx-fx/gateway/Gateway"
+import type { Gateway } from "@mcpx-fx/gateway/Gateway"
 import { type GatewayCallError, type GatewayServer, UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 import * as Suggest from "@mcpx-fx/config/Suggest"
 import { qualifiedToolName } from "@mcpx-fx/gateway/Names"

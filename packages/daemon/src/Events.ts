@@ -7,9 +7,9 @@
  * connections (and the proxies between) from timing out.
  */
 import { Pool } from "@mcpx-fx/upstream/Pool"
-import { type PoolEvent } from "@mcpx-fx/upstream/PoolEvents"
+import type { PoolEvent } from "@mcpx-fx/upstream/PoolEvents"
 import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
-import { type QuestionEvent } from "@mcpx-fx/gateway/PendingQuestions"
+import type { QuestionEvent } from "@mcpx-fx/gateway/PendingQuestions"
 import * as Duration from "effect/Duration"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as ArgumentCheck from "../src/ArgumentCheck.js"
-import { type Gateway } from "@mcpx-fx/gateway/Gateway"
+import type { Gateway } from "@mcpx-fx/gateway/Gateway"
 import { UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 
 // The check reads only the tool's definition: a gateway that knows a few tools by name.

@@ -1,6 +1,6 @@
 /**
  * What the Gateway is made of and answers with: its servers as it runs them, its callers, its
- * listings and reports, the changes it publishes, and its errors .
+ * listings and reports, the changes it publishes, and its errors.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as Revision from "@mcpx-fx/protocol/Revision"

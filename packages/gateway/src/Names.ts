@@ -1,9 +1,9 @@
-import * as Method from "@mcpx-fx/protocol/Method"
 /**
  * How upstream names appear to hosts: tools and prompts as `<namespace>__<name>`, resources as
  * `mcpx://<namespace>/<original uri>` — or, for a single server with prefixing off, exactly as the
  * upstream names them (what the conformance suite needs when it talks through the gateway).
  */
+import * as Method from "@mcpx-fx/protocol/Method"
 
 /** The separator between a namespace and a tool or prompt name. */
 export const Separator = "__"

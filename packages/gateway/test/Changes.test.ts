@@ -18,7 +18,7 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Gateway } from "../src/Gateway.js"
-import { type GatewayChange } from "../src/GatewayModel.js"
+import type { GatewayChange } from "../src/GatewayModel.js"
 import * as GatewayBackend from "../src/GatewayBackend.js"
 import * as TestGateway from "@mcpx-fx/testing/gateway/TestGateway"
 

@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
 import { PendingCalls } from "../src/PendingCalls.js"
-import { type Move, type PendingError } from "../src/PendingQuestions.js"
+import type { Move, PendingError } from "../src/PendingQuestions.js"
 import * as QuestionFit from "../src/QuestionFit.js"
 import * as Settings from "@mcpx-fx/config/Settings"
 

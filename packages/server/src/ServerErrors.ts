@@ -1,6 +1,6 @@
 /**
  * The failures the Server raises while handling a request, and `errorObject`, the one place their
- * JSON-RPC codes are chosen (Server.ts re-exports them).
+ * JSON-RPC codes are chosen.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject } from "@mcpx-fx/protocol/Json"

@@ -59,7 +59,7 @@ import { PoolError, type PoolEvent, type UpstreamNotification } from "./PoolEven
 import { type Caller, type Lane, OneShot, type PoolServer, requestedLane, type ScopeKey } from "./PoolModel.js"
 import type { PoolStatus, RestartResult } from "./PoolStatus.js"
 import { Prober } from "./Prober.js"
-import { type ProbeReport } from "./ProbeModel.js"
+import type { ProbeReport } from "./ProbeModel.js"
 import type { Session } from "./SessionModel.js"
 
 

@@ -1,6 +1,6 @@
 /**
  * What a start is given and what it answers: the options, the report of how the era was decided,
- * and the errors (Prober.ts re-exports them).
+ * and the errors.
  */
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type * as Duration from "effect/Duration"

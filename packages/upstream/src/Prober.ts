@@ -46,7 +46,7 @@ import { usesEraCache } from "./Preference.js"
 import { type ProbeError, ProbeFailed, type ProbeOptions, type ProbeReport, type Started, CachedProbeFactor, type LateEra } from "./ProbeModel.js"
 import type { ServerDefinition } from "./ServerDefinition.js"
 import { makeSession } from "./Session.js"
-import { type EraSource, type Established } from "./SessionModel.js"
+import type { EraSource, Established } from "./SessionModel.js"
 import { RefusedAgain } from "./SessionErrors.js"
 import { type Connection, Transport, TransportClosed } from "./Transport.js"
 

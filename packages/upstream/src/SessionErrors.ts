@@ -1,6 +1,6 @@
 /**
  * What a session request can fail with besides its transport, and how those failures are told
- * apart (Session.ts re-exports them).
+ * apart.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Data from "effect/Data"

@@ -1,7 +1,6 @@
 /**
  * What a session is to its users: the handshake's outcome, what a caller hands each call, the
- * session's surface and the options every session shares (Session.ts makes one and re-exports
- * these).
+ * session's surface and the options every session shares (Session.ts makes one).
  */
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"

@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { makeSession } from "../src/Session.js"
-import { type Established } from "../src/SessionModel.js"
+import type { Established } from "../src/SessionModel.js"
 import { type Connection, HTTPStatusError, type RequestHints, type TransportError } from "../src/Transport.js"
 import { testConnection } from "./util/TestConnection.js"
 

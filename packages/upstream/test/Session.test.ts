@@ -6,7 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { makeSession } from "../src/Session.js"
-import { type Established } from "../src/SessionModel.js"
+import type { Established } from "../src/SessionModel.js"
 import { type Connection, HTTPStatusError, TransportClosed, type TransportError } from "../src/Transport.js"
 import { legacyEstablished, testConnection } from "./util/TestConnection.js"
 

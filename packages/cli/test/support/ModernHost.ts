@@ -10,7 +10,7 @@ import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import { type Endpoint, modernRequest } from "./HttpMcp.js"
 import { speaking } from "./Revisions.js"
-import { type Message, type Serve } from "./StdioServe.js"
+import type { Message, Serve } from "./StdioServe.js"
 
 /** How the host reaches mcpx-fx. */
 export type Via = "stdio" | "relay" | "http"

@@ -45,6 +45,9 @@ if (existsSync(cliEntry)) {
     entryPoints: [join(root, "packages/cli/src/Main.ts")],
     outfile: main,
     format: "cjs",
+    // better-sqlite3 is a native addon (the embedded task store): it is the package's one runtime
+    // dependency, loaded from node_modules. pg asks for pg-native only when told to use it.
+    external: ["better-sqlite3", "pg-native"],
     // Whitespace only: a smaller source to read, keep and hash (~1.7 MB less peak RSS for a
     // one-shot command); names stay, so stack traces and the linked source map still read well.
     minifyWhitespace: true,

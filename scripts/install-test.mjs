@@ -24,7 +24,7 @@ const check = (ok, what) => {
 }
 
 const readJson = (file) => JSON.parse(readFileSync(file, "utf8"))
-const published = ["protocol", "upstream", "server", "config", "gateway", "daemon", "cli"]
+const published = ["protocol", "upstream", "server", "store", "config", "gateway", "daemon", "cli"]
 const manifests = Object.fromEntries(published.map((p) => [p, readJson(join(root, "packages", p, "package.json"))]))
 const version = manifests.cli.version
 const repoVersion = (name) => readJson(join(root, "node_modules", name, "package.json")).version
@@ -85,7 +85,11 @@ try {
       `${name} names its repository (with its directory) and homepage`
     )
     if (name === "mcpx-fx") {
-      check(Object.keys(manifest.dependencies ?? {}).length === 0, `mcpx-fx has no runtime dependencies (its bundle holds them)`)
+      // better-sqlite3 (the embedded task store) is a native addon, which no bundle can hold.
+      check(
+        Object.keys(manifest.dependencies ?? {}).join() === "better-sqlite3",
+        `mcpx-fx's one runtime dependency is better-sqlite3 (its bundle holds the rest): ${Object.keys(manifest.dependencies ?? {}).join(", ")}`
+      )
       check(has("bin/mcpx-fx.js") && has("dist/mcpx-fx.js") && has("dist/mcpx-fx-main.cjs"), `mcpx-fx packs its bin and bundle: ${files.join(", ")}`)
       check(!files.some((f) => f.startsWith("src/")), `mcpx-fx packs no sources`)
     } else {

@@ -12,6 +12,7 @@ import * as Data from "effect/Data"
 import type { BackendError } from "./Backend.js"
 import type * as RequestState from "./RequestState.js"
 import * as Shutdown from "./Shutdown.js"
+import type { TaskStoreError } from "./TaskStore.js"
 
 // ---------------------------------------------------------------------------------------------
 // Failures raised while handling a request; `errorObject` turns every one into a JSON-RPC error.
@@ -38,6 +39,7 @@ export type HandleError =
   | Meta.InvalidRequestMeta
   | Meta.UnsupportedProtocolVersion
   | RequestState.InvalidRequestState
+  | TaskStoreError
 
 /** Codes an upstream may answer mcpx-fx with that would mean something else to the host. */
 const reservedUpstream = (code: number, era: Revision.Era): boolean =>
@@ -131,6 +133,8 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
       )
     case "ShuttingDown":
       return obj(ErrorCode.InternalError, Shutdown.ShutdownMessage, { reason: Shutdown.ShutdownReason })
+    case "TaskStoreError":
+      return obj(ErrorCode.InternalError, e.message, { reason: "task-store" })
   }
 }
 

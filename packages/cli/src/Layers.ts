@@ -24,16 +24,20 @@ import * as Pool from "@mcpx-fx/upstream/Pool"
 import * as PoolModel from "@mcpx-fx/upstream/PoolModel"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Prober from "@mcpx-fx/upstream/Prober"
+import * as HostTasks from "@mcpx-fx/server/HostTasks"
 import * as RequestState from "@mcpx-fx/server/RequestState"
+import type * as TaskStore from "@mcpx-fx/server/TaskStore"
 import * as TokenStore from "@mcpx-fx/upstream/TokenStore"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as UpstreamAuth from "@mcpx-fx/upstream/UpstreamAuth"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
+import { join } from "node:path"
 import type { Globals } from "./GlobalOptions.js"
 
 /** The invoking process's environment variables, working directory and home directory. */
@@ -204,6 +208,34 @@ export const gateway = (
 export const requestState: Layer.Layer<RequestState.RequestState, never, Settings.Settings> = Layer.unwrapEffect(
   Effect.map(Settings.get("questions.ttl"), (ttl) => RequestState.RequestState.layerWithKey(randomBytes(32), { ttl }))
 )
+
+/**
+ * Host tasks, kept where `tasks.store` says: the embedded SQLite file `<state>/tasks.db` (no
+ * server needed), or PostgreSQL. Built once per process: every listener's Server shares it, so a
+ * task made over one is found over another.
+ */
+export const hostTasks: Layer.Layer<HostTasks.HostTasks, TaskStore.TaskStoreError | StateDir.StateDirError, Settings.Settings | StateDir.StateDir> =
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const url = yield* Settings.get("tasks.store")
+      const millis = (d: Duration.Duration) => Math.round(Duration.toMillis(d))
+      const policy: HostTasks.TaskPolicy = {
+        ...HostTasks.DefaultPolicy,
+        afterMs: millis(yield* Settings.get("tasks.after")),
+        ttlMs: millis(yield* Settings.get("tasks.ttl")),
+        pollIntervalMs: millis(yield* Settings.get("tasks.pollInterval")),
+        perCaller: yield* Settings.get("tasks.perCaller"),
+        total: yield* Settings.get("tasks.total")
+      }
+      // Loaded when a command serves hosts: the SQL clients (and the native SQLite addon) cost
+      // every other command ~10 ms of start for nothing.
+      const SqlTaskStore = yield* Effect.promise(() => import("@mcpx-fx/store/SqlTaskStore"))
+      const store = url === ""
+        ? SqlTaskStore.layerSqlite(join(yield* Effect.flatMap(StateDir.StateDir, (dir) => dir.ensure), "tasks.db"))
+        : SqlTaskStore.layerPostgres(url)
+      return HostTasks.HostTasks.layer(policy).pipe(Layer.provide(store))
+    })
+  )
 
 /**
  * The gateway plus the ConfigWatcher that reloads its configuration: watching the files for a

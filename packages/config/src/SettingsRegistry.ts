@@ -212,6 +212,49 @@ export const registry = [
       "After an upstream asks, how long to wait for more questions before the caller is asked, so questions asked " +
         "together reach the caller in one round."
   }),
+  define("tasks.after", {
+    codec: Codec.duration,
+    default: Duration.seconds(2),
+    hot: false,
+    description:
+      "For a 2026-07-28 host that declared the tasks extension: a call that has not answered within this becomes a " +
+        "task (the host gets a CreateTaskResult and polls tasks/get). A tool whose upstream supports tasks is one at once."
+  }),
+  define("tasks.ttl", {
+    codec: Codec.duration,
+    default: Duration.hours(1),
+    hot: false,
+    description: "How long a task stays readable (tasks/get, /v1/tasks) after it was created; then it is purged."
+  }),
+  define("tasks.pollInterval", {
+    codec: Codec.duration,
+    default: Duration.seconds(1),
+    hot: false,
+    description: "How often hosts are told to poll a task (pollIntervalMs)."
+  }),
+  define("tasks.perCaller", {
+    codec: Codec.positiveInt,
+    default: 64,
+    hot: false,
+    description:
+      "How many unfinished tasks one caller may hold; past it, a tool that runs only as a task is refused with an error " +
+        "and any other call answers in its request."
+  }),
+  define("tasks.total", {
+    codec: Codec.positiveInt,
+    default: 1024,
+    hot: false,
+    description: "How many unfinished tasks mcpx-fx holds in all; past it, as for tasks.perCaller."
+  }),
+  define("tasks.store", {
+    codec: Codec.storeUrl,
+    default: "",
+    hot: false,
+    secret: true,
+    description:
+      "Where tasks are kept: empty for the embedded SQLite file <state>/tasks.db (no server needed), or a PostgreSQL " +
+        "URL (postgres://user@host:5432/db) that several mcpx-fx instances can share."
+  }),
   define("transport.stdioDrain", {
     codec: Codec.duration,
     default: Duration.seconds(5),

@@ -7,6 +7,8 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
+import type { TaskSupport } from "@mcpx-fx/protocol/Tasks"
+import * as TasksExtension from "@mcpx-fx/protocol/TasksExtension"
 import * as Backend from "@mcpx-fx/server/Backend"
 import * as Questions from "@mcpx-fx/upstream/Questions"
 import * as Effect from "effect/Effect"
@@ -33,12 +35,13 @@ export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
   const channel = caller.questions
   const base: GatewayCaller = {
     revision: caller.revision,
-    clientCapabilities: caller.clientCapabilities,
+    clientCapabilities: withoutTasks(caller.clientCapabilities),
     inputRequired: caller.era === "modern" ? "return" : "resolve",
     ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId, callerId: caller.sessionId })
   }
   const notified: GatewayCaller = {
     ...base,
+    ...(caller.onTask === undefined ? {} : { onTask: caller.onTask }),
     ...(caller.notify === undefined ? {} : { onNotification: caller.notify }),
     ...(caller.logLevel === undefined ? {} : { logLevel: caller.logLevel })
   }
@@ -51,6 +54,23 @@ export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
     return Effect.mapError(channel(fit.question), (e) => new Questions.QuestionRefused({ code: e.code, message: e.message }))
   })
   return { ...notified, questions }
+}
+
+/**
+ * A host's tasks are mcpx-fx's to run (HostTasks), never an upstream's to start: the extension a
+ * host declared is not passed on, so an upstream answers the call itself.
+ */
+const withoutTasks = (caps: JsonObject): JsonObject => {
+  if (!isJsonObject(caps.extensions) || !(TasksExtension.ExtensionId in caps.extensions)) return caps
+  const { [TasksExtension.ExtensionId]: _tasks, ...extensions } = caps.extensions
+  return { ...caps, extensions }
+}
+
+/** The task support a tool's definition declares; anything else is "forbidden". */
+const supportOf = (tool: JsonObject | undefined): TaskSupport => {
+  const execution = tool?.execution
+  const support = isJsonObject(execution) ? execution.taskSupport : undefined
+  return support === "optional" || support === "required" ? support : "forbidden"
 }
 
 /** What to do with an upstream's question for this host. */
@@ -275,6 +295,13 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       getPrompt: (caller, name, args, meta) => routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry)),
       readResource: (caller, uri, meta) => routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry)),
       complete,
+      taskSupport: (caller, name) => {
+        const peeked = gateway.peekTool(name)
+        return peeked !== undefined
+          ? Effect.succeed(supportOf(peeked))
+          : Effect.map(Effect.option(gateway.describeTool(toGatewayCaller(caller), name, { suggest: false })), (found) =>
+            supportOf(found._tag === "Some" ? found.value : undefined))
+      },
       // Gateway changes already have the Backend's shape (plus the server they came from).
       changes: gateway.changes,
       watchResource: (caller, uri) => Effect.mapError(gateway.watchResource(toGatewayCaller(caller), uri), (e) => toBackendError(e, redactor()))

@@ -21,6 +21,7 @@ import { Gateway } from "../src/Gateway.js"
 import type { GatewayChange } from "../src/GatewayModel.js"
 import * as GatewayBackend from "../src/GatewayBackend.js"
 import * as TestGateway from "@mcpx-fx/testing/gateway/TestGateway"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 const Readme = "mcpx://beta/era://readme"
 const SubscriptionId = "io.modelcontextprotocol/subscriptionId"
@@ -137,7 +138,12 @@ const host = <A, E>(f: (h: Host) => Effect.Effect<A, E>) =>
     })
   }).pipe(
     Effect.provide(
-      StdioHost.layer.pipe(Layer.provide(Server.Server.layer), Layer.provideMerge(GatewayBackend.layer), Layer.provide(gateway()))
+      StdioHost.layer.pipe(
+        Layer.provide(Server.Server.layer),
+        Layer.provideMerge(GatewayBackend.layer),
+        Layer.provide(gateway()),
+        Layer.provide(TestTasks.layer)
+      )
     )
   )
 

@@ -14,12 +14,14 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as GatewayBackend from "../src/GatewayBackend.js"
 import { era, layer as gateway } from "@mcpx-fx/testing/gateway/TestGateway"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 const key = new Uint8Array(32).fill(9)
 
 /** The host-facing Server over the in-process gateway. */
 const serverFor = (mcpServers: Record<string, unknown>) =>
   Server.Server.layer.pipe(
+    Layer.provide(TestTasks.layer),
     Layer.provide(GatewayBackend.layer),
     Layer.provide(gateway(mcpServers)),
     Layer.provideMerge(RequestState.layerWithKey(key))

@@ -11,6 +11,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import type { LoggingLevel } from "@mcpx-fx/protocol/Meta"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
+import type { TaskSupport } from "@mcpx-fx/protocol/Tasks"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -72,6 +73,11 @@ export interface Caller {
    * answers and the state the earlier result handed out, as the caller sent them.
    */
   readonly retry?: InputRetry
+  /**
+   * Told when the upstream makes this call a task of its own: the call will run on, so HostTasks
+   * makes it the host's task at once instead of waiting for `tasks.after`.
+   */
+  readonly onTask?: Effect.Effect<void>
 }
 
 /** The MRTR retry fields of a modern request. */
@@ -218,4 +224,11 @@ export class Backend extends Context.Tag("@mcpx-fx/server/Backend")<Backend, {
    * resources cannot be subscribed to.
    */
   readonly watchResource?: (caller: Caller, uri: string) => Effect.Effect<void, BackendError, Scope.Scope>
+  /**
+   * Whether a tool can run as a task (its upstream's `execution.taskSupport`, which the Backend
+   * honours whatever the host speaks): such a call becomes a host's task at once. Unknown names
+   * are "forbidden" (the call reports them). Absent: no tool is, and calls become tasks only by
+   * outlasting `tasks.after`.
+   */
+  readonly taskSupport?: (caller: Caller, name: string) => Effect.Effect<TaskSupport>
 }>() {}

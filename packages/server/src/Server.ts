@@ -24,6 +24,7 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import type { CacheScope } from "@mcpx-fx/protocol/Result"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Shape from "@mcpx-fx/protocol/Shape"
+import * as TasksExtension from "@mcpx-fx/protocol/TasksExtension"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -32,7 +33,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { Backend, type BackendError, type Caller, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
+import { Backend, type BackendError, type Caller, CapabilityRequired, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
+import { HostTasks } from "./HostTasks.js"
 import * as RequestState from "./RequestState.js"
 import * as Subscriptions from "./Subscriptions.js"
 import { AlreadyInitialized, errorObject, type HandleError, InvalidParams, MethodNotFound, UnshapeableResult } from "./ServerErrors.js"
@@ -115,7 +117,13 @@ export interface ServerOptions {
 /** The defaults: every feature the Backend serves; list changes and resource updates are delivered (Subscriptions). */
 export const DefaultOptions: ServerOptions = {
   serverInfo: { name: "mcpx-fx", version: "0.1.0" },
-  capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, completions: {} },
+  capabilities: {
+    tools: { listChanged: true },
+    prompts: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    completions: {},
+    extensions: { [TasksExtension.ExtensionId]: {} }
+  },
   discoverTtlMs: 60_000,
   discoverCacheScope: "public",
   listTtlMs: 0,
@@ -136,16 +144,17 @@ export class Server extends Context.Tag("@mcpx-fx/server/Server")<Server, {
   readonly handle: (message: JsonRpc.Message, context: RequestContext) => Effect.Effect<JsonRpc.Response | undefined>
 }>() {
   /** The Server with `DefaultOptions`, over a Backend. */
-  static readonly layer: Layer.Layer<Server, never, Backend> = Layer.effect(Server, Effect.suspend(() => make(DefaultOptions)))
+  static readonly layer: Layer.Layer<Server, never, Backend | HostTasks> = Layer.effect(Server, Effect.suspend(() => make(DefaultOptions)))
 
   /** The Server with the given options, over a Backend. */
-  static readonly layerWith = (options: ServerOptions): Layer.Layer<Server, never, Backend> =>
+  static readonly layerWith = (options: ServerOptions): Layer.Layer<Server, never, Backend | HostTasks> =>
     Layer.effect(Server, Effect.suspend(() => make(options)))
 }
 
 const make = (options: ServerOptions) =>
   Effect.gen(function*() {
     const backend = yield* Backend
+    const tasks = yield* HostTasks
     // A Server given no RequestState mints its own key, as RequestState.layer would; one provided
     // (e.g. shared by the stdio and HTTP hosts of one process) is used instead.
     const requestState = yield* Effect.flatMap(
@@ -251,8 +260,14 @@ const make = (options: ServerOptions) =>
         return Effect.fail(new Meta.UnsupportedProtocolVersion({ supported: Revision.ModernRevisions, requested: revision }))
       }
       const method = request.method
-      if (Method.LegacyOnlyClientRequests.includes(method)) {
+      if (Method.LegacyOnlyClientRequests.includes(method) || Method.TasksRemovedByExtension.includes(method)) {
         return Effect.fail(new MethodNotFound({ method, detail: `${method} is not part of ${revision}` }))
+      }
+      const tasksDeclared = TasksExtension.declared(meta[Meta.ClientCapabilitiesKey])
+      if (Method.isTasksExtensionRequest(method)) {
+        return tasksDeclared
+          ? taskRequest(method, params, modernCaller(revision, meta, params, undefined, context))
+          : Effect.fail(new CapabilityRequired({ requiredCapabilities: TasksExtension.requiredCapabilities }))
       }
       if (!Method.isClientRequestIn(revision, method)) {
         return Effect.fail(new MethodNotFound({ method, detail: `${method} is not served to ${revision} callers` }))
@@ -267,27 +282,19 @@ const make = (options: ServerOptions) =>
           cacheScope: options.discoverCacheScope
         }))
       }
-      const sessionId = sessionIdentity(params)
-      const clientInfo = meta[Meta.ClientInfoKey]
+      const shaped = (result: JsonObject) =>
+        Shape.toModern(result, method, {
+          ttlMs: options.listTtlMs,
+          cacheScope: options.listCacheScope,
+          serverInfo: options.serverInfo
+        })
       const run = (retry: InputRetry | undefined): Effect.Effect<JsonObject, HandleError> => {
-        const caller: Caller = {
-          revision,
-          era: "modern",
-          clientCapabilities: meta[Meta.ClientCapabilitiesKey],
-          ...(clientInfo !== undefined ? { clientInfo } : {}),
-          ...(sessionId !== undefined ? { sessionId } : {}),
-          ...(retry !== undefined ? { retry } : {}),
-          ...notifying(context.notify, meta[Meta.LogLevelKey])
-        }
+        const caller = modernCaller(revision, meta, params, retry, context)
         if (method === Method.SubscriptionsListen) {
           return subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
         }
-        const shaped = (result: JsonObject) =>
-          Shape.toModern(result, method, {
-            ttlMs: options.listTtlMs,
-            cacheScope: options.listCacheScope,
-            serverInfo: options.serverInfo
-          })
+        // A retry too: an upstream may make the last round of its questions a task.
+        if (tasksDeclared && method === Method.ToolsCall) return asTask(caller, params, shaped)
         return Effect.flatMap(feature(caller, method, params), (result) =>
           Shape.resultTypeOf(result) !== "input_required"
             ? Effect.succeed(shaped(result))
@@ -295,6 +302,60 @@ const make = (options: ServerOptions) =>
       }
       if (!Method.allowsInputRequired(method)) return run(undefined)
       return Effect.flatMap(retryOf(params), (sent) => (sent === undefined ? run(undefined) : Effect.flatMap(openRetry(method, params, sent), run)))
+    }
+
+    /** The caller of a modern request, built from its `_meta` alone. */
+    const modernCaller = (
+      revision: Revision.ModernRevision,
+      meta: Meta.RequestMeta,
+      params: JsonObject,
+      retry: InputRetry | undefined,
+      context: RequestContext
+    ): Caller => {
+      const sessionId = sessionIdentity(params)
+      const clientInfo = meta[Meta.ClientInfoKey]
+      return {
+        revision,
+        era: "modern",
+        clientCapabilities: meta[Meta.ClientCapabilitiesKey],
+        ...(clientInfo !== undefined ? { clientInfo } : {}),
+        ...(sessionId !== undefined ? { sessionId } : {}),
+        ...(retry !== undefined ? { retry } : {}),
+        ...notifying(context.notify, meta[Meta.LogLevelKey])
+      }
+    }
+
+    /**
+     * A `tools/call` from a host that declared tasks: a task at once for a tool that supports
+     * them, else one if it outlasts `tasks.after`. Its later rounds are mcpx-fx's own retries,
+     * so their `input_required` keeps the upstream's state unsealed, inside the task.
+     */
+    const asTask = (caller: Caller, params: JsonObject, shaped: (result: JsonObject) => JsonObject) =>
+      Effect.flatMap(nameParams(params), (p) => {
+        const meta = forwardMeta(params)
+        const round = (roundCaller: Caller, retry: InputRetry | undefined) =>
+          Effect.map(
+            backend.callTool(retry === undefined ? roundCaller : { ...roundCaller, retry }, p.name, p.arguments ?? {}, meta),
+            shaped
+          )
+        const support = backend.taskSupport === undefined ? Effect.succeed("forbidden" as const) : backend.taskSupport(caller, p.name)
+        return Effect.flatMap(support, (s) =>
+          Effect.flatMap(tasks.call(caller, Method.ToolsCall, s !== "forbidden", round), (result) =>
+            Shape.resultTypeOf(result) !== "input_required"
+              ? Effect.succeed(result)
+              : Effect.map(sealInputRequired(Method.ToolsCall, params, result), shaped)))
+      })
+
+    /** `tasks/get`, `tasks/update` and `tasks/cancel` of the extension. */
+    const taskRequest = (method: string, params: JsonObject, caller: Caller): Effect.Effect<JsonObject, HandleError> => {
+      switch (method) {
+        case Method.TasksGet:
+          return Effect.flatMap(decodeParams(TasksExtension.TaskIdParams, params), (p) => tasks.get(caller, p.taskId))
+        case Method.TasksUpdate:
+          return Effect.flatMap(decodeParams(TasksExtension.UpdateTaskParams, params), (p) => tasks.update(caller, p.taskId, p.inputResponses))
+        default:
+          return Effect.flatMap(decodeParams(TasksExtension.TaskIdParams, params), (p) => tasks.cancel(caller, p.taskId))
+      }
     }
 
     // ---- legacy

@@ -18,6 +18,7 @@ import * as ClientDetach from "../src/ClientDetach.js"
 import { HttpHost, type HttpHostOptions } from "../src/HttpHost.js"
 import * as Server from "../src/Server.js"
 import { makeBackend, meta } from "./support.js"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 export const Url = "http://127.0.0.1:7717/mcp"
 
@@ -121,7 +122,7 @@ export const harness = (options: HttpHostOptions = {}, detaching?: Detaching): E
       interrupted: yield* Queue.unbounded<string>(),
       outcomes: yield* Queue.unbounded<string>()
     }
-    const layer = HttpHost.layer(options).pipe(Layer.provide(Server.Server.layer), Layer.provide(extendedBackend(events)))
+    const layer = HttpHost.layer(options).pipe(Layer.provide(Server.Server.layer), Layer.provide(extendedBackend(events)), Layer.provide(TestTasks.layer))
     const host = Context.get(yield* Layer.build(layer), HttpHost)
     // The test's own runtime, so the host's streams run on its TestClock.
     const app = detaching === undefined

@@ -14,6 +14,7 @@ import * as Stream from "effect/Stream"
 import { Backend, type Caller, UnknownName } from "../src/Backend.js"
 import { Server } from "../src/Server.js"
 import { StdioHost, type StdioOptions } from "../src/StdioHost.js"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 /** A Backend whose tools take time (`sleep`), ask the host (`ask`), and record interruption. */
 const makeBackend = () => {
@@ -84,7 +85,7 @@ export const stdio = <A, E>(
   options: Omit<StdioOptions, "drain"> = {}
 ): Effect.Effect<A, E> => {
   const backend = makeBackend()
-  const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer))
+  const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer), Layer.provide(TestTasks.layer))
   return Effect.gen(function*() {
     const host = yield* StdioHost
     const input = yield* Queue.unbounded<string | null>()

@@ -18,6 +18,7 @@ import {
   UpstreamError
 } from "../src/Backend.js"
 import * as Server from "../src/Server.js"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 /** What the fake Backend was asked. */
 export interface Received {
@@ -188,7 +189,8 @@ export const withServer = <A, E>(
 ): Effect.Effect<A, E> => {
   const backend = makeBackend(options.failingServer === undefined ? {} : { failingServer: options.failingServer })
   const layer = (options.server === undefined ? Server.Server.layer : Server.Server.layerWith(options.server)).pipe(
-    Layer.provide(backend.layer)
+    Layer.provide(backend.layer),
+    Layer.provide(TestTasks.layer)
   )
   return Effect.gen(function*() {
     const server = yield* Server.Server

@@ -112,9 +112,12 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
         Effect.sync(() => process.on("SIGHUP", onHup)),
         () => Effect.sync(() => process.off("SIGHUP", onHup))
       )
+      // One task engine for every listener: a task made over TCP is read over the socket too.
+      const hostTasks = Layer.succeedContext(yield* Layer.build(Layers.hostTasks))
       const serverLayer = Server.Server.layer.pipe(
         Layer.provideMerge(GatewayBackend.layer),
-        Layer.provide(Layers.requestState)
+        Layer.provide(Layers.requestState),
+        Layer.provide(hostTasks)
       )
       const pool = yield* Pool.Pool
       const listening = yield* Listeners.serve((where, shutdown) =>

@@ -151,6 +151,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
       const failed = Effect.matchEffect(ready, { onFailure: () => Effect.void, onSuccess: () => Effect.never })
       const host = StdioHost.StdioHost.layer.pipe(
         Layer.provide(Server.Server.layer),
+        Layer.provide(Layers.hostTasks),
         Layer.provide(Layer.succeed(Backend.Backend, BackendWhenReady.whenReady(ready))),
         Layer.provide(Layers.requestState),
         Layer.provideMerge(configured)

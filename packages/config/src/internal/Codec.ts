@@ -253,6 +253,25 @@ export const token: Codec<string> = make({
   toJson: (a) => a
 })
 
+/** Where tasks are kept: empty for the embedded store in the state dir, or a `postgres://` URL. */
+export const storeUrl: Codec<string> = make({
+  expected: "empty (the embedded store in the state dir) or a postgres:// or postgresql:// URL",
+  type: Schema.String,
+  parse: (s) => {
+    const t = s.trim()
+    if (t === "") return Option.some("")
+    if (!/^postgres(ql)?:\/\//.test(t)) return Option.none()
+    try {
+      new URL(t)
+      return Option.some(t)
+    } catch {
+      return Option.none()
+    }
+  },
+  format: (a) => a,
+  toJson: (a) => a
+})
+
 /** One of a fixed list of words (case-insensitive), reported in lower case. */
 export const oneOf = <const L extends readonly [string, ...Array<string>]>(values: L): Codec<L[number]> =>
   make<L[number]>({

@@ -23,6 +23,7 @@ import { harness } from "../HttpHostHarness.js"
 import { initialize, makeBackend } from "../support.js"
 import { type Frame, frames } from "@mcpx-fx/testing/fuzz/Frames"
 import { expected, type Expected, mismatch, refusedWhole, type Rules } from "@mcpx-fx/testing/fuzz/Model"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 const Count = Number(process.env.MCPX_FUZZ_FRAMES ?? 300)
 const Seed = Number(process.env.MCPX_FUZZ_SEED ?? 20261001)
@@ -107,7 +108,7 @@ describe("fuzz", () => {
   it.scoped(`stdio (2025-03-26): ${Count} frames, each answered by the rules, a valid call served after`, () => {
     const tally: Tally = { tried: 0, errorsLogged: [], kinds: {} }
     const backend = makeBackend()
-    const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer))
+    const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer), Layer.provide(TestTasks.layer))
     return Effect.gen(function*() {
       const started = Date.now()
       const host = yield* StdioHost

@@ -1,0 +1,347 @@
+/**
+ * Tasks as hosts see them: a call that outlives its request. mcpx-fx decides per call (the 2026-07-28
+ * tasks extension lets the server decide): a tool that supports tasks becomes one at once; any
+ * other call becomes one when it has run longer than `afterMs`, and until then answers in its
+ * request as it always did. The call itself runs in this service's scope, not the request's, so
+ * a host that hangs up after the `CreateTaskResult` loses nothing.
+ *
+ * The store keeps each task's status and outcome (durable: a restart keeps finished tasks, and
+ * the lease in TaskStore fails the ones a dead process held). The live call behind a `working` or
+ * `input_required` task stays here, in `live`: an `input_required` round parks the upstream's own
+ * state, and `tasks/update` runs the next round with the host's answers — the same retry a
+ * modern host makes for an `input_required` result, made by mcpx-fx on the task's behalf.
+ */
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Shape from "@mcpx-fx/protocol/Shape"
+import { isTerminal } from "@mcpx-fx/protocol/Tasks"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import { randomBytes } from "node:crypto"
+import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
+import { errorObject, type HandleError, InvalidParams } from "./ServerErrors.js"
+import { type TaskError, type TaskRow, TaskStore, type TaskStoreError } from "./TaskStore.js"
+
+/** How tasks are made and kept. */
+export interface TaskPolicy {
+  /** A call that has not answered within this becomes a task (for a host that declared tasks). */
+  readonly afterMs: number
+  /** How long a task stays readable after it was created. */
+  readonly ttlMs: number
+  /** How often a host is told to poll. */
+  readonly pollIntervalMs: number
+  /** Tasks not yet finished, per caller and in all. */
+  readonly perCaller: number
+  readonly total: number
+  /** How long a process's lease on its running tasks lasts without renewal. */
+  readonly leaseMs: number
+}
+
+/** The defaults of the `tasks.*` settings. */
+export const DefaultPolicy: TaskPolicy = {
+  afterMs: 2_000,
+  ttlMs: 3_600_000,
+  pollIntervalMs: 1_000,
+  perCaller: 64,
+  total: 1_024,
+  leaseMs: 30_000
+}
+
+/** Why a task that was running reads `failed` after its process went away. */
+export const InterruptedMessage = "mcpx-fx stopped while the task ran; the call's outcome is unknown"
+
+/**
+ * One round of the call behind a task: the feature run with this round's answers (none on the
+ * first), its result shaped for a modern host; an `input_required` result keeps the upstream's
+ * own `requestState` (never handed out: the next round is mcpx-fx's to make).
+ */
+export type Round = (caller: Caller, retry: InputRetry | undefined) => Effect.Effect<JsonObject, HandleError>
+
+/** What a host sees of a task, as the 2026-07-28 extension shapes it. */
+export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTasks, {
+  readonly policy: TaskPolicy
+  /**
+   * Runs a call for a host that declared tasks: as a task at once when `immediate`, else in the
+   * request until `afterMs`, then as a task. The result is the call's own, or a `CreateTaskResult`.
+   */
+  readonly call: (caller: Caller, method: string, immediate: boolean, round: Round) => Effect.Effect<JsonObject, HandleError>
+  /** `tasks/get`: the detailed task, with its method's `resultType: "complete"`. */
+  readonly get: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
+  /** `tasks/update`: answers the questions of an `input_required` task; keys not outstanding are ignored. */
+  readonly update: (caller: Caller, taskId: string, inputResponses: JsonObject) => Effect.Effect<JsonObject, HandleError>
+  /** `tasks/cancel`: stops the call; a terminal task stays as it is (the ack is the same). */
+  readonly cancel: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
+}>() {
+  /** Tasks kept in the TaskStore under `policy`. */
+  static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
+    Layer.scoped(HostTasks, make(policy))
+}
+
+/** The acknowledgement `tasks/update` and `tasks/cancel` answer. */
+const ack: JsonObject = { resultType: "complete" }
+
+/** Who a task belongs to: the caller's session identity; callers without one share the id as a bearer token. */
+export const ownerOf = (caller: Caller): string => caller.sessionId ?? ""
+
+/** 128 random bits, url-safe. */
+const newTaskId = (): string => randomBytes(16).toString("base64url")
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** The fields every rendering of a task shares (the extension's names: `ttlMs`, `pollIntervalMs`). */
+const taskFields = (row: TaskRow): JsonObject => ({
+  taskId: row.taskId,
+  status: row.status,
+  ...(row.statusMessage === undefined ? {} : { statusMessage: row.statusMessage }),
+  createdAt: iso(row.createdAt),
+  lastUpdatedAt: iso(row.updatedAt),
+  ttlMs: row.ttlMs,
+  pollIntervalMs: row.pollIntervalMs
+})
+
+/** The task with its state's payload inline, as `tasks/get` returns it. */
+export const detailed = (row: TaskRow): JsonObject => {
+  const base = taskFields(row)
+  switch (row.status) {
+    case "input_required":
+      return { ...base, inputRequests: row.inputRequests ?? {} }
+    case "completed":
+      return { ...base, result: row.result ?? {} }
+    case "failed":
+      return { ...base, error: row.error ?? { code: ErrorCode.InternalError, message: "the task failed" } }
+    default:
+      return base
+  }
+}
+
+/** A completed task's result, without what only the envelope of a response carries. */
+const inlined = (result: JsonObject): JsonObject => {
+  const { requestState: _state, inputRequests: _requests, ...rest } = result
+  return rest
+}
+
+/** What a failed round tells the host, in the modern era's codes. */
+const failure = (cause: Cause.Cause<HandleError>): TaskError => {
+  const failed = Cause.failureOption(cause)
+  if (Option.isSome(failed)) {
+    const o = errorObject(failed.value, "modern")
+    return o.data === undefined ? { code: o.code, message: o.message } : { code: o.code, message: o.message, data: o.data }
+  }
+  return { code: ErrorCode.InternalError, message: "Internal error" }
+}
+
+/** The call behind a task while it lives in this process. */
+interface Live {
+  readonly caller: Caller
+  readonly round: Round
+  /** The round running now; undefined while the task waits for answers. */
+  fiber: Fiber.RuntimeFiber<JsonObject, HandleError> | undefined
+  /** The upstream's state of the round that asked, handed back with the answers. */
+  requestState: string | undefined
+  /** The questions not answered yet, keyed as the host sees them. */
+  outstanding: JsonObject
+  /** Answers that came while a round ran, for the questions the next one asks. */
+  queued: JsonObject
+}
+
+const pick = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)))
+const omit = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)))
+
+const make = (policy: TaskPolicy) =>
+  Effect.gen(function*() {
+    const store = yield* TaskStore
+    const scope: Scope.Scope = yield* Effect.scope
+    const live = new Map<string, Live>()
+
+    const sweep = Effect.catchAll(store.sweep(policy.leaseMs, InterruptedMessage), (e) => Effect.logWarning(e.message))
+    yield* sweep
+    yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(Duration.millis(Math.max(1_000, Math.floor(policy.leaseMs / 3))))))
+    // A clean stop fails what it cannot finish rather than leaving it to the next sweep. Added
+    // after the fibers' scope entries, so it runs once they are interrupted.
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(
+        Effect.forEach([...live.values()], (l) => (l.fiber === undefined ? Effect.void : Fiber.interrupt(l.fiber)), { discard: true }),
+        Effect.catchAll(store.release(InterruptedMessage), (e) => Effect.logWarning(e.message))
+      )
+    )
+
+    /** The owner's task, or -32602 as for an id nobody issued. */
+    const owned = (caller: Caller, taskId: string) =>
+      Effect.flatMap(store.get(taskId, ownerOf(caller)), Option.match({
+        onNone: () => Effect.fail(new InvalidParams({ detail: `unknown task ${JSON.stringify(taskId)}` })),
+        onSome: Effect.succeed
+      }))
+
+    /** Records how a round ended and, on `input_required`, parks the call for `tasks/update`. */
+    const settle = (taskId: string, exit: Exit.Exit<JsonObject, HandleError>): Effect.Effect<void> => {
+      const entry = live.get(taskId)
+      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+        // Whoever interrupted (a cancel, a stop) has written the status already.
+        live.delete(taskId)
+        return Effect.void
+      }
+      const write = Exit.match(exit, {
+        onFailure: (cause) => store.update(taskId, { status: "failed", error: failure(cause) }),
+        onSuccess: (result) => {
+          if (Shape.resultTypeOf(result) === "input_required" && entry !== undefined) {
+            entry.fiber = undefined
+            entry.requestState = typeof result.requestState === "string" ? result.requestState : undefined
+            entry.outstanding = isJsonObject(result.inputRequests) ? result.inputRequests : {}
+            const queued = pick(entry.queued, Object.keys(entry.outstanding))
+            entry.queued = {}
+            // Answers that arrived while this round ran go on at once, as a tasks/update now would.
+            if (Object.keys(queued).length > 0) return answer(taskId, entry, queued)
+            return store.update(taskId, { status: "input_required", inputRequests: entry.outstanding })
+          }
+          return store.update(taskId, { status: "completed", result: inlined(result) })
+        }
+      })
+      return write.pipe(
+        Effect.tap((row) =>
+          Effect.sync(() => {
+            if (Option.isNone(row) || isTerminal(row.value.status)) live.delete(taskId)
+          })
+        ),
+        Effect.catchAll((e) => Effect.logWarning(`task ${taskId}: ${e.message}`)),
+        Effect.asVoid
+      )
+    }
+
+    /** Follows a running round to its end, in the service's scope. */
+    const follow = (taskId: string, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>): Effect.Effect<void> =>
+      Effect.asVoid(Effect.forkIn(Effect.flatMap(Fiber.await(fiber), (exit) => settle(taskId, exit)), scope))
+
+    /**
+     * Runs the next round with answers to some of the outstanding questions. The task reads
+     * `input_required` with the rest until they are answered too, or `working`; the state is
+     * written before the round starts, so the round's own outcome always comes after it.
+     */
+    const answer = (taskId: string, entry: Live, answers: JsonObject) => {
+      const remaining = omit(entry.outstanding, Object.keys(answers))
+      entry.outstanding = remaining
+      const retry: InputRetry = entry.requestState === undefined
+        ? { inputResponses: answers }
+        : { inputResponses: answers, requestState: entry.requestState }
+      const next = Object.keys(remaining).length > 0
+        ? store.update(taskId, { status: "input_required", inputRequests: remaining })
+        : store.update(taskId, { status: "working" })
+      return Effect.flatMap(next, (row) =>
+        Effect.gen(function*() {
+          const fiber = yield* Effect.forkIn(entry.round(entry.caller, retry), scope)
+          entry.fiber = fiber
+          yield* follow(taskId, fiber)
+          return row
+        }))
+    }
+
+    const admit = (owner: string) =>
+      Effect.gen(function*() {
+        const mine = yield* store.active(owner)
+        if (mine >= policy.perCaller) return `this caller has ${mine} unfinished tasks (tasks.perCaller is ${policy.perCaller})`
+        const all = yield* store.active()
+        if (all >= policy.total) return `mcpx-fx holds ${all} unfinished tasks (tasks.total is ${policy.total})`
+        return undefined
+      })
+
+    /** Makes a running round a task: its row, its live entry, and the fiber that records its end. */
+    const become = (caller: Caller, method: string, round: Round, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const row: TaskRow = {
+          taskId: newTaskId(),
+          owner: ownerOf(caller),
+          method,
+          status: "working",
+          createdAt: now,
+          updatedAt: now,
+          ttlMs: policy.ttlMs,
+          pollIntervalMs: policy.pollIntervalMs,
+          instance: store.instance
+        }
+        yield* store.create(row)
+        live.set(row.taskId, { caller, round, fiber, requestState: undefined, outstanding: {}, queued: {} })
+        yield* follow(row.taskId, fiber)
+        return { ...taskFields(row), resultType: "task" } satisfies JsonObject
+      })
+
+    // The call runs detached from its request; the request's stream is not the task's.
+    const detached = (caller: Caller): Caller => {
+      const { notify: _notify, retry: _retry, questions: _questions, onTask: _onTask, ...rest } = caller
+      return rest
+    }
+
+    const call = (caller: Caller, method: string, immediate: boolean, round: Round): Effect.Effect<JsonObject, HandleError> =>
+      Effect.gen(function*() {
+        const refused = yield* admit(ownerOf(caller))
+        if (immediate) {
+          if (refused !== undefined) return yield* new InputRefused({ reason: "tasks", detail: refused, clientError: false })
+          // A host's own retry (the last round of an MRTR exchange) keeps its answers.
+          const fiber = yield* Effect.forkIn(round(detached(caller), caller.retry), scope)
+          return yield* become(detached(caller), method, round, fiber)
+        }
+        // Until it is a task the call belongs to its request, whose stream takes its progress. An
+        // upstream that makes it a task of its own (onTask) says it will run on: no need to wait.
+        const promoted = yield* Deferred.make<void>()
+        const first: Caller = { ...caller, onTask: Effect.asVoid(Deferred.succeed(promoted, undefined)) }
+        const fiber = yield* Effect.forkIn(round(first, undefined), scope)
+        const early = yield* Effect.onInterrupt(
+          Effect.race(
+            Effect.map(Fiber.await(fiber), Option.some),
+            Effect.as(Effect.race(Deferred.await(promoted), Effect.sleep(Duration.millis(policy.afterMs))), Option.none())
+          ),
+          () => Fiber.interrupt(fiber)
+        )
+        if (Option.isSome(early)) return yield* early.value
+        // Past the bounds the call keeps running in its request, as for a host without tasks.
+        if (refused !== undefined) return yield* Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
+        return yield* become(detached(caller), method, round, fiber)
+      })
+
+    const update = (caller: Caller, taskId: string, inputResponses: JsonObject) =>
+      Effect.gen(function*() {
+        const row = yield* owned(caller, taskId)
+        const entry = live.get(taskId)
+        if (isTerminal(row.status) || entry === undefined) return ack
+        // While a round runs, answers wait for the questions it may ask next.
+        if (entry.fiber !== undefined) {
+          entry.queued = { ...entry.queued, ...inputResponses }
+          return ack
+        }
+        // Keys that name no outstanding question are ignored, whatever their value.
+        const answers = pick(inputResponses, Object.keys(entry.outstanding))
+        if (Object.keys(answers).length === 0) return ack
+        yield* answer(taskId, entry, answers)
+        return ack
+      })
+
+    const cancel = (caller: Caller, taskId: string) =>
+      Effect.gen(function*() {
+        const row = yield* owned(caller, taskId)
+        if (isTerminal(row.status)) return ack
+        yield* store.update(taskId, { status: "cancelled", statusMessage: "cancelled by the caller" })
+        const fiber = live.get(taskId)?.fiber
+        live.delete(taskId)
+        if (fiber !== undefined) yield* Fiber.interruptFork(fiber)
+        return ack
+      })
+
+    return HostTasks.of({
+      policy,
+      call,
+      get: (caller, taskId) => Effect.map(owned(caller, taskId), (row) => ({ ...detailed(row), resultType: "complete" })),
+      update,
+      cancel
+    })
+  })

@@ -1,0 +1,235 @@
+/**
+ * Host-side tasks of the 2026-07-28 extension, through the Server over a Backend whose tools the
+ * test holds open (Deferreds), on the real engine and an in-memory store.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import { Backend, type BackendError, type Caller, UnknownName, UpstreamError } from "@mcpx-fx/server/Backend"
+import * as HostTasks from "@mcpx-fx/server/HostTasks"
+import * as Server from "@mcpx-fx/server/Server"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import { C, errorOf, meta, req, resultOf } from "./support.js"
+
+const Ext = "io.modelcontextprotocol/tasks"
+
+interface Held {
+  /** What each call of a held tool waits for. */
+  readonly gate: Deferred.Deferred<void>
+  /** Calls the Backend saw, with the caller each came with. */
+  readonly calls: Array<{ readonly name: string; readonly caller: Caller }>
+  /** Set when a call of `never` was interrupted. */
+  interrupted: number
+}
+
+const backendOf = (held: Held) =>
+  Layer.succeed(
+    Backend,
+    Backend.of({
+      listTools: () => Effect.succeed({ items: [], failures: [] }),
+      listPrompts: () => Effect.succeed({ items: [], failures: [] }),
+      listResources: () => Effect.succeed({ items: [], failures: [] }),
+      listResourceTemplates: () => Effect.succeed({ items: [], failures: [] }),
+      callTool: (caller, name, args) =>
+        Effect.suspend((): Effect.Effect<JsonObject, BackendError> => {
+          held.calls.push({ name, caller })
+          const text = (t: string): JsonObject => ({ content: [{ type: "text", text: t }] })
+          switch (name) {
+            case "quick":
+              return Effect.succeed(text("quick"))
+            case "held":
+            case "background":
+              return Effect.as(Deferred.await(held.gate), text(`${name} ${JSON.stringify(args)}`))
+            case "never":
+              return Effect.onInterrupt(Effect.never, () => Effect.sync(() => void held.interrupted++))
+            case "ask":
+              return caller.retry === undefined
+                ? Effect.succeed({
+                  resultType: "input_required",
+                  inputRequests: { who: { method: "elicitation/create", params: { message: "who?", requestedSchema: { type: "object" } } } },
+                  requestState: "upstream-state"
+                })
+                : Effect.succeed(text(`hello ${JSON.stringify(caller.retry.inputResponses)} ${caller.retry.requestState}`))
+            case "boom":
+              return Effect.fail(new UpstreamError({ server: "fx", method: "tools/call", code: -32050, rpcMessage: "upstream blew up" }))
+            default:
+              return Effect.fail(new UnknownName({ kind: "tool", name, suggestions: [] }))
+          }
+        }),
+      getPrompt: () => Effect.fail(new UnknownName({ kind: "prompt", name: "", suggestions: [] })),
+      readResource: () => Effect.fail(new UnknownName({ kind: "resource", name: "", suggestions: [] })),
+      complete: () => Effect.succeed({ completion: { values: [] } }),
+      // `background`, `never`, `ask` and `boom` run as tasks at once; `held` and `quick` only by outlasting tasks.after.
+      taskSupport: (_caller, name) => Effect.succeed(name === "held" || name === "quick" ? "forbidden" : "optional")
+    })
+  )
+
+const withTasks = <A, E>(
+  f: (t: { readonly send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>; readonly held: Held }) => Effect.Effect<A, E>,
+  policy: HostTasks.TaskPolicy = HostTasks.DefaultPolicy
+) =>
+  Effect.gen(function*() {
+    const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0 }
+    return yield* Effect.gen(function*() {
+      const server = yield* Server.Server
+      const connection = yield* Server.makeConnection("conn-1")
+      return yield* f({ send: (m) => server.handle(m, { connection }), held })
+    }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layerWith(policy)))))
+  })
+
+/** A modern `_meta` that declares the tasks extension (or not), with a session identity. */
+const tasksMeta = (declared: boolean, session = "s1"): JsonObject =>
+  meta({ [C]: declared ? { extensions: { [Ext]: {} } } : {}, "dev.mcpx/session": session })
+
+const call = (name: string, declared = true, session = "s1", id = 1) =>
+  req("tools/call", { name, arguments: { n: id }, _meta: tasksMeta(declared, session) }, id)
+
+const taskReq = (method: string, taskId: string, extra: JsonObject = {}, session = "s1", declared = true) =>
+  req(method, { taskId, ...extra, _meta: tasksMeta(declared, session) }, 99)
+
+/** Lets the engine's fibers run until `tasks/get` reads the wanted status (no clock involved). */
+const untilStatus = (send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>, taskId: string, status: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 500; i++) {
+      const got = resultOf(yield* send(taskReq("tasks/get", taskId)))
+      if (got.status === status) return got
+      yield* Effect.yieldNow()
+    }
+    return assert.fail(`task ${taskId} never reached ${status}`)
+  })
+
+describe("host tasks (2026-07-28 extension)", () => {
+  it.effect("server/discover advertises the extension, and no v1 capabilities.tasks", () =>
+    withTasks(({ send }) =>
+      Effect.gen(function*() {
+        const caps = resultOf(yield* send(req("server/discover", { _meta: meta() }))).capabilities as JsonObject
+        assert.deepStrictEqual((caps.extensions as JsonObject)[Ext], {})
+        assert.isUndefined(caps.tasks)
+      })))
+
+  it.effect("tasks/* without the extension declared is -32021; tasks/result and tasks/list are -32601", () =>
+    withTasks(({ send }) =>
+      Effect.gen(function*() {
+        for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+          const e = errorOf(yield* send(taskReq(method, "x", method === "tasks/update" ? { inputResponses: {} } : {}, "s1", false)))
+          assert.strictEqual(e.code, -32021, method)
+        }
+        for (const method of ["tasks/result", "tasks/list"]) {
+          assert.strictEqual(errorOf(yield* send(taskReq(method, "x"))).code, -32601, method)
+        }
+      })))
+
+  it.effect("a task-supporting tool becomes a flat CreateTaskResult at once, and tasks/get inlines its result", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        const created = resultOf(yield* send(call("background")))
+        assert.strictEqual(created.resultType, "task")
+        assert.strictEqual(created.status, "working")
+        assert.isString(created.taskId)
+        assert.isAtLeast(Buffer.from(created.taskId as string, "base64url").length, 16)
+        assert.strictEqual(created.ttlMs, HostTasks.DefaultPolicy.ttlMs)
+        assert.strictEqual(created.pollIntervalMs, HostTasks.DefaultPolicy.pollIntervalMs)
+        for (const k of ["task", "result", "error", "inputRequests", "requestState"]) assert.isFalse(k in created, k)
+        const taskId = created.taskId as string
+        const working = resultOf(yield* send(taskReq("tasks/get", taskId)))
+        assert.strictEqual(working.status, "working")
+        assert.strictEqual(working.resultType, "complete")
+        assert.isFalse("result" in working)
+        yield* Deferred.succeed(held.gate, undefined)
+        const done = yield* untilStatus(send, taskId, "completed")
+        assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "background {\"n\":1}" }])
+        assert.isFalse("requestState" in done)
+      })))
+
+  it.effect("without the extension the same tool answers in its request, and the upstream never sees the declaration", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        yield* Deferred.succeed(held.gate, undefined)
+        const plain = resultOf(yield* send(call("background", false)))
+        assert.strictEqual(plain.resultType, "complete")
+        assert.isUndefined(plain.taskId)
+        assert.isArray(plain.content)
+      })))
+
+  it.effect("a call that answers within tasks.after is answered in its request; one that outlasts it becomes a task", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        const quick = resultOf(yield* send(call("quick")))
+        assert.strictEqual(quick.resultType, "complete")
+        const pending = yield* Effect.fork(send(call("held", true, "s1", 2)))
+        yield* TestClock.adjust(HostTasks.DefaultPolicy.afterMs)
+        const created = resultOf(yield* pending.await.pipe(Effect.flatten))
+        assert.strictEqual(created.resultType, "task")
+        yield* Deferred.succeed(held.gate, undefined)
+        const done = yield* untilStatus(send, created.taskId as string, "completed")
+        assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "held {\"n\":2}" }])
+      })))
+
+  it.effect("a question inside a task makes it input_required; tasks/update runs the next round with the answers and the upstream's state", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        const taskId = resultOf(yield* send(call("ask"))).taskId as string
+        const asking = yield* untilStatus(send, taskId, "input_required")
+        assert.deepStrictEqual(Object.keys(asking.inputRequests as JsonObject), ["who"])
+        assert.isFalse("requestState" in asking)
+        const ack = resultOf(yield* send(taskReq("tasks/update", taskId, { inputResponses: { who: { action: "accept", content: { name: "Ada" } } } })))
+        assert.deepStrictEqual(ack, { resultType: "complete" })
+        const done = yield* untilStatus(send, taskId, "completed")
+        assert.deepStrictEqual((done.result as JsonObject).content, [
+          { type: "text", text: "hello {\"who\":{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}} upstream-state" }
+        ])
+        // The second round ran detached from the request that made the task.
+        const rounds = held.calls.filter((c) => c.name === "ask")
+        assert.strictEqual(rounds.length, 2)
+        assert.isUndefined(rounds[1]!.caller.notify)
+      })))
+
+  it.effect("tasks/cancel stops the call and answers an empty ack, again on a terminal task; unknown ids are -32602", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        const taskId = resultOf(yield* send(call("never"))).taskId as string
+        const ack = resultOf(yield* send(taskReq("tasks/cancel", taskId)))
+        for (const k of ["taskId", "status", "result", "error", "inputRequests"]) assert.isFalse(k in ack, k)
+        assert.strictEqual(ack.resultType, "complete")
+        const cancelled = yield* untilStatus(send, taskId, "cancelled")
+        assert.isFalse("result" in cancelled)
+        for (let i = 0; i < 50 && held.interrupted === 0; i++) yield* Effect.yieldNow()
+        assert.strictEqual(held.interrupted, 1)
+        assert.strictEqual(resultOf(yield* send(taskReq("tasks/cancel", taskId))).resultType, "complete")
+        assert.strictEqual(errorOf(yield* send(taskReq("tasks/get", "no-such-task"))).code, -32602)
+        assert.strictEqual(errorOf(yield* send(taskReq("tasks/cancel", "no-such-task"))).code, -32602)
+      })))
+
+  it.effect("another caller's task is unknown to it", () =>
+    withTasks(({ send }) =>
+      Effect.gen(function*() {
+        const taskId = resultOf(yield* send(call("never"))).taskId as string
+        for (const method of ["tasks/get", "tasks/cancel"]) {
+          assert.strictEqual(errorOf(yield* send(taskReq(method, taskId, {}, "s2"))).code, -32602, method)
+        }
+        assert.strictEqual(resultOf(yield* send(taskReq("tasks/get", taskId))).status, "working")
+      })))
+
+  it.effect("a protocol error fails the task with the error inlined and no result", () =>
+    withTasks(({ send }) =>
+      Effect.gen(function*() {
+        const taskId = resultOf(yield* send(call("boom"))).taskId as string
+        const failed = yield* untilStatus(send, taskId, "failed")
+        assert.deepStrictEqual(failed.error, { code: -32050, message: "upstream blew up" })
+        assert.isFalse("result" in failed)
+      })))
+
+  it.effect("past tasks.perCaller a task-only call is refused with -32603, and another caller still gets one", () =>
+    withTasks(({ send }) =>
+      Effect.gen(function*() {
+        assert.strictEqual(resultOf(yield* send(call("never"))).resultType, "task")
+        const refused = errorOf(yield* send(call("never", true, "s1", 2)))
+        assert.strictEqual(refused.code, -32603)
+        assert.match(refused.message, /tasks\.perCaller/)
+        assert.strictEqual(resultOf(yield* send(call("never", true, "s2", 3))).resultType, "task")
+      }), { ...HostTasks.DefaultPolicy, perCaller: 1 }))
+})

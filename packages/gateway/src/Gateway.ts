@@ -26,6 +26,9 @@ import { type Caller as PoolCaller, ScopeKey } from "@mcpx-fx/upstream/PoolModel
 import { Prober } from "@mcpx-fx/upstream/Prober"
 import type { ProbeReport } from "@mcpx-fx/upstream/ProbeModel"
 import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
+import type { SessionError } from "@mcpx-fx/upstream/SessionErrors"
+import type { Session } from "@mcpx-fx/upstream/SessionModel"
+import * as TaskCall from "@mcpx-fx/upstream/TaskCall"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -240,7 +243,13 @@ const make = Effect.gen(function*() {
   }
 
   // pool.callTimeout bounds what the upstream takes, not what a person takes to answer its questions.
-  const request = (configured: GatewayServer, caller: Caller, method: string, params: JsonObject) =>
+  const request = (
+    configured: GatewayServer,
+    caller: Caller,
+    method: string,
+    params: JsonObject,
+    send: (session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError> = (session, ctx) => session.request(method, params, ctx)
+  ) =>
     Effect.flatMap(current(configured), (server) => {
       const timed = callDeadline(
         deadlines,
@@ -249,7 +258,7 @@ const make = Effect.gen(function*() {
         () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
       )
       const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
-      return pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => session.request(method, params, timed.caller), {
+      return pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
         cutShort
       })
     })
@@ -390,11 +399,24 @@ const make = Effect.gen(function*() {
       Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => Names.qualifyTool(found.server, found.tool)),
     reconfigure,
     callTool: (caller, name, args, meta, retry) =>
-      Effect.flatMap(resolveTool(caller, name), (found) =>
-        Effect.map(
-          request(found.server, caller, Method.ToolsCall, withMeta({ name: found.name, arguments: args, ...retry }, meta)),
+      Effect.flatMap(resolveTool(caller, name), (found) => {
+        const params = withMeta({ name: found.name, arguments: args, ...retry }, meta)
+        // Upstream tasks are followed to their end for every host (TaskCall); a retry whose state
+        // names one answers its questions.
+        const resumed = TaskCall.resumedTask(retry?.requestState)
+        const answers = isJsonObject(retry?.inputResponses) ? retry.inputResponses : {}
+        const send = resumed !== undefined
+          ? (session: Session, ctx: Caller) => TaskCall.resume(session, resumed, answers, ctx)
+          : (session: Session, ctx: Caller) =>
+            // A modern upstream may make any round a task, the last round of its questions included.
+            TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
+              ? TaskCall.call(session, params, ctx)
+              : session.request(Method.ToolsCall, params, ctx)
+        return Effect.map(
+          request(found.server, caller, Method.ToolsCall, params, send),
           (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
-        )),
+        )
+      }),
     getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)
       return found === undefined

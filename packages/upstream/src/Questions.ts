@@ -5,7 +5,7 @@
  */
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 
@@ -54,3 +54,25 @@ export const answerAlone: QuestionHandler = (q) => {
 /** A handler that answers `ping` itself and hands everything else to `next`. */
 export const withPing = (next: QuestionHandler): QuestionHandler => (q) =>
   q.method === Method.Ping ? Effect.succeed({}) : next(q)
+
+/**
+ * Answers a modern `inputRequests` map through `handler`, all at once, keyed alike: a question
+ * the handler refuses is answered as nobody could be asked, and one that is not a request at all
+ * (or that nobody can answer) is a cancelled elicitation, so the upstream can go on.
+ */
+export const resolveInputs = (requests: JsonObject, handler: QuestionHandler): Effect.Effect<JsonObject> =>
+  Effect.forEach(
+    Object.entries(requests),
+    ([key, value]) => {
+      const q = isJsonObject(value) && typeof value.method === "string"
+        ? { method: value.method, params: isJsonObject(value.params) ? value.params : {} }
+        : undefined
+      if (q === undefined) return Effect.succeed([key, { action: "cancel" }] as const)
+      return handler(q).pipe(
+        Effect.catchTag("QuestionRefused", () => answerAlone(q)),
+        Effect.orElseSucceed((): JsonObject => ({ action: "cancel" })),
+        Effect.map((r) => [key, r] as const)
+      )
+    },
+    { concurrency: "unbounded" }
+  ).pipe(Effect.map((entries): JsonObject => Object.fromEntries(entries)))

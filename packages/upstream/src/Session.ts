@@ -33,7 +33,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { keepSendableTools, modernHeaders, recordToolHeaders, type ToolHeaderIndex, type UnsendableRequest } from "./ModernHeaders.js"
-import { answerAlone, type QuestionHandler } from "./Questions.js"
+import { answerAlone, resolveInputs } from "./Questions.js"
 import {
   isHeaderMismatch,
   type RefusedAgain,
@@ -211,23 +211,6 @@ export const makeSession = (
             if (doubt === undefined && eraRefusal(e)) doubt = `${method} was refused as only a server that is not ${established.era} refuses it (${e.message})`
           }))
       })
-
-    const resolveInputs = (requests: JsonObject, handler: QuestionHandler) =>
-      Effect.forEach(
-        Object.entries(requests),
-        ([key, value]) => {
-          const q = isJsonObject(value) && typeof value.method === "string"
-            ? { method: value.method, params: isJsonObject(value.params) ? value.params : {} }
-            : undefined
-          if (q === undefined) return Effect.succeed([key, { action: "cancel" }] as const)
-          return handler(q).pipe(
-            Effect.catchTag("QuestionRefused", () => answerAlone(q)),
-            Effect.orElseSucceed(() => ({ action: "cancel" })),
-            Effect.map((r) => [key, r] as const)
-          )
-        },
-        { concurrency: "unbounded" }
-      ).pipe(Effect.map((entries) => Object.fromEntries(entries)))
 
     // Every page of tools/list, recorded for Mcp-Param-*; a server that never stops paging is cut off.
     const listTools = Effect.gen(function*() {

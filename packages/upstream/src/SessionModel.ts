@@ -54,6 +54,16 @@ export interface CallContext {
    * who retries itself) or resolved here through `questions` and retried ("resolve").
    */
   readonly inputRequired?: "return" | "resolve"
+  /**
+   * Told when the upstream makes this call a task (TaskCall): the call will run on, so a caller
+   * that can hand its own caller a task should do it now rather than wait.
+   */
+  readonly onTask?: Effect.Effect<void>
+  /**
+   * The upstream task this request waits on (TaskCall's `tasks/result`): a question that names
+   * the task in its related-task `_meta` is this call's, wherever it arrives.
+   */
+  readonly task?: string
 }
 
 /** A live, negotiated upstream connection. */

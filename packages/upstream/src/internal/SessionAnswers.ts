@@ -7,6 +7,7 @@
  */
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import { relatedTaskOf } from "@mcpx-fx/protocol/Tasks"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -82,7 +83,15 @@ export const makeAnswers = (deps: {
 
   const attribution = makeAttribution(inFlight, options.askedTogether)
 
-  const answerUntied = (m: JsonRpc.Request) =>
+  const answerUntied = (m: JsonRpc.Request) => {
+    // A 2025-11-25 task's question names its task: it belongs to the call that waits on that task.
+    const task = relatedTaskOf(m.params?._meta)
+    const following = task === undefined ? undefined : inFlight.find((c) => c.task === task && c.questions !== undefined)
+    if (following?.questions !== undefined) return Effect.asVoid(Effect.forkIn(answerWith(m, following.questions), sessionScope))
+    return untied(m)
+  }
+
+  const untied = (m: JsonRpc.Request) =>
     m.method === Method.Ping ? answerWith(m, answerAlone) : Effect.flatMap(
       attribution.attribute,
       ({ callers, ctx, now }) => {

@@ -114,6 +114,25 @@ describe("tasks through the gateway (conformance fixture upstream)", () => {
       assert.strictEqual(cancelled.status, "cancelled")
     }).pipe(Effect.provide(serverFor())))
 
+  it.scopedLive("a 2025-11-25 upstream's question inside its task, naming the task, reaches the 2026 host's task as input_required", () =>
+    Effect.gen(function*() {
+      // Over stdio the question names no call, only the task (related-task _meta), and may come
+      // before mcpx-fx has sent the tasks/result that follows it.
+      const created = resultOf(yield* send(call("confirm_delete", { filename: "b.txt" }, withTasks)))
+      assert.strictEqual(created.resultType, "task")
+      const taskId = String(created.taskId)
+      const asking = yield* until(taskId, "input_required")
+      assert.strictEqual(asking.status, "input_required")
+      const keys = Object.keys(asking.inputRequests as JsonObject)
+      assert.strictEqual(keys.length, 1)
+      const answers = Object.fromEntries(keys.map((k) => [k, { action: "accept", content: { confirm: true } }]))
+      yield* send(taskReq("tasks/update", { taskId, inputResponses: answers }))
+      const done = yield* until(taskId, "completed")
+      assert.strictEqual(done.status, "completed")
+      assert.include(text(done.result), "b.txt")
+      assert.notInclude(JSON.stringify(done.result), "related-task")
+    }).pipe(Effect.provide(serverFor(["--legacy-only"]))))
+
   it.scopedLive("a 2025-11-25 host gets failing_job's result from a legacy upstream through core tasks (params.task, tasks/result)", () =>
     Effect.gen(function*() {
       const server = yield* Server.Server

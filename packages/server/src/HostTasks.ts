@@ -29,7 +29,8 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
-import { errorObject, type HandleError, InvalidParams } from "./ServerErrors.js"
+import { errorObject, type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
+import * as TaskShapes from "./internal/TaskShapes.js"
 import { type TaskError, type TaskRow, TaskStore, type TaskStoreError } from "./TaskStore.js"
 
 /** How tasks are made and kept. */
@@ -67,25 +68,37 @@ export const InterruptedMessage = "mcpx-fx stopped while the task ran; the call'
  */
 export type Round = (caller: Caller, retry: InputRetry | undefined) => Effect.Effect<JsonObject, HandleError>
 
-/** What a host sees of a task, as the 2026-07-28 extension shapes it. */
+/**
+ * What a host sees of a task: the 2026-07-28 extension's for a modern caller, 2025-11-25's core
+ * tasks for a legacy one, from the same rows.
+ */
 export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTasks, {
   readonly policy: TaskPolicy
   /**
-   * Runs a call for a host that declared tasks: as a task at once when `immediate`, else in the
-   * request until `afterMs`, then as a task. The result is the call's own, or a `CreateTaskResult`.
+   * Runs a call as a task at once when `immediate` (a 2025-11-25 `params.task`, or a tool that
+   * supports tasks), else in the request until `afterMs` or until the upstream makes it a task,
+   * then as a task. The result is the call's own, or a `CreateTaskResult` in the caller's era.
+   * `ttlMs`: the retention a 2025-11-25 caller asked for, held to the policy's.
    */
-  readonly call: (caller: Caller, method: string, immediate: boolean, round: Round) => Effect.Effect<JsonObject, HandleError>
-  /** `tasks/get`: the detailed task, with its method's `resultType: "complete"`. */
+  readonly call: (caller: Caller, method: string, immediate: boolean, round: Round, ttlMs?: number) => Effect.Effect<JsonObject, HandleError>
+  /** `tasks/get`: the extension's detailed task (`resultType: "complete"`), or 2025-11-25's task. */
   readonly get: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
-  /** `tasks/update`: answers the questions of an `input_required` task; keys not outstanding are ignored. */
+  /** `tasks/update` (extension): answers an `input_required` task's questions; keys not outstanding are ignored. */
   readonly update: (caller: Caller, taskId: string, inputResponses: JsonObject) => Effect.Effect<JsonObject, HandleError>
-  /** `tasks/cancel`: stops the call; a terminal task stays as it is (the ack is the same). */
+  /** `tasks/cancel`: stops the call; the extension acknowledges, 2025-11-25 answers the task as it now is. */
   readonly cancel: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
+  /** `tasks/result` (2025-11-25): waits for the end, then the call's own result or its error. */
+  readonly result: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
+  /** `tasks/list` (2025-11-25): the caller's tasks, newest first, a page at a time. */
+  readonly list: (caller: Caller, cursor: string | undefined) => Effect.Effect<JsonObject, HandleError>
 }>() {
   /** Tasks kept in the TaskStore under `policy`. */
   static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
     Layer.scoped(HostTasks, make(policy))
 }
+
+/** How many tasks one `tasks/list` page holds. */
+export const ListPage = 50
 
 /** The acknowledgement `tasks/update` and `tasks/cancel` answer. */
 const ack: JsonObject = { resultType: "complete" }
@@ -95,40 +108,6 @@ export const ownerOf = (caller: Caller): string => caller.sessionId ?? ""
 
 /** 128 random bits, url-safe. */
 const newTaskId = (): string => randomBytes(16).toString("base64url")
-
-const iso = (ms: number): string => new Date(ms).toISOString()
-
-/** The fields every rendering of a task shares (the extension's names: `ttlMs`, `pollIntervalMs`). */
-const taskFields = (row: TaskRow): JsonObject => ({
-  taskId: row.taskId,
-  status: row.status,
-  ...(row.statusMessage === undefined ? {} : { statusMessage: row.statusMessage }),
-  createdAt: iso(row.createdAt),
-  lastUpdatedAt: iso(row.updatedAt),
-  ttlMs: row.ttlMs,
-  pollIntervalMs: row.pollIntervalMs
-})
-
-/** The task with its state's payload inline, as `tasks/get` returns it. */
-export const detailed = (row: TaskRow): JsonObject => {
-  const base = taskFields(row)
-  switch (row.status) {
-    case "input_required":
-      return { ...base, inputRequests: row.inputRequests ?? {} }
-    case "completed":
-      return { ...base, result: row.result ?? {} }
-    case "failed":
-      return { ...base, error: row.error ?? { code: ErrorCode.InternalError, message: "the task failed" } }
-    default:
-      return base
-  }
-}
-
-/** A completed task's result, without what only the envelope of a response carries. */
-const inlined = (result: JsonObject): JsonObject => {
-  const { requestState: _state, inputRequests: _requests, ...rest } = result
-  return rest
-}
 
 /** What a failed round tells the host, in the modern era's codes. */
 const failure = (cause: Cause.Cause<HandleError>): TaskError => {
@@ -205,7 +184,7 @@ const make = (policy: TaskPolicy) =>
             if (Object.keys(queued).length > 0) return answer(taskId, entry, queued)
             return store.update(taskId, { status: "input_required", inputRequests: entry.outstanding })
           }
-          return store.update(taskId, { status: "completed", result: inlined(result) })
+          return store.update(taskId, { status: "completed", result: TaskShapes.inlined(result) })
         }
       })
       return write.pipe(
@@ -256,7 +235,7 @@ const make = (policy: TaskPolicy) =>
       })
 
     /** Makes a running round a task: its row, its live entry, and the fiber that records its end. */
-    const become = (caller: Caller, method: string, round: Round, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>) =>
+    const become = (caller: Caller, method: string, round: Round, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>, ttlMs: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const row: TaskRow = {
@@ -266,30 +245,32 @@ const make = (policy: TaskPolicy) =>
           status: "working",
           createdAt: now,
           updatedAt: now,
-          ttlMs: policy.ttlMs,
+          ttlMs,
           pollIntervalMs: policy.pollIntervalMs,
           instance: store.instance
         }
         yield* store.create(row)
         live.set(row.taskId, { caller, round, fiber, requestState: undefined, outstanding: {}, queued: {} })
         yield* follow(row.taskId, fiber)
-        return { ...taskFields(row), resultType: "task" } satisfies JsonObject
+        return TaskShapes.created(row, caller.era)
       })
 
-    // The call runs detached from its request; the request's stream is not the task's.
+    // The call runs detached from its request; the request's stream is not the task's. A legacy
+    // host is asked on its connection (stdio), as 2025-11-25 lets a task's requests go.
     const detached = (caller: Caller): Caller => {
-      const { notify: _notify, retry: _retry, questions: _questions, onTask: _onTask, ...rest } = caller
-      return rest
+      const { notify: _notify, retry: _retry, questions, onTask: _onTask, ...rest } = caller
+      return caller.era === "legacy" && questions !== undefined ? { ...rest, questions } : rest
     }
 
-    const call = (caller: Caller, method: string, immediate: boolean, round: Round): Effect.Effect<JsonObject, HandleError> =>
+    const call = (caller: Caller, method: string, immediate: boolean, round: Round, asked?: number): Effect.Effect<JsonObject, HandleError> =>
       Effect.gen(function*() {
+        const ttlMs = asked === undefined ? policy.ttlMs : Math.min(policy.ttlMs, Math.max(0, Math.round(asked)))
         const refused = yield* admit(ownerOf(caller))
         if (immediate) {
           if (refused !== undefined) return yield* new InputRefused({ reason: "tasks", detail: refused, clientError: false })
           // A host's own retry (the last round of an MRTR exchange) keeps its answers.
           const fiber = yield* Effect.forkIn(round(detached(caller), caller.retry), scope)
-          return yield* become(detached(caller), method, round, fiber)
+          return yield* become(detached(caller), method, round, fiber, ttlMs)
         }
         // Until it is a task the call belongs to its request, whose stream takes its progress. An
         // upstream that makes it a task of its own (onTask) says it will run on: no need to wait.
@@ -306,7 +287,7 @@ const make = (policy: TaskPolicy) =>
         if (Option.isSome(early)) return yield* early.value
         // Past the bounds the call keeps running in its request, as for a host without tasks.
         if (refused !== undefined) return yield* Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
-        return yield* become(detached(caller), method, round, fiber)
+        return yield* become(detached(caller), method, round, fiber, ttlMs)
       })
 
     const update = (caller: Caller, taskId: string, inputResponses: JsonObject) =>
@@ -329,19 +310,51 @@ const make = (policy: TaskPolicy) =>
     const cancel = (caller: Caller, taskId: string) =>
       Effect.gen(function*() {
         const row = yield* owned(caller, taskId)
-        if (isTerminal(row.status)) return ack
-        yield* store.update(taskId, { status: "cancelled", statusMessage: "cancelled by the caller" })
+        const after = isTerminal(row.status)
+          ? row
+          : Option.getOrElse(yield* store.update(taskId, { status: "cancelled", statusMessage: "cancelled by the caller" }), () => row)
         const fiber = live.get(taskId)?.fiber
-        live.delete(taskId)
-        if (fiber !== undefined) yield* Fiber.interruptFork(fiber)
-        return ack
+        if (!isTerminal(row.status)) live.delete(taskId)
+        if (fiber !== undefined && !isTerminal(row.status)) yield* Fiber.interruptFork(fiber)
+        // 2025-11-25 answers the task itself; a task that had already ended is an error there.
+        if (caller.era === "modern") return ack
+        if (isTerminal(row.status)) return yield* new InvalidParams({ detail: `task ${JSON.stringify(taskId)} has already ${row.status}` })
+        return TaskShapes.legacy(after)
       })
+
+    /** Waits until the task is terminal: woken by this process's settling, or on the poll interval for another's. */
+    const finished = (caller: Caller, taskId: string): Effect.Effect<TaskRow, HandleError> =>
+      Effect.flatMap(owned(caller, taskId), (row) =>
+        isTerminal(row.status)
+          ? Effect.succeed(row)
+          : Effect.zipRight(Effect.sleep(Duration.millis(Math.min(policy.pollIntervalMs, 250))), finished(caller, taskId)))
+
+    const result = (caller: Caller, taskId: string) =>
+      Effect.flatMap(finished(caller, taskId), (row): Effect.Effect<JsonObject, HandleError> => {
+        if (row.status === "completed") return Effect.succeed(TaskShapes.payload(row))
+        const e = row.status === "failed" ? TaskShapes.errorOf(row) : { code: ErrorCode.InternalError, message: "the task was cancelled" }
+        return Effect.fail(new TaskEnded({ error: e }))
+      })
+
+    const list = (caller: Caller, cursor: string | undefined) =>
+      store.list(ownerOf(caller), ListPage, cursor).pipe(
+        Effect.mapError((e): HandleError =>
+          e.operation === "list tasks" && e.reason.startsWith("unknown cursor") ? new InvalidParams({ detail: `${e.reason} ${JSON.stringify(cursor)}` }) : e),
+        Effect.map((page): JsonObject => ({
+          tasks: page.tasks.map(TaskShapes.legacy),
+          ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor })
+        }))
+      )
 
     return HostTasks.of({
       policy,
       call,
-      get: (caller, taskId) => Effect.map(owned(caller, taskId), (row) => ({ ...detailed(row), resultType: "complete" })),
+      get: (caller, taskId) =>
+        Effect.map(owned(caller, taskId), (row) =>
+          caller.era === "modern" ? { ...TaskShapes.detailed(row), resultType: "complete" } : TaskShapes.legacy(row)),
       update,
-      cancel
+      cancel,
+      result,
+      list
     })
   })

@@ -16,7 +16,7 @@
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
-import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Lifecycle from "@mcpx-fx/protocol/Lifecycle"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -35,6 +35,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { Backend, type BackendError, type Caller, CapabilityRequired, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
 import { HostTasks } from "./HostTasks.js"
+import * as ServerTasks from "./internal/ServerTasks.js"
 import * as RequestState from "./RequestState.js"
 import * as Subscriptions from "./Subscriptions.js"
 import { AlreadyInitialized, errorObject, type HandleError, InvalidParams, MethodNotFound, UnshapeableResult } from "./ServerErrors.js"
@@ -122,7 +123,9 @@ export const DefaultOptions: ServerOptions = {
     prompts: { listChanged: true },
     resources: { subscribe: true, listChanged: true },
     completions: {},
-    extensions: { [TasksExtension.ExtensionId]: {} }
+    // Each era gets its own: the extension for 2026-07-28, core tasks for 2025-11-25.
+    extensions: { [TasksExtension.ExtensionId]: {} },
+    tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }
   },
   discoverTtlMs: 60_000,
   discoverCacheScope: "public",
@@ -190,6 +193,8 @@ const make = (options: ServerOptions) =>
         }),
         (sealed): JsonObject => ({ ...result, requestState: sealed })
       )
+
+    const serverTasks = ServerTasks.make({ backend, tasks, sealInputRequired })
 
     const listing = (
       list: (caller: Caller) => Effect.Effect<Listing>,
@@ -266,7 +271,7 @@ const make = (options: ServerOptions) =>
       const tasksDeclared = TasksExtension.declared(meta[Meta.ClientCapabilitiesKey])
       if (Method.isTasksExtensionRequest(method)) {
         return tasksDeclared
-          ? taskRequest(method, params, modernCaller(revision, meta, params, undefined, context))
+          ? serverTasks.modernRequest(method, params, modernCaller(revision, meta, params, undefined, context))
           : Effect.fail(new CapabilityRequired({ requiredCapabilities: TasksExtension.requiredCapabilities }))
       }
       if (!Method.isClientRequestIn(revision, method)) {
@@ -294,7 +299,7 @@ const make = (options: ServerOptions) =>
           return subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
         }
         // A retry too: an upstream may make the last round of its questions a task.
-        if (tasksDeclared && method === Method.ToolsCall) return asTask(caller, params, shaped)
+        if (tasksDeclared && method === Method.ToolsCall) return serverTasks.modernCall(caller, params, shaped)
         return Effect.flatMap(feature(caller, method, params), (result) =>
           Shape.resultTypeOf(result) !== "input_required"
             ? Effect.succeed(shaped(result))
@@ -322,39 +327,6 @@ const make = (options: ServerOptions) =>
         ...(sessionId !== undefined ? { sessionId } : {}),
         ...(retry !== undefined ? { retry } : {}),
         ...notifying(context.notify, meta[Meta.LogLevelKey])
-      }
-    }
-
-    /**
-     * A `tools/call` from a host that declared tasks: a task at once for a tool that supports
-     * them, else one if it outlasts `tasks.after`. Its later rounds are mcpx-fx's own retries,
-     * so their `input_required` keeps the upstream's state unsealed, inside the task.
-     */
-    const asTask = (caller: Caller, params: JsonObject, shaped: (result: JsonObject) => JsonObject) =>
-      Effect.flatMap(nameParams(params), (p) => {
-        const meta = forwardMeta(params)
-        const round = (roundCaller: Caller, retry: InputRetry | undefined) =>
-          Effect.map(
-            backend.callTool(retry === undefined ? roundCaller : { ...roundCaller, retry }, p.name, p.arguments ?? {}, meta),
-            shaped
-          )
-        const support = backend.taskSupport === undefined ? Effect.succeed("forbidden" as const) : backend.taskSupport(caller, p.name)
-        return Effect.flatMap(support, (s) =>
-          Effect.flatMap(tasks.call(caller, Method.ToolsCall, s !== "forbidden", round), (result) =>
-            Shape.resultTypeOf(result) !== "input_required"
-              ? Effect.succeed(result)
-              : Effect.map(sealInputRequired(Method.ToolsCall, params, result), shaped)))
-      })
-
-    /** `tasks/get`, `tasks/update` and `tasks/cancel` of the extension. */
-    const taskRequest = (method: string, params: JsonObject, caller: Caller): Effect.Effect<JsonObject, HandleError> => {
-      switch (method) {
-        case Method.TasksGet:
-          return Effect.flatMap(decodeParams(TasksExtension.TaskIdParams, params), (p) => tasks.get(caller, p.taskId))
-        case Method.TasksUpdate:
-          return Effect.flatMap(decodeParams(TasksExtension.UpdateTaskParams, params), (p) => tasks.update(caller, p.taskId, p.inputResponses))
-        default:
-          return Effect.flatMap(decodeParams(TasksExtension.TaskIdParams, params), (p) => tasks.cancel(caller, p.taskId))
       }
     }
 
@@ -416,11 +388,6 @@ const make = (options: ServerOptions) =>
           case Method.LoggingSetLevel:
             return Effect.flatMap(decodeParams(Schema.Struct({ level: Meta.LoggingLevel }), params), (level) =>
               Effect.as(Ref.update(context.connection.negotiated, Option.map((n) => ({ ...n, logLevel: level.level }))), {}))
-          case Method.TasksGet:
-          case Method.TasksResult:
-          case Method.TasksList:
-          case Method.TasksCancel:
-            return Effect.fail(new MethodNotFound({ method, detail: `${method}: mcpx-fx does not declare tasks` }))
         }
         const sessionId = sessionIdentity(params) ?? context.connection.id
         const caller: Caller = {
@@ -435,10 +402,14 @@ const make = (options: ServerOptions) =>
         if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {
           return subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))
         }
-        return Effect.flatMap(feature(caller, method, params), (result) =>
+        if (Method.LegacyTaskClientRequests.includes(method)) return serverTasks.legacyRequest(method, params, caller)
+        const shaped = (result: JsonObject): Effect.Effect<JsonObject, HandleError> =>
           Shape.resultTypeOf(result) !== "complete"
             ? Effect.fail(new UnshapeableResult({ detail: `${method} ended as ${Shape.resultTypeOf(result)}, which ${revision} cannot carry` }))
-            : Effect.succeed(Shape.downgrade(result, method, revision)))
+            : Effect.succeed(Shape.downgrade(result, method, revision))
+        if (method === Method.ToolsCall && isJsonObject(params.task)) return serverTasks.legacyCall(caller, params, shaped)
+        if (method === Method.ToolsList && revision === "2025-11-25") return Effect.map(feature(caller, method, params), ServerTasks.taskListing)
+        return Effect.flatMap(feature(caller, method, params), shaped)
       })
     }
 

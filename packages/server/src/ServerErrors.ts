@@ -29,6 +29,9 @@ export class AlreadyInitialized extends Data.TaggedError("AlreadyInitialized")<{
 /** A result the caller's era cannot receive (an `input_required` for a legacy caller). */
 export class UnshapeableResult extends Data.TaggedError("UnshapeableResult")<{ readonly detail: string }> {}
 
+/** A 2025-11-25 `tasks/result` of a task that failed or was cancelled: its error, as the call would have answered it. */
+export class TaskEnded extends Data.TaggedError("TaskEnded")<{ readonly error: { readonly code: number; readonly message: string; readonly data?: unknown } }> {}
+
 /** Anything `handle` can turn into an error response. */
 export type HandleError =
   | BackendError
@@ -40,6 +43,7 @@ export type HandleError =
   | Meta.UnsupportedProtocolVersion
   | RequestState.InvalidRequestState
   | TaskStoreError
+  | TaskEnded
 
 /** Codes an upstream may answer mcpx-fx with that would mean something else to the host. */
 const reservedUpstream = (code: number, era: Revision.Era): boolean =>
@@ -133,6 +137,8 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
       )
     case "ShuttingDown":
       return obj(ErrorCode.InternalError, Shutdown.ShutdownMessage, { reason: Shutdown.ShutdownReason })
+    case "TaskEnded":
+      return obj(e.error.code, e.error.message, e.error.data)
     case "TaskStoreError":
       return obj(ErrorCode.InternalError, e.message, { reason: "task-store" })
   }

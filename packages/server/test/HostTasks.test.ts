@@ -13,7 +13,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { C, errorOf, meta, req, resultOf } from "./support.js"
+import { C, errorOf, initialize, meta, req, resultOf } from "./support.js"
 
 const Ext = "io.modelcontextprotocol/tasks"
 
@@ -24,6 +24,8 @@ interface Held {
   readonly calls: Array<{ readonly name: string; readonly caller: Caller }>
   /** Set when a call of `never` was interrupted. */
   interrupted: number
+  /** The answer keys each round of `two` came with. */
+  readonly answeredRounds: Array<ReadonlyArray<string>>
 }
 
 const backendOf = (held: Held) =>
@@ -54,6 +56,18 @@ const backendOf = (held: Held) =>
                   requestState: "upstream-state"
                 })
                 : Effect.succeed(text(`hello ${JSON.stringify(caller.retry.inputResponses)} ${caller.retry.requestState}`))
+            case "promoted":
+              // An upstream that makes the call a task of its own says so before it runs on.
+              return Effect.zipRight(caller.onTask ?? Effect.void, Effect.as(Deferred.await(held.gate), text("promoted")))
+            case "two": {
+              const answered = Object.keys(caller.retry?.inputResponses ?? {})
+              held.answeredRounds.push(answered)
+              const ask = (k: string) => ({ method: "elicitation/create", params: { message: k, requestedSchema: { type: "object" } } })
+              const open = ["a", "b"].filter((k) => !held.answeredRounds.flat().includes(k))
+              return open.length === 0
+                ? Effect.succeed(text(`answered ${held.answeredRounds.map((r) => r.join("+")).join(", ")}`))
+                : Effect.succeed({ resultType: "input_required", inputRequests: Object.fromEntries(open.map((k) => [k, ask(k)])) })
+            }
             case "boom":
               return Effect.fail(new UpstreamError({ server: "fx", method: "tools/call", code: -32050, rpcMessage: "upstream blew up" }))
             default:
@@ -63,8 +77,8 @@ const backendOf = (held: Held) =>
       getPrompt: () => Effect.fail(new UnknownName({ kind: "prompt", name: "", suggestions: [] })),
       readResource: () => Effect.fail(new UnknownName({ kind: "resource", name: "", suggestions: [] })),
       complete: () => Effect.succeed({ completion: { values: [] } }),
-      // `background`, `never`, `ask` and `boom` run as tasks at once; `held` and `quick` only by outlasting tasks.after.
-      taskSupport: (_caller, name) => Effect.succeed(name === "held" || name === "quick" ? "forbidden" : "optional")
+      // `held`, `quick` and `promoted` become tasks only by outlasting tasks.after (or saying so); the rest at once.
+      taskSupport: (_caller, name) => Effect.succeed(name === "held" || name === "quick" || name === "promoted" ? "forbidden" : "optional")
     })
   )
 
@@ -73,7 +87,7 @@ const withTasks = <A, E>(
   policy: HostTasks.TaskPolicy = HostTasks.DefaultPolicy
 ) =>
   Effect.gen(function*() {
-    const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0 }
+    const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0, answeredRounds: [] }
     return yield* Effect.gen(function*() {
       const server = yield* Server.Server
       const connection = yield* Server.makeConnection("conn-1")
@@ -169,6 +183,34 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "held {\"n\":2}" }])
       })))
 
+  it.effect("a call the upstream makes a task of its own is the host's task at once, before tasks.after", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        // No clock moves: only onTask can make this a task.
+        const created = resultOf(yield* send(call("promoted")))
+        assert.strictEqual(created.resultType, "task")
+        yield* Deferred.succeed(held.gate, undefined)
+        const done = yield* untilStatus(send, created.taskId as string, "completed")
+        assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "promoted" }])
+      })))
+
+  it.effect("questions answered one at a time: the task stays input_required with only the unanswered one until both are", () =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        const taskId = resultOf(yield* send(call("two"))).taskId as string
+        assert.deepStrictEqual(Object.keys((yield* untilStatus(send, taskId, "input_required")).inputRequests as JsonObject), ["a", "b"])
+        const accept = { action: "accept", content: {} }
+        yield* send(taskReq("tasks/update", taskId, { inputResponses: { a: accept, stray: accept } }))
+        const partly = resultOf(yield* send(taskReq("tasks/get", taskId)))
+        assert.strictEqual(partly.status, "input_required")
+        assert.deepStrictEqual(Object.keys(partly.inputRequests as JsonObject), ["b"])
+        yield* send(taskReq("tasks/update", taskId, { inputResponses: { b: accept } }))
+        const done = yield* untilStatus(send, taskId, "completed")
+        assert.strictEqual(done.status, "completed")
+        // One round per answer, each with only its own key: the stray one was never passed on.
+        assert.deepStrictEqual(held.answeredRounds, [[], ["a"], ["b"]])
+      })))
+
   it.effect("a question inside a task makes it input_required; tasks/update runs the next round with the answers and the upstream's state", () =>
     withTasks(({ held, send }) =>
       Effect.gen(function*() {
@@ -232,4 +274,99 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.match(refused.message, /tasks\.perCaller/)
         assert.strictEqual(resultOf(yield* send(call("never", true, "s2", 3))).resultType, "task")
       }), { ...HostTasks.DefaultPolicy, perCaller: 1 }))
+})
+
+describe("host tasks (2025-11-25 core tasks)", () => {
+  /** A 2025-11-25 (or `version`) session on one connection; `send` goes over it. */
+  const legacy = <A, E>(
+    f: (t: { readonly send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>; readonly held: Held; readonly init: JsonObject }) => Effect.Effect<A, E>,
+    version = "2025-11-25"
+  ) =>
+    withTasks(({ held, send }) =>
+      Effect.gen(function*() {
+        const init = resultOf(yield* send(initialize(version)))
+        return yield* f({ send, held, init })
+      }))
+
+  const get = (method: string, params: JsonObject, id = 50) => req(method, params, id)
+
+  /** Runs `request` to its answer, moving the clock on as tasks/result polls the store. */
+  const settled = (send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>, request: JsonRpc.Request) =>
+    Effect.gen(function*(): Effect.fn.Return<JsonRpc.Response | undefined> {
+      const fiber = yield* Effect.fork(send(request))
+      for (let i = 0; i < 200; i++) {
+        const done = yield* fiber.poll
+        if (done._tag === "Some") return yield* done.value
+        yield* TestClock.adjust(250)
+      }
+      return assert.fail("tasks/result never answered")
+    })
+
+  it.effect("initialize declares capabilities.tasks to 2025-11-25 only, and tools/list says every tool may be a task", () =>
+    Effect.gen(function*() {
+      yield* legacy(({ init, send }) =>
+        Effect.gen(function*() {
+          assert.deepStrictEqual((init.capabilities as JsonObject).tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } })
+          assert.deepStrictEqual((init.capabilities as JsonObject).extensions, undefined)
+          const tools = resultOf(yield* send(get("tools/list", {}))).tools as ReadonlyArray<JsonObject>
+          assert.isTrue(tools.every((t) => (t.execution as JsonObject).taskSupport === "optional"))
+        }))
+      yield* legacy(({ init, send }) =>
+        Effect.gen(function*() {
+          assert.isUndefined((init.capabilities as JsonObject).tasks)
+          assert.strictEqual(errorOf(yield* send(get("tasks/get", { taskId: "x" }))).code, -32601)
+        }), "2025-06-18")
+    }))
+
+  it.effect("params.task makes any call a task: the nested handle, tasks/get, then tasks/result with the result tied to its task", () =>
+    legacy(({ held, send }) =>
+      Effect.gen(function*() {
+        const created = resultOf(yield* send(get("tools/call", { name: "held", arguments: { n: 7 }, task: { ttl: 60_000 } })))
+        const task = created.task as JsonObject
+        assert.strictEqual(task.status, "working")
+        assert.strictEqual(task.ttl, 60_000)
+        assert.strictEqual(task.pollInterval, HostTasks.DefaultPolicy.pollIntervalMs)
+        assert.isUndefined(task.ttlMs)
+        const taskId = String(task.taskId)
+        const got = resultOf(yield* send(get("tasks/get", { taskId })))
+        assert.strictEqual(got.status, "working")
+        assert.isFalse("result" in got)
+        yield* Deferred.succeed(held.gate, undefined)
+        const result = resultOf(yield* settled(send, get("tasks/result", { taskId })))
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "held {\"n\":7}" }])
+        assert.deepStrictEqual((result._meta as JsonObject)["io.modelcontextprotocol/related-task"], { taskId })
+        const listed = resultOf(yield* send(get("tasks/list", {})))
+        assert.deepStrictEqual((listed.tasks as ReadonlyArray<JsonObject>).map((t) => [t.taskId, t.status]), [[taskId, "completed"]])
+        assert.strictEqual(errorOf(yield* send(get("tasks/list", { cursor: "nope" }))).code, -32602)
+      })))
+
+  it.effect("a failed task's tasks/result is the call's error; tasks/cancel answers the cancelled task, and a finished one is -32602", () =>
+    legacy(({ send }) =>
+      Effect.gen(function*() {
+        const failing = String((resultOf(yield* send(get("tools/call", { name: "boom", arguments: {}, task: {} }))).task as JsonObject).taskId)
+        const failed = errorOf(yield* settled(send, get("tasks/result", { taskId: failing })))
+        assert.strictEqual(failed.code, -32050)
+        assert.strictEqual(failed.message, "upstream blew up")
+        const running = String((resultOf(yield* send(get("tools/call", { name: "never", arguments: {}, task: {} }))).task as JsonObject).taskId)
+        const cancelled = resultOf(yield* send(get("tasks/cancel", { taskId: running })))
+        assert.strictEqual(cancelled.status, "cancelled")
+        assert.strictEqual(cancelled.taskId, running)
+        assert.strictEqual(errorOf(yield* send(get("tasks/cancel", { taskId: running }))).code, -32602)
+        assert.strictEqual(errorOf(yield* settled(send, get("tasks/result", { taskId: running }))).code, -32603)
+      })))
+
+  it.effect("another connection's task is unknown to it", () =>
+    Effect.gen(function*() {
+      const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0, answeredRounds: [] }
+      yield* Effect.gen(function*() {
+        const server = yield* Server.Server
+        const a = yield* Server.makeConnection("conn-a")
+        const b = yield* Server.makeConnection("conn-b")
+        for (const c of [a, b]) resultOf(yield* server.handle(initialize("2025-11-25"), { connection: c }))
+        const created = resultOf(yield* server.handle(get("tools/call", { name: "never", arguments: {}, task: {} }), { connection: a }))
+        const taskId = String((created.task as JsonObject).taskId)
+        assert.strictEqual(errorOf(yield* server.handle(get("tasks/get", { taskId }), { connection: b })).code, -32602)
+        assert.strictEqual(resultOf(yield* server.handle(get("tasks/get", { taskId }), { connection: a })).status, "working")
+      }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layer))))
+    }))
 })

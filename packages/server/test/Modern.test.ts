@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as Server from "../src/Server.js"
 import { C, errorOf, I, initialize, meta, Modern, req, resultOf, S, V, withServer } from "./support.js"
@@ -162,7 +163,9 @@ describe("methods a 2026 peer no longer has", () => {
     withServer((t) =>
       Effect.gen(function*() {
         assert.strictEqual(errorOf(yield* t.handle(req("tools/frobnicate", { _meta: meta() }))).code, -32601)
-        assert.strictEqual(errorOf(yield* t.handle(req("tasks/get", { taskId: "t", _meta: meta() }))).code, -32601)
+        // The tasks extension's methods are there, but only for a request that declared it.
+        assert.strictEqual(errorOf(yield* t.handle(req("tasks/get", { taskId: "t", _meta: meta() }))).code, -32021)
+        assert.strictEqual(errorOf(yield* t.handle(req("tasks/list", { _meta: meta() }))).code, -32601)
       })
     ))
 })
@@ -196,11 +199,12 @@ describe("legacy-only method handling", () => {
       })
     ))
 
-  it.effect("2025-11-25/methods/core-tasks-are-32601-while-tasks-are-not-declared", () =>
+  it.effect("2025-11-25/methods/core-tasks-are-served-and-declared", () =>
     withServer((t) =>
       Effect.gen(function*() {
-        resultOf(yield* t.handle(initialize("2025-11-25")))
-        assert.strictEqual(errorOf(yield* t.handle(req("tasks/list"))).code, -32601)
+        const init = resultOf(yield* t.handle(initialize("2025-11-25")))
+        assert.isDefined((init.capabilities as JsonObject).tasks)
+        assert.deepStrictEqual(resultOf(yield* t.handle(req("tasks/list"))), { tasks: [] })
       })
     ))
 

@@ -104,7 +104,7 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
-    const { answer, answerUntied } = makeAnswers({ name, conn, sessionScope, inFlight, options })
+    const { answer, answerUntied, followed } = makeAnswers({ name, conn, sessionScope, inFlight, options })
 
     // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
     // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so
@@ -312,7 +312,7 @@ export const makeSession = (
       Effect.ensuring(
         Effect.suspend(() => {
           inFlight.push(ctx)
-          return rounds(method, params, ctx)
+          return ctx.task === undefined ? rounds(method, params, ctx) : Effect.zipRight(followed(ctx), rounds(method, params, ctx))
         }),
         Effect.sync(() => {
           const at = inFlight.lastIndexOf(ctx)

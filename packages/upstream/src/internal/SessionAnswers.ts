@@ -9,7 +9,9 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { relatedTaskOf } from "@mcpx-fx/protocol/Tasks"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { answerAlone, type Question, type QuestionHandler } from "../Questions.js"
 import type { CallContext, SessionOptions } from "../SessionModel.js"
@@ -21,6 +23,9 @@ import * as QuestionPace from "./QuestionPace.js"
 const LeftoverAnswerWithin = Duration.seconds(5)
 
 const asQuestion = (m: JsonRpc.Request): Question => ({ method: m.method, params: m.params ?? {} })
+
+/** How long a question naming a task waits for the call that follows the task to be sent. */
+const FollowerWait = Duration.seconds(2)
 
 /** The answering of one session's questions. */
 export const makeAnswers = (deps: {
@@ -83,12 +88,37 @@ export const makeAnswers = (deps: {
 
   const attribution = makeAttribution(inFlight, options.askedTogether)
 
+  /**
+   * Questions that name a task nobody waits on yet: a server may ask as soon as it made the task,
+   * before the `tasks/result` that follows it is sent. Each waits (FollowerWait at most) for it.
+   */
+  const awaiting = new Map<string, Deferred.Deferred<CallContext>>()
+
+  /** A call that waits on a task is in flight now (Session.request): a question waiting for it has it. */
+  const followed = (ctx: CallContext): Effect.Effect<void> => {
+    const waiting = ctx.task === undefined ? undefined : awaiting.get(ctx.task)
+    if (ctx.task === undefined || waiting === undefined) return Effect.void
+    awaiting.delete(ctx.task)
+    return Effect.asVoid(Deferred.succeed(waiting, ctx))
+  }
+
   const answerUntied = (m: JsonRpc.Request) => {
     // A 2025-11-25 task's question names its task: it belongs to the call that waits on that task.
     const task = relatedTaskOf(m.params?._meta)
-    const following = task === undefined ? undefined : inFlight.find((c) => c.task === task && c.questions !== undefined)
-    if (following?.questions !== undefined) return Effect.asVoid(Effect.forkIn(answerWith(m, following.questions), sessionScope))
-    return untied(m)
+    if (task === undefined) return untied(m)
+    const following = inFlight.find((c) => c.task === task)
+    const answerFor = (ctx: CallContext) => answerWith(m, ctx.questions ?? answerAlone)
+    if (following !== undefined) return Effect.asVoid(Effect.forkIn(answerFor(following), sessionScope))
+    return Effect.asVoid(Effect.forkIn(
+      Effect.gen(function*() {
+        const waiting = awaiting.get(task) ?? (yield* Deferred.make<CallContext>())
+        awaiting.set(task, waiting)
+        const found = yield* Effect.timeoutOption(Deferred.await(waiting), FollowerWait)
+        if (awaiting.get(task) === waiting) awaiting.delete(task)
+        return yield* Option.match(found, { onNone: () => untied(m), onSome: answerFor })
+      }),
+      sessionScope
+    ))
   }
 
   const untied = (m: JsonRpc.Request) =>
@@ -115,5 +145,5 @@ export const makeAnswers = (deps: {
       }
     )
 
-  return { answer, answerUntied }
+  return { answer, answerUntied, followed }
 }

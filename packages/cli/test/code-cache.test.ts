@@ -7,18 +7,22 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { spawnSync } from "node:child_process"
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { bundle } from "./support/Sandbox.js"
 
 const dist = dirname(bundle)
 
-/** A copy of the entry and the bundle, removed with the scope. */
+/**
+ * A copy of the entry and the bundle, removed with the scope; beside it the repository's
+ * node_modules, as an install has, for the one dependency the bundle loads (better-sqlite3).
+ */
 const copy = Effect.acquireRelease(
   Effect.sync(() => {
     const dir = mkdtempSync(join(tmpdir(), "mcpx-cache-"))
     for (const f of ["mcpx-fx.js", "mcpx-fx-main.cjs"]) copyFileSync(join(dist, f), join(dir, f))
+    symlinkSync(join(dist, "..", "..", "..", "node_modules"), join(dir, "node_modules"))
     return dir
   }),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))

@@ -26,7 +26,7 @@ import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Prober from "@mcpx-fx/upstream/Prober"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
 import * as RequestState from "@mcpx-fx/server/RequestState"
-import type * as TaskStore from "@mcpx-fx/server/TaskStore"
+import * as TaskStore from "@mcpx-fx/server/TaskStore"
 import * as TokenStore from "@mcpx-fx/upstream/TokenStore"
 import * as TransportLayer from "@mcpx-fx/upstream/TransportLayer"
 import * as UpstreamAuth from "@mcpx-fx/upstream/UpstreamAuth"
@@ -214,7 +214,7 @@ export const requestState: Layer.Layer<RequestState.RequestState, never, Setting
  * server needed), or PostgreSQL. Built once per process: every listener's Server shares it, so a
  * task made over one is found over another.
  */
-export const hostTasks: Layer.Layer<HostTasks.HostTasks, TaskStore.TaskStoreError | StateDir.StateDirError, Settings.Settings | StateDir.StateDir> =
+export const hostTasks: Layer.Layer<HostTasks.HostTasks, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> =
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const url = yield* Settings.get("tasks.store")
@@ -231,7 +231,11 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks, TaskStore.TaskStoreErro
       // every other command ~10 ms of start for nothing.
       const SqlTaskStore = yield* Effect.promise(() => import("@mcpx-fx/store/SqlTaskStore"))
       const store = url === ""
-        ? SqlTaskStore.layerSqlite(join(yield* Effect.flatMap(StateDir.StateDir, (dir) => dir.ensure), "tasks.db"))
+        ? SqlTaskStore.layerSqlite(join(
+          yield* Effect.flatMap(StateDir.StateDir, (dir) =>
+            Effect.mapError(dir.ensure, (e) => new TaskStore.TaskStoreError({ operation: "open the embedded task store", reason: e.message }))),
+          "tasks.db"
+        ))
         : SqlTaskStore.layerPostgres(url)
       return HostTasks.HostTasks.layer(policy).pipe(Layer.provide(store))
     })

@@ -73,7 +73,6 @@ export type Round = (caller: Caller, retry: InputRetry | undefined) => Effect.Ef
  * tasks for a legacy one, from the same rows.
  */
 export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTasks, {
-  readonly policy: TaskPolicy
   /**
    * Runs a call as a task at once when `immediate` (a 2025-11-25 `params.task`, or a tool that
    * supports tasks), else in the request until `afterMs` or until the upstream makes it a task,
@@ -95,6 +94,26 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
   /** Tasks kept in the TaskStore under `policy`. */
   static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
     Layer.scoped(HostTasks, make(policy))
+
+  /**
+   * HostTasks still being built (its store opened): each request waits for it, and a task request
+   * fails with the build's error if it failed. `serve` answers a host's `initialize` before the
+   * store is open.
+   */
+  static readonly whenReady = (ready: Effect.Effect<HostTasks["Type"], TaskStoreError>): HostTasks["Type"] => ({
+    // A store that could not open makes no call fail: a modern host's call answers in its request,
+    // as for a host without tasks. A 2025-11-25 host asked for a task, and is told why there is none.
+    call: (caller, method, immediate, round, ttlMs) =>
+      Effect.matchEffect(ready, {
+        onFailure: (e) => (caller.era === "modern" ? round(caller, caller.retry) : Effect.fail(e)),
+        onSuccess: (t) => t.call(caller, method, immediate, round, ttlMs)
+      }),
+    get: (caller, taskId) => Effect.flatMap(ready, (t) => t.get(caller, taskId)),
+    update: (caller, taskId, inputResponses) => Effect.flatMap(ready, (t) => t.update(caller, taskId, inputResponses)),
+    cancel: (caller, taskId) => Effect.flatMap(ready, (t) => t.cancel(caller, taskId)),
+    result: (caller, taskId) => Effect.flatMap(ready, (t) => t.result(caller, taskId)),
+    list: (caller, cursor) => Effect.flatMap(ready, (t) => t.list(caller, cursor))
+  })
 }
 
 /** How many tasks one `tasks/list` page holds. */
@@ -347,7 +366,6 @@ const make = (policy: TaskPolicy) =>
       )
 
     return HostTasks.of({
-      policy,
       call,
       get: (caller, taskId) =>
         Effect.map(owned(caller, taskId), (row) =>

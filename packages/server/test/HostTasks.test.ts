@@ -7,6 +7,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { Backend, type BackendError, type Caller, UnknownName, UpstreamError } from "@mcpx-fx/server/Backend"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
+import { TaskStoreError } from "@mcpx-fx/server/TaskStore"
 import * as Server from "@mcpx-fx/server/Server"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 import * as Deferred from "effect/Deferred"
@@ -368,5 +369,29 @@ describe("host tasks (2025-11-25 core tasks)", () => {
         assert.strictEqual(errorOf(yield* server.handle(get("tasks/get", { taskId }), { connection: b })).code, -32602)
         assert.strictEqual(resultOf(yield* server.handle(get("tasks/get", { taskId }), { connection: a })).status, "working")
       }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layer))))
+    }))
+})
+
+describe("host tasks whose store could not open (HostTasks.whenReady)", () => {
+  it.effect("a modern call still answers in its request; task requests and a 2025-11-25 task say why they cannot be", () =>
+    Effect.gen(function*() {
+      const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0, answeredRounds: [] }
+      const broken = HostTasks.HostTasks.whenReady(Effect.fail(new TaskStoreError({ operation: "open tasks.db", reason: "disk full" })))
+      yield* Effect.gen(function*() {
+        const server = yield* Server.Server
+        const connection = yield* Server.makeConnection("conn-1")
+        const send = (m: JsonRpc.Request) => server.handle(m, { connection })
+        const plain = resultOf(yield* send(call("quick")))
+        assert.strictEqual(plain.resultType, "complete")
+        assert.deepStrictEqual(plain.content, [{ type: "text", text: "quick" }])
+        const refused = errorOf(yield* send(taskReq("tasks/get", "any")))
+        assert.strictEqual(refused.code, -32603)
+        assert.match(refused.message, /disk full/)
+        const legacyConnection = yield* Server.makeConnection("conn-2")
+        resultOf(yield* server.handle(initialize("2025-11-25"), { connection: legacyConnection }))
+        const noTask = errorOf(yield* server.handle(req("tools/call", { name: "quick", arguments: {}, task: {} }, 3), { connection: legacyConnection }))
+        assert.strictEqual(noTask.code, -32603)
+        assert.match(noTask.message, /disk full/)
+      }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(Layer.succeed(HostTasks.HostTasks, broken)))))
     }))
 })

@@ -14,6 +14,8 @@ import * as Options from "@effect/cli/Options"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import type { GatewayConfigError } from "@mcpx-fx/gateway/GatewayModel"
 import type * as BackendPort from "@mcpx-fx/server/Backend"
+import type * as HostTasksPort from "@mcpx-fx/server/HostTasks"
+import type { TaskStoreError } from "@mcpx-fx/server/TaskStore"
 import * as Settings from "@mcpx-fx/config/Settings"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -116,7 +118,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
     if (relay) {
       return yield* relayToDaemon.pipe(Effect.provide(Layers.configured(options)))
     }
-    const { Backend, BackendWhenReady, GatewayBackend, Server, StdioHost } = yield* loadHost
+    const { Backend, BackendWhenReady, GatewayBackend, HostTasks, Server, StdioHost } = yield* loadHost
     yield* Effect.gen(function*() {
       const scope = yield* Effect.scope
       // The configuration first: the host's settings come from it, and a broken file is refused
@@ -145,13 +147,25 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
         Effect.zipRight(begin, Effect.intoDeferred(Effect.map(Layer.buildWithScope(backend, scope), Context.get(Backend.Backend)), built)),
         scope
       )
+      // The task store is opened the same way, after the gateway: only a task request waits for it.
+      const tasksBuilt = yield* Deferred.make<HostTasksPort.HostTasks["Type"], TaskStoreError>()
+      yield* Effect.forkIn(
+        Effect.zipRight(
+          Effect.zipRight(begin, Effect.exit(Deferred.await(built))),
+          Effect.intoDeferred(
+            Effect.map(Layer.buildWithScope(Layers.hostTasks.pipe(Layer.provide(configured)), scope), Context.get(HostTasks.HostTasks)),
+            tasksBuilt
+          )
+        ),
+        scope
+      )
       const ready = Deferred.await(built)
       // A failed build stops `serve` as a signal does (the requests waiting for it are answered
       // with its error), and `serve` then ends with that error.
       const failed = Effect.matchEffect(ready, { onFailure: () => Effect.void, onSuccess: () => Effect.never })
       const host = StdioHost.StdioHost.layer.pipe(
         Layer.provide(Server.Server.layer),
-        Layer.provide(Layers.hostTasks),
+        Layer.provide(Layer.succeed(HostTasks.HostTasks, HostTasks.HostTasks.whenReady(Deferred.await(tasksBuilt)))),
         Layer.provide(Layer.succeed(Backend.Backend, BackendWhenReady.whenReady(ready))),
         Layer.provide(Layers.requestState),
         Layer.provideMerge(configured)

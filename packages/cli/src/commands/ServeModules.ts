@@ -2,5 +2,6 @@
 export * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
 export * as Backend from "@mcpx-fx/server/Backend"
 export * as BackendWhenReady from "@mcpx-fx/server/BackendWhenReady"
+export * as HostTasks from "@mcpx-fx/server/HostTasks"
 export * as Server from "@mcpx-fx/server/Server"
 export * as StdioHost from "@mcpx-fx/server/StdioHost"

@@ -1,6 +1,6 @@
 /**
  * Tasks as hosts see them: a call that outlives its request. mcpx-fx decides per call (the 2026-07-28
- * tasks extension lets the server decide): a tool that supports tasks becomes one at once; any
+ * tasks extension lets the server decide): a tool that supports tasks becomes one at once; every
  * other call becomes one when it has run longer than `afterMs`, and until then answers in its
  * request as it always did. The call itself runs in this service's scope, not the request's, so
  * a host that hangs up after the `CreateTaskResult` loses nothing.
@@ -341,7 +341,7 @@ const make = (policy: TaskPolicy) =>
         return TaskShapes.legacy(after)
       })
 
-    /** Waits until the task is terminal: woken by this process's settling, or on the poll interval for another's. */
+    /** Waits until the task is terminal, reading the store at most every 250 ms, so a task another process settles is seen too. */
     const finished = (caller: Caller, taskId: string): Effect.Effect<TaskRow, HandleError> =>
       Effect.flatMap(owned(caller, taskId), (row) =>
         isTerminal(row.status)

@@ -241,8 +241,7 @@ export const make: Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClien
           WHERE status IN ${sql.in(unfinished)} AND instance <> ${instance}
           AND instance NOT IN (SELECT instance FROM mcpx_task_leases WHERE renewed_at >= ${now - leaseMs})`,
         sql`DELETE FROM mcpx_tasks WHERE ttl_ms IS NOT NULL AND created_at + ttl_ms < ${now}`,
-        // Long after any task could still name them; kept that long so a slow process is not
-        // forgotten between two of its renewals.
+        // Kept ten leases long, so a slow process is not forgotten between two of its renewals.
         sql`DELETE FROM mcpx_task_leases WHERE renewed_at < ${now - leaseMs * 10}`
       ], { discard: true }))).pipe(failing("sweep the tasks"))
 

@@ -1,7 +1,7 @@
 /**
  * A tool call an upstream may run as a task, made so and followed to its end, so the caller gets
  * the call's own result whatever it speaks: a host without tasks simply waits for it, and a host's
- * task (HostTasks) runs it as any other call, made a task at once (`onTask`).
+ * task (HostTasks) runs it like every other call, made a task at once (`onTask`).
  *
  * - 2026-07-28 upstream: the server decides, so every `tools/call` declares the
  *   `io.modelcontextprotocol/tasks` extension; a `resultType: "task"` answer is polled with
@@ -11,7 +11,7 @@
  *   retry with the answers goes upstream as `tasks/update` (`resume`).
  * - 2025-11-25 upstream: a tool whose listing declares `taskSupport` carries `params.task`, and
  *   `tasks/result` waits for the outcome. The questions the task asks come as requests on that
- *   exchange, answered as any call's are.
+ *   exchange, answered as every call's questions are.
  *
  * Polling keeps to the upstream's interval within bounds, so a lying upstream can neither flood
  * nor stall it. A call given up while its task runs cancels the task upstream.
@@ -132,7 +132,7 @@ const follow = (
 
   // A call given up (its host cancelled, its deadline passed) gives the upstream's task up too.
   // 2025-11-25's tasks/result waits for the end itself, and the questions the task asks ride its
-  // stream (tied to it, as any call's are), so a legacy task is not polled.
+  // stream (tied to it, as every call's are), so a legacy task is not polled.
   const following = modern ? poll(0) : Effect.map(ask(Method.TasksResult), withoutRelatedTask)
   return Effect.onInterrupt(following, () => Effect.ignore(Effect.timeout(ask(Method.TasksCancel), Duration.seconds(5))))
 }

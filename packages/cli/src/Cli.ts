@@ -17,6 +17,7 @@ import * as ServersCommand from "./commands/Servers.js"
 import * as SettingsCommand from "./commands/Settings.js"
 import * as StatusCommand from "./commands/Status.js"
 import * as StopCommand from "./commands/Stop.js"
+import * as TasksCommand from "./commands/Tasks.js"
 import * as ToolsCommand from "./commands/Tools.js"
 import * as CommandTree from "./CommandTree.js"
 import type * as Completion from "./Completion.js"
@@ -28,6 +29,7 @@ const subcommands = [
   SearchCommand.command,
   CallCommand.command,
   ElicitCommand.command,
+  TasksCommand.command,
   ProtocolCommand.protocol,
   ProtocolCommand.probe,
   ServersCommand.command,

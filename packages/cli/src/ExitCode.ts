@@ -1,7 +1,7 @@
 /**
  * The exit code of a finished command, and the message that goes with it. It is decided here, in
  * one place, from the typed failure: 2 when the user can fix the command line or a config file,
- * 75 when a server asked a question nobody answered, 77 when an upstream needs `mcpx-fx auth
+ * 75 when a server asked a question nobody answered (or a task has not ended yet), 77 when an upstream needs `mcpx-fx auth
  * login`, 1 for anything else.
  */
 import * as ValidationError from "@effect/cli/ValidationError"
@@ -12,6 +12,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { QuestionsPending } from "./QuestionsPending.js"
+import { TaskUnfinished } from "./TaskUnfinished.js"
 import { UsageError } from "./UsageError.js"
 
 /** The command did what was asked. */
@@ -56,7 +57,7 @@ export const report = (cause: Cause.Cause<unknown>): Effect.Effect<number> => {
       const message = Option.getOrElse(messageOf(e), () => Cause.pretty(cause))
       const code = isUsage(e)
         ? Usage
-        : e instanceof QuestionsPending
+        : e instanceof QuestionsPending || e instanceof TaskUnfinished
         ? QuestionPending
         : needsAuthorization(e)
         ? NeedsAuthorization

@@ -15,6 +15,7 @@ const summaries: Readonly<Record<string, string>> = {
   search: "Search the tools by name, namespace and description, best first",
   call: "Call a tool and print what it returned",
   elicit: "Answer the questions servers asked that wait in the daemon (list, answer, decline, cancel)",
+  tasks: "Follow the calls the daemon runs as tasks (list, get, result, answer, cancel)",
   protocol: "Show each server's protocol preference, era and negotiated version",
   probe: "Probe one server's era now, step by step",
   servers: "List the configured servers, or add, remove, enable or disable one in a config file",

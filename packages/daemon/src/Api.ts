@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
 import { CallerHeaders } from "./ApiCaller.js"
 import { AskGroup } from "./AskApi.js"
+import { TaskAccepted, TasksGroup, TasksUnavailable } from "./TasksApi.js"
 import { UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 import { InvalidSettingValue, SetResult, SettingRow, UnknownSetting, UnsetResult } from "@mcpx-fx/config/SettingsModel"
 
@@ -111,9 +112,11 @@ export class ToolsGroup extends HttpApiGroup.make("tools")
       .setPayload(CallRequest)
       .setHeaders(CallerHeaders)
       .addSuccess(CallResponse)
+      .addSuccess(TaskAccepted, { status: 202 })
       .addError(UnknownName, { status: 404 })
       .addError(BadArguments)
       .addError(UpstreamFailed)
+      .addError(TasksUnavailable)
   )
 {}
 
@@ -154,6 +157,7 @@ export class Api extends HttpApi.make("mcpx")
   .add(SettingsGroup)
   .add(EventsGroup)
   .add(AskGroup)
+  .add(TasksGroup)
   .prefix("/v1")
   .annotate(OpenApi.Title, "mcpx-fx")
   .annotate(OpenApi.Description, "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.")

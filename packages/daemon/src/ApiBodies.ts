@@ -11,6 +11,7 @@ import { Preferences } from "@mcpx-fx/upstream/Preference"
 import * as Schema from "effect/Schema"
 import { ConfigEvent, ConfigState } from "./ConfigWatcher.js"
 import { SettingRow, Source } from "@mcpx-fx/config/SettingsModel"
+import { TaskRequest } from "./TasksApi.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -68,7 +69,9 @@ export const CallRequest = Schema.Struct({
   tool: Schema.String,
   arguments: Schema.optionalWith(Schema.Unknown, { exact: true }),
   /** The caller's session, for servers pooled per session. */
-  session: Schema.optionalWith(Schema.String, { exact: true })
+  session: Schema.optionalWith(Schema.String, { exact: true }),
+  /** Run the call as a task (TasksApi.ts): answered 202 with the task at once. */
+  task: Schema.optionalWith(TaskRequest, { exact: true })
 })
 
 /**

@@ -17,6 +17,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpJsonBody from "@mcpx-fx/server/HttpJsonBody"
 import { Pool } from "@mcpx-fx/upstream/Pool"
+import type { Backend } from "@mcpx-fx/server/Backend"
+import type { HostTasks } from "@mcpx-fx/server/HostTasks"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -27,10 +29,15 @@ import * as Stream from "effect/Stream"
 import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Api.js"
 import { jsonClientErrors } from "./ApiErrors.js"
 import { AskLive } from "./Ask.js"
+import * as TaskRoutes from "./TaskRoutes.js"
+import type { TaskAccepted, TasksUnavailable } from "./TasksApi.js"
+import type { CallRequest, CallResponse } from "./ApiBodies.js"
+import type { CallerHeaders } from "./ApiCaller.js"
 import { callTool, probeServer, protocolReport, redactorOf, searchTools, serverRows, settingsSummary, toolsListing } from "./ApiShaping.js"
 import { ConfigWatcher } from "./ConfigWatcher.js"
 import * as Events from "./Events.js"
 import { Gateway } from "@mcpx-fx/gateway/Gateway"
+import type { UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 import { qualifiedToolName } from "@mcpx-fx/gateway/Names"
 import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
 import * as Redact from "@mcpx-fx/gateway/Redact"
@@ -124,6 +131,17 @@ const searchFor = (request: Parameters<typeof searchTools>[1]) =>
     Effect.flatMap(searchTools(gateway, request), (found) =>
       forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }))))
 
+/** `POST /v1/call`: the call's result, or with `task` the task it runs as (202). */
+const callOrTask = (
+  gateway: Gateway["Type"],
+  payload: typeof CallRequest.Type,
+  headers: typeof CallerHeaders.Type
+): Effect.Effect<
+  typeof CallResponse.Type | typeof TaskAccepted.Type,
+  UnknownName | BadArguments | UpstreamFailed | TasksUnavailable,
+  Backend | HostTasks
+> => (payload.task === undefined ? callTool(gateway, payload, headers) : TaskRoutes.begin(gateway, payload, payload.task, headers))
+
 /** `/v1/tools`, `/v1/search`, `/v1/call`. */
 export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
   handlers
@@ -135,11 +153,12 @@ export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
     .handle("searchFresh", ({ payload }) => searchFor(payload))
     .handle("call", ({ headers, payload }) =>
       Effect.flatMap(Gateway, (gateway) =>
-        callTool(gateway, payload, headers).pipe(
-          Effect.catchTags({
+        Effect.catchTags(
+          callOrTask(gateway, payload, headers),
+          {
             UpstreamFailed: (e) => Effect.flip(forCaller(gateway, e, redactFailure)),
             BadArguments: (e) => Effect.flip(forCaller(gateway, e, redactFailure))
-          })
+          }
         ))))
 
 /** `/v1/settings` and `/v1/settings/{path}`. */
@@ -197,7 +216,7 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) => {
 // ---------------------------------------------------------------------------------------------
 
 /** What the API runs on. */
-export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo
+export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo | Backend | HostTasks
 
 /**
  * The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`.
@@ -209,7 +228,7 @@ export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrap
     HttpApiBuilder.middlewareOpenApi({ path: OpenApiPath }).pipe(
       Layer.provideMerge(
         HttpApiBuilder.api(Api.annotate(OpenApi.Version, info.version)).pipe(
-          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive, jsonClientErrors))
+          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive, TaskRoutes.TasksLive, jsonClientErrors))
         )
       ),
       Layer.merge(HttpApiBuilder.middleware(HttpJsonBody.requireJson))

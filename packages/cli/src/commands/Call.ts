@@ -20,7 +20,7 @@ import * as Output from "../Output.js"
 import { QuestionsPending } from "../QuestionsPending.js"
 import { UsageError } from "../UsageError.js"
 import * as ViaDaemon from "../ViaDaemon.js"
-import { loadAsking } from "./LazyApi.js"
+import { loadAsking, loadTasks } from "./LazyApi.js"
 import { globalsFrom } from "./Root.js"
 import { withGateway } from "./Upstream.js"
 
@@ -84,6 +84,13 @@ const resumeOption = Options.text("resume").pipe(
   Options.optional
 )
 
+const taskOption = Options.boolean("task").pipe(
+  Options.withDescription(
+    "Run the call as a task in the daemon and return at once, printing the task's id (--json: the task). Follow it with " +
+      "`mcpx-fx tasks get|result|answer|cancel <id>`; it outlives this command. Needs a running daemon."
+  )
+)
+
 const DaemonWaitMs = 30_000
 
 /** The daemon's `/v1/ask`, as the route a call follows. */
@@ -116,6 +123,24 @@ const usageFailures = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     (e) => Effect.fail(new UsageError({ message: e.message }))
   )
 
+/** `call --task`: the daemon makes the task and answers at once; its id (or with --json the task) is printed. */
+const startTask = (json: boolean, name: string | undefined, given: string | undefined, conflicting: boolean) =>
+  Effect.gen(function*() {
+    if (conflicting) return yield* new UsageError({ message: "call --task runs in the daemon: it takes neither --local nor --resume" })
+    if (name === undefined) return yield* new UsageError({ message: "call --task needs a tool (<namespace>.<tool>)" })
+    const parsed = given === undefined
+      ? {}
+      : given === "-"
+      ? yield* parseArguments(yield* readStdin, "stdin")
+      : yield* parseArguments(given, "the command line")
+    const accepted = yield* ViaDaemon.required("call --task", (client) =>
+      client.tools.call({ payload: { tool: name, arguments: parsed, task: {} }, headers: {} }))
+    if (!("task" in accepted)) return yield* new UsageError({ message: "the daemon answered with a result, not a task: it predates call --task" })
+    if (!json) return yield* Output.text(accepted.task.taskId)
+    const { TasksApi } = yield* loadTasks
+    yield* ViaDaemon.printJson(TasksApi.TaskAccepted, accepted)
+  })
+
 /** `mcpx-fx call`. */
 export const command = Command.make(
   "call",
@@ -124,15 +149,17 @@ export const command = Command.make(
     local: ViaDaemon.localOption,
     noInput: noInputOption,
     resume: resumeOption,
+    task: taskOption,
     tool: Args.text({ name: "tool" }).pipe(Args.withDescription("<namespace>.<tool> (or <namespace>__<tool>)."), Args.optional),
     args: Args.text({ name: "json" }).pipe(
       Args.withDescription("The arguments as a JSON object, or - to read them from stdin. Default: {}."),
       Args.optional
     )
   },
-  ({ args, globals, local, noInput, resume, tool }) =>
+  ({ args, globals, local, noInput, resume, task, tool }) =>
     Effect.gen(function*() {
       const options = yield* globalsFrom(globals)
+      if (task) return yield* startTask(options.json, Option.getOrUndefined(tool), Option.getOrUndefined(args), local || Option.isSome(resume))
       const { Asking } = yield* loadAsking
       const given = Option.getOrUndefined(args)
       // A person can be asked only on a terminal, and not when stdin carries the arguments.
@@ -174,8 +201,10 @@ export const command = Command.make(
       "Call a tool and print its text content (--json: the whole result). Exit 1 if the tool reports an error, " +
         "2 for bad arguments or an unknown tool, 75 when the tool asked a question nobody here could answer " +
         "(on a terminal it is asked; otherwise the question and the `mcpx-fx elicit` commands that answer it are " +
-        "printed, and `mcpx-fx call --resume <id>` collects the result). " + ViaDaemon.helpNote,
-      `mcpx-fx call github.search_issues '{"query":"is:open label:bug"}'`
+        "printed, and `mcpx-fx call --resume <id>` collects the result). With --task the call runs as a task in the daemon " +
+        "and its id is printed at once (mcpx-fx tasks). " + ViaDaemon.helpNote,
+      `mcpx-fx call github.search_issues '{"query":"is:open label:bug"}'`,
+      `mcpx-fx call --task build.run_tests '{"suite":"all"}'`
     )
   )
 )

@@ -114,8 +114,10 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       )
       // One task engine for every listener: a task made over TCP is read over the socket too.
       const hostTasks = Layer.succeedContext(yield* Layer.build(Layers.hostTasks))
+      // One Backend too: `/v1` tasks call through it as MCP hosts' calls do.
+      const backend = Layer.succeedContext(yield* Layer.build(GatewayBackend.layer))
       const serverLayer = Server.Server.layer.pipe(
-        Layer.provideMerge(GatewayBackend.layer),
+        Layer.provideMerge(backend),
         Layer.provide(Layers.requestState),
         Layer.provide(hostTasks)
       )
@@ -142,6 +144,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
           const api = yield* ApiHandlers.httpApp.pipe(
+            Effect.provide(Layer.mergeAll(backend, hostTasks)),
             Effect.provide(Api.DaemonInfo.layer({
               version,
               pid: process.pid,

@@ -9,3 +9,6 @@ export const loadShapes = Effect.promise(() => import("./ShapeModules.js"))
 
 /** Asking and answering questions (AskModules.ts), which builds on the `/v1` API's ask routes. */
 export const loadAsking = Effect.promise(() => import("./AskModules.js"))
+
+/** The `/v1/tasks` bodies (TaskModules.ts), for `tasks --json`. */
+export const loadTasks = Effect.promise(() => import("./TaskModules.js"))

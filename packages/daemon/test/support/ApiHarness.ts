@@ -15,6 +15,10 @@ import type { Gateway } from "@mcpx-fx/gateway/Gateway"
 import type { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
 import type * as Settings from "@mcpx-fx/config/Settings"
 import * as TestGateway from "@mcpx-fx/testing/gateway/TestGateway"
+import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
+import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
+import type { Backend } from "@mcpx-fx/server/Backend"
+import type { HostTasks } from "@mcpx-fx/server/HostTasks"
 
 /** A server whose process exits at once. */
 export const broken = { command: process.execPath, args: ["-e", "process.stderr.write('no token configured'); process.exit(4)"] }
@@ -26,14 +30,16 @@ export const daemon = { version: "9.9.9-test", pid: 4242, startedAt: Date.now(),
 export const dependencies = (
   mcpServers: Record<string, unknown>,
   options: TestGateway.Options = {}
-): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo> =>
-  Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))).pipe(
-    Layer.provideMerge(TestGateway.layer(mcpServers, options))
-  )
+): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo | Backend | HostTasks> =>
+  Layer.mergeAll(
+    Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))),
+    GatewayBackend.layer,
+    TestTasks.layer
+  ).pipe(Layer.provideMerge(TestGateway.layer(mcpServers, options)))
 
 /** A web handler for the API over the services already in context (disposed with the scope). */
 export const webHandler = Effect.gen(function*() {
-  const context = yield* Effect.context<Gateway | Settings.Settings | Pool | PendingCalls | DaemonInfo>()
+  const context = yield* Effect.context<ApiHandlers.Requirements>()
   const served = Layer.mergeAll(ApiHandlers.layer, HttpServer.layerContext).pipe(Layer.provide(Layer.succeedContext(context)))
   return yield* Effect.acquireRelease(
     Effect.sync(() => HttpApiBuilder.toWebHandler(served)),

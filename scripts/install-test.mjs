@@ -173,7 +173,9 @@ try {
   check(called.includes("over legacy 2025-11-25"), `serve routes legacy__hello to the legacy server: ${called}`)
   const modern = JSON.stringify(frames.find((f) => f.id === 4))
   check(modern.includes("over modern"), `serve routes modern__hello to the modern server: ${modern}`)
-  say("npx mcpx-fx serve: initialize, tools/list and two routed tools/call over stdio")
+  const tasked = JSON.stringify(frames.find((f) => f.id === 6))
+  check(tasked.includes("over legacy 2025-11-25") && tasked.includes("related-task"), `serve runs a task on the installed store and tasks/result answers it: ${tasked}`)
+  say("npx mcpx-fx serve: initialize, tools/list, two routed tools/call and a task (tasks/result) over stdio")
 
   // -------------------------------------------------------------------------------------------
   // The libraries, as a consumer's TypeScript program
@@ -224,19 +226,27 @@ try {
 
 /**
  * Runs `npx mcpx-fx serve` in `cwd` for one exchange: initialize (2025-11-25), tools/list, a call
- * to each server, then end of input. Resolves with every frame it wrote once it exited 0.
+ * to each server, a call as a task and its tasks/result, then end of input. Resolves with every frame it wrote once it exited 0.
  */
 function serveExchange(cwd, env) {
   return new Promise((resolve, reject) => {
     const child = spawn("npx", ["--yes=false", "mcpx-fx", "serve", "--config", "mcp.json"], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
+    let asked = false
     const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
     child.stdout.setEncoding("utf8").on("data", (d) => {
       stdout += d
+      const frames = stdout.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
+      // The task made in request 5 is read back in 6: the store (better-sqlite3) works installed.
+      const task = frames.find((f) => f.id === 5)?.result?.task?.taskId
+      if (task !== undefined && !asked) {
+        asked = true
+        send({ jsonrpc: "2.0", id: 6, method: "tasks/result", params: { taskId: task } })
+      }
       // End input once every request is answered; serve then exits by itself.
-      const answered = new Set(stdout.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l).id))
-      if ([1, 2, 3, 4].every((id) => answered.has(id))) child.stdin.end()
+      const answered = new Set(frames.map((f) => f.id))
+      if ([1, 2, 3, 4, 5, 6].every((id) => answered.has(id))) child.stdin.end()
     })
     child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
     child.on("error", reject)
@@ -256,5 +266,6 @@ function serveExchange(cwd, env) {
     send({ jsonrpc: "2.0", id: 2, method: "tools/list" })
     send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "legacy__hello", arguments: {} } })
     send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "modern__hello", arguments: {} } })
+    send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "legacy__hello", arguments: {}, task: {} } })
   })
 }

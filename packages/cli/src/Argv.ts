@@ -1,8 +1,8 @@
 /**
  * The command line as read before @effect/cli parses it, for what @effect/cli does not do itself:
  *
- * - `--log-level LEVEL` anywhere (before `--`): @effect/cli only finds it in some positions; it is
- *   taken out here and applied to the whole run.
+ * - `--log-level LEVEL` and `--log-format text|json` anywhere (before `--`): @effect/cli only finds
+ *   such options in some positions; they are taken out here and applied to the whole run.
  * - A mistyped command word (`mcpx-fx stauts`, `mcpx-fx settings lsit`) is refused with the
  *   closest commands, exit 2, where @effect/cli would only list them all.
  * - An unknown option (`mcpx-fx tools --jsn`) is refused as an option, with the closest of the
@@ -26,11 +26,12 @@ import { UsageError } from "./UsageError.js"
 export type Plan =
   | {
     readonly _tag: "Run"
-    /** The arguments for @effect/cli, `--log-level` taken out. */
+    /** The arguments for @effect/cli, `--log-level` and `--log-format` taken out. */
     readonly args: ReadonlyArray<string>
     /** The command named (its first word), or none (`mcpx-fx --wizard`). */
     readonly command: string | undefined
     readonly logLevel: Option.Option<LogLevel.LogLevel>
+    readonly logFormat: Option.Option<LogFormat>
   }
   | { readonly _tag: "TopHelp" }
   /** A command's own help (`tools --help`, `help settings set`). */
@@ -57,25 +58,38 @@ const parseLevel = (value: string | undefined): Either.Either<LogLevel.LogLevel,
     : Either.right(found[1])
 }
 
-/** `--log-level LEVEL` / `--log-level=LEVEL` taken out of `head` (the words before `--`). */
-const takeLogLevel = (
-  head: ReadonlyArray<string>
-): Either.Either<{ readonly rest: ReadonlyArray<string>; readonly level: Option.Option<LogLevel.LogLevel> }, UsageError> => {
+/** How log lines are written: text for a person, or one JSON object per line for a log pipeline. */
+export type LogFormat = "text" | "json"
+
+export const LogFormatFlag = "--log-format"
+
+/** `--log-format` and `MCPX_LOG_FORMAT` take one of these. */
+export const parseFormat = (value: string | undefined, from = LogFormatFlag): Either.Either<LogFormat, UsageError> =>
+  value === "text" || value === "json"
+    ? Either.right(value)
+    : Either.left(new UsageError({ message: `${from}: expected text or json, got ${JSON.stringify(value ?? "")}` }))
+
+/** `FLAG VALUE` / `FLAG=VALUE` taken out of `head` (the words before `--`), at most once. */
+const takeFlag = <A>(
+  head: ReadonlyArray<string>,
+  flag: string,
+  parse: (value: string | undefined) => Either.Either<A, UsageError>
+): Either.Either<{ readonly rest: ReadonlyArray<string>; readonly value: Option.Option<A> }, UsageError> => {
   const rest: Array<string> = []
-  let level = Option.none<LogLevel.LogLevel>()
+  let value = Option.none<A>()
   for (let i = 0; i < head.length; i++) {
     const word = head[i]!
-    const inline = word.startsWith(`${LogLevelFlag}=`)
-    if (word !== LogLevelFlag && !inline) {
+    const inline = word.startsWith(`${flag}=`)
+    if (word !== flag && !inline) {
       rest.push(word)
       continue
     }
-    if (Option.isSome(level)) return Either.left(new UsageError({ message: `${LogLevelFlag} is given more than once` }))
-    const parsed = parseLevel(inline ? word.slice(LogLevelFlag.length + 1) : head[++i])
+    if (Option.isSome(value)) return Either.left(new UsageError({ message: `${flag} is given more than once` }))
+    const parsed = parse(inline ? word.slice(flag.length + 1) : head[++i])
     if (Either.isLeft(parsed)) return Either.left(parsed.left)
-    level = Option.some(parsed.right)
+    value = Option.some(parsed.right)
   }
-  return Either.right({ rest, level })
+  return Either.right({ rest, value })
 }
 
 const shells: ReadonlyArray<Completion.Shell> = ["bash", "zsh", "fish"]
@@ -116,9 +130,12 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
   const dashes = args.indexOf("--")
   const head = dashes < 0 ? args : args.slice(0, dashes)
   const tail = dashes < 0 ? [] : args.slice(dashes)
-  const taken = takeLogLevel(head)
-  if (Either.isLeft(taken)) return Either.left(taken.left)
-  const { level, rest } = taken.right
+  const leveled = takeFlag(head, LogLevelFlag, parseLevel)
+  if (Either.isLeft(leveled)) return Either.left(leveled.left)
+  const formatted = takeFlag(leveled.right.rest, LogFormatFlag, (v) => parseFormat(v))
+  if (Either.isLeft(formatted)) return Either.left(formatted.left)
+  const level = leveled.right.value
+  const { rest, value: format } = formatted.right
 
   let node = tree
   const path: Array<string> = []
@@ -165,5 +182,5 @@ export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Eithe
     return Either.right({ _tag: "TopHelp" })
   }
   if (help) return Either.right({ _tag: "CommandHelp", path, node })
-  return Either.right({ _tag: "Run", args: [...rest, ...tail], command: path[0], logLevel: level })
+  return Either.right({ _tag: "Run", args: [...rest, ...tail], command: path[0], logLevel: level, logFormat: format })
 }

@@ -16,6 +16,7 @@ export type ArgumentWords = Readonly<Record<string, ReadonlyArray<string>>>
 /** Values offered after an option that takes one, where they are known in advance. */
 const optionValues: Readonly<Record<string, ReadonlyArray<string>>> = {
   "--log-level": ["all", "trace", "debug", "info", "warning", "error", "fatal", "none"],
+  "--log-format": ["text", "json"],
   "--completions": ["bash", "zsh", "fish"]
 }
 

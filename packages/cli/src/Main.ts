@@ -12,7 +12,6 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import { existsSync } from "node:fs"
@@ -24,7 +23,9 @@ import * as Colour from "./Colour.js"
 import * as Completion from "./Completion.js"
 import * as ExitCode from "./ExitCode.js"
 import { ProcessEnvironment } from "./Layers.js"
+import * as Logging from "./Logging.js"
 import * as TopHelp from "./TopHelp.js"
+import type { UsageError } from "./UsageError.js"
 import * as CommandHelp from "./CommandHelp.js"
 import { version } from "./version.js"
 
@@ -40,10 +41,15 @@ const planned = Argv.plan(process.argv.slice(2), tree)
 const level = Either.isRight(planned) && planned.right._tag === "Run"
   ? Option.getOrElse(planned.right.logLevel, () => LogLevel.Warning)
   : LogLevel.Warning
-const StderrLogger = Layer.merge(
-  Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: colour.stderr })),
-  Logger.minimumLogLevel(level)
-)
+// `--log-format` first, then MCPX_LOG_FORMAT: read before anything logs, so never from a config file.
+const envFormat = process.env.MCPX_LOG_FORMAT
+const format: Either.Either<Argv.LogFormat, UsageError> = Either.isRight(planned) && planned.right._tag === "Run" &&
+    Option.isSome(planned.right.logFormat)
+  ? Either.right(planned.right.logFormat.value)
+  : envFormat === undefined || envFormat === ""
+  ? Either.right("text")
+  : Argv.parseFormat(envFormat, "MCPX_LOG_FORMAT")
+const StderrLogger = Logging.layer(Either.getOrElse(format, () => "text" as const), level, colour.stderr)
 
 // NodeContext.layer without its worker manager and command executor, which nothing here uses
 // (stdio upstreams run on node:child_process): their modules are then never loaded.
@@ -58,6 +64,7 @@ const readme = fileURLToPath(new URL("../README.md", import.meta.url))
 
 const main = Effect.gen(function*() {
   if (Either.isLeft(planned)) return yield* planned.left
+  if (Either.isLeft(format)) return yield* format.left
   const plan = planned.right
   switch (plan._tag) {
     case "TopHelp":

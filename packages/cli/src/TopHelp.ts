@@ -45,7 +45,7 @@ export const render = (tree: CommandTree.Node, version: string, readme: string |
     ...lines,
     "",
     "Every command takes --config FILE (else .mcpx.json/.mcp.json/.vscode/mcp.json from here up), --json, --log-level LEVEL,",
-    `and a flag per setting (${SettingsRegistry.registry.length} of them, e.g. --pool-call-timeout 2m; mcpx-fx settings list shows all).`,
+    `--log-format json, and a flag per setting (${SettingsRegistry.registry.length} of them, e.g. --pool-call-timeout 2m; mcpx-fx settings list shows all).`,
     "",
     "More: mcpx-fx <command> --help shows a command's options and examples,",
     `mcpx-fx settings list every setting with its value and source${readme === undefined ? "." : `, and ${readme} the quick start.`}`

@@ -41,6 +41,18 @@ describe("Argv.plan", () => {
     assert.deepStrictEqual(run("call", "a.b", "--", "--log-level", "x").args, ["call", "a.b", "--", "--log-level", "x"])
   })
 
+  it("takes --log-format out wherever it is, and refuses a format it does not write", () => {
+    for (const args of [["--log-format", "json", "tools"], ["tools", "--log-format=json", "--json"], ["serve", "--log-level", "info", "--log-format", "json"]]) {
+      const r = run(...args)
+      assert.deepStrictEqual(r.logFormat, Option.some("json"), args.join(" "))
+      assert.notInclude(r.args.join(" "), "log-format", args.join(" "))
+    }
+    assert.deepStrictEqual(run("tools").logFormat, Option.none())
+    assert.include(refusal("tools", "--log-format", "yaml"), `--log-format: expected text or json, got "yaml"`)
+    assert.include(refusal("tools", "--log-format"), `--log-format: expected text or json, got ""`)
+    assert.include(refusal("--log-format", "json", "tools", "--log-format", "text"), "--log-format is given more than once")
+  })
+
   it("refuses a bad, missing or repeated --log-level", () => {
     assert.include(refusal("tools", "--log-level", "loud"), `expected one of all, trace, debug, info, warning, error, fatal, none, got "loud"`)
     assert.include(refusal("tools", "--log-level"), "--log-level needs a value")

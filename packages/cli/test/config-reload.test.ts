@@ -97,7 +97,7 @@ describe("config reload", () => {
   it.scopedLive("cli/servers/list with a daemon running shows the daemon's servers and files, from any folder; --local the folder's", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox
-      const file = yield* sb.writeJson("project/.mcp.json", { mcpServers: { alpha: era("dual") } })
+      const file = yield* sb.writeJson("project/.mcp.json", { mcpServers: { alpha: era("dual"), gamma: { ...era("dual"), disabled: true } } })
       const daemon = yield* DaemonProcess.start(sb, { config: file })
       yield* sb.mkdir("elsewhere")
       const env = { MCPX_STATE_DIR: daemon.stateDir }
@@ -106,11 +106,13 @@ describe("config reload", () => {
       assert.include(listed.stdout, `the running daemon's (pid ${daemon.info.pid}), from ${file}:`)
       const row = listed.stdout.split("\n").find((l) => l.startsWith("alpha ")) ?? ""
       for (const cell of ["enabled", "stdio", "era-server", file]) assert.include(row, cell)
+      // The daemon's disabled servers too, from the file that disabled them.
+      assert.match(listed.stdout, new RegExp(`^gamma\\s+disabled\\s+-\\s+-\\s+${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"))
       const json = JSON.parse((yield* sb.run(["servers", "list", "--json"], { env, cwd: "elsewhere" })).stdout) as {
         servers: ReadonlyArray<Message>
         daemon: { pid: number; files: ReadonlyArray<string> }
       }
-      assert.deepStrictEqual(json.servers.map((s) => [s.name, s.enabled, s.file]), [["alpha", true, file]])
+      assert.deepStrictEqual(json.servers.map((s) => [s.name, s.enabled, s.file]), [["alpha", true, file], ["gamma", false, file]])
       assert.deepStrictEqual(json.daemon, { pid: daemon.info.pid, files: [file] })
       const local = yield* sb.run(["servers", "list", "--local"], { env, cwd: "elsewhere" })
       assert.strictEqual(local.code, 0, local.stderr)

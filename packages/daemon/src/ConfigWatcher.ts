@@ -67,6 +67,8 @@ export const ConfigState = Schema.Struct({
   reloads: Schema.Number,
   /** Whether the files are watched (the daemon), or only reloaded on request. */
   watching: Schema.Boolean,
+  /** Servers a file disabled (`"disabled": true`), and the file that did. */
+  disabled: Schema.Array(Schema.Struct({ name: Schema.String, file: Schema.String })),
   /** The last refused reload, until one succeeds. */
   error: Schema.optionalWith(Schema.Struct({ message: Schema.String, at: Schema.Number }), { exact: true })
 })
@@ -117,7 +119,8 @@ const make = (input: ConfigInput, options: WatchOptions) =>
       files: initial.files,
       loadedAt: yield* Clock.currentTimeMillis,
       reloads: 0,
-      watching: options.watch
+      watching: options.watch,
+      disabled: initial.disabled
     }
 
     const refuse = (message: string) =>
@@ -136,7 +139,7 @@ const make = (input: ConfigInput, options: WatchOptions) =>
         const replaced = yield* settings.replaceFiles(next.settingsFiles)
         const at = yield* Clock.currentTimeMillis
         current = next
-        state = { files: next.files, loadedAt: at, reloads: state.reloads + 1, watching: options.watch }
+        state = { files: next.files, loadedAt: at, reloads: state.reloads + 1, watching: options.watch, disabled: next.disabled }
         const warnings = (next.warnings ?? []).map((w) => w.message)
         for (const w of warnings) yield* Effect.logWarning(w)
         if (replaced.restartRequired.length > 0) {

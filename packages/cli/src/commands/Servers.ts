@@ -118,19 +118,29 @@ const configuredRows = (options: GlobalOptions.Globals) =>
   }))
 
 /**
- * The servers a running daemon runs, from the files it read (which need not be the ones found from
- * here: it was started elsewhere, or by `npm start`); it knows nothing of disabled ones.
+ * The servers a running daemon runs and those its files disable, from the files it read (which
+ * need not be the ones found from here: it was started elsewhere, or by `npm start`).
  */
 const daemonRows = (client: ViaDaemon.Client) =>
   Effect.map(client.system.status(), (status): Listed => ({
-    rows: status.servers.map((s): Row => ({
-      name: s.name,
-      namespace: s.namespace,
-      enabled: true,
-      transport: s.transport,
-      target: s.transport === "stdio" ? [s.command ?? "", ...(s.args ?? [])].join(" ") : s.url ?? "",
-      file: s.file
-    })),
+    rows: [
+      ...status.servers.map((s): Row => ({
+        name: s.name,
+        namespace: s.namespace,
+        enabled: true,
+        transport: s.transport,
+        target: s.transport === "stdio" ? [s.command ?? "", ...(s.args ?? [])].join(" ") : s.url ?? "",
+        file: s.file
+      })),
+      ...(status.config?.disabled ?? []).map((s): Row => ({
+        name: s.name,
+        namespace: ConfigFile.namespaceOf(s.name),
+        enabled: false,
+        transport: "",
+        target: "",
+        file: s.file
+      }))
+    ],
     daemon: { pid: status.daemon.pid, files: status.config?.files ?? status.daemon.configFiles }
   }))
 

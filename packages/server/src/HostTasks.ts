@@ -25,13 +25,15 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
 import { errorObject, type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
 import * as TaskShapes from "./internal/TaskShapes.js"
-import { type TaskError, type TaskRow, TaskStore, type TaskStoreError } from "./TaskStore.js"
+import { type TaskError, type TaskRow, TaskStore, type TaskStoreError, type TaskUpdate } from "./TaskStore.js"
 
 /** How tasks are made and kept. */
 export interface TaskPolicy {
@@ -90,6 +92,13 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
   readonly result: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
   /** `tasks/list` (2025-11-25): the caller's tasks, newest first, a page at a time. */
   readonly list: (caller: Caller, cursor: string | undefined) => Effect.Effect<JsonObject, HandleError>
+  /**
+   * Every task's row as this process writes it from now on (a status or its payload changed), of
+   * every owner (whoever reads filters), for the hosts told rather than polling (TaskNotices.ts).
+   * Not the creation (its answer carries the task), nor what another process writes. A reader
+   * that falls behind loses the oldest rows, never memory.
+   */
+  readonly statuses: Effect.Effect<Queue.Dequeue<TaskRow>, never, Scope.Scope>
 }>() {
   /** Tasks kept in the TaskStore under `policy`. */
   static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
@@ -112,12 +121,17 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
     update: (caller, taskId, inputResponses) => Effect.flatMap(ready, (t) => t.update(caller, taskId, inputResponses)),
     cancel: (caller, taskId) => Effect.flatMap(ready, (t) => t.cancel(caller, taskId)),
     result: (caller, taskId) => Effect.flatMap(ready, (t) => t.result(caller, taskId)),
-    list: (caller, cursor) => Effect.flatMap(ready, (t) => t.list(caller, cursor))
+    list: (caller, cursor) => Effect.flatMap(ready, (t) => t.list(caller, cursor)),
+    // Without a store there are no tasks, so nothing is ever published: a queue nobody fills.
+    statuses: Effect.matchEffect(ready, { onFailure: () => Queue.unbounded<TaskRow>(), onSuccess: (t) => t.statuses })
   })
 }
 
 /** How many tasks one `tasks/list` page holds. */
 export const ListPage = 50
+
+/** How far a reader of `statuses` may lag before losing the oldest rows (any later row of a task is whole). */
+export const StatusBacklog = 1_024
 
 /** The acknowledgement `tasks/update` and `tasks/cancel` answer. */
 const ack: JsonObject = { resultType: "complete" }
@@ -162,6 +176,11 @@ const make = (policy: TaskPolicy) =>
     const store = yield* TaskStore
     const scope: Scope.Scope = yield* Effect.scope
     const live = new Map<string, Live>()
+    const written = yield* PubSub.sliding<TaskRow>(StatusBacklog)
+
+    /** Moves a task on in the store, and tells whoever follows `statuses` of the row it now is. */
+    const record = (taskId: string, update: TaskUpdate): Effect.Effect<Option.Option<TaskRow>, TaskStoreError> =>
+      Effect.tap(store.update(taskId, update), (row) => (Option.isSome(row) ? PubSub.publish(written, row.value) : Effect.void))
 
     const sweep = Effect.catchAll(store.sweep(policy.leaseMs, InterruptedMessage), (e) => Effect.logWarning(e.message))
     yield* sweep
@@ -191,7 +210,7 @@ const make = (policy: TaskPolicy) =>
         return Effect.void
       }
       const write = Exit.match(exit, {
-        onFailure: (cause) => store.update(taskId, { status: "failed", error: failure(cause) }),
+        onFailure: (cause) => record(taskId, { status: "failed", error: failure(cause) }),
         onSuccess: (result) => {
           if (Shape.resultTypeOf(result) === "input_required" && entry !== undefined) {
             entry.fiber = undefined
@@ -201,9 +220,9 @@ const make = (policy: TaskPolicy) =>
             entry.queued = {}
             // Answers that arrived while this round ran go on at once, as a tasks/update now would.
             if (Object.keys(queued).length > 0) return answer(taskId, entry, queued)
-            return store.update(taskId, { status: "input_required", inputRequests: entry.outstanding })
+            return record(taskId, { status: "input_required", inputRequests: entry.outstanding })
           }
-          return store.update(taskId, { status: "completed", result: TaskShapes.inlined(result) })
+          return record(taskId, { status: "completed", result: TaskShapes.inlined(result) })
         }
       })
       return write.pipe(
@@ -233,8 +252,8 @@ const make = (policy: TaskPolicy) =>
         ? { inputResponses: answers }
         : { inputResponses: answers, requestState: entry.requestState }
       const next = Object.keys(remaining).length > 0
-        ? store.update(taskId, { status: "input_required", inputRequests: remaining })
-        : store.update(taskId, { status: "working" })
+        ? record(taskId, { status: "input_required", inputRequests: remaining })
+        : record(taskId, { status: "working" })
       return Effect.flatMap(next, (row) =>
         Effect.gen(function*() {
           const fiber = yield* Effect.forkIn(entry.round(entry.caller, retry), scope)
@@ -331,7 +350,7 @@ const make = (policy: TaskPolicy) =>
         const row = yield* owned(caller, taskId)
         const after = isTerminal(row.status)
           ? row
-          : Option.getOrElse(yield* store.update(taskId, { status: "cancelled", statusMessage: "cancelled by the caller" }), () => row)
+          : Option.getOrElse(yield* record(taskId, { status: "cancelled", statusMessage: "cancelled by the caller" }), () => row)
         const fiber = live.get(taskId)?.fiber
         if (!isTerminal(row.status)) live.delete(taskId)
         if (fiber !== undefined && !isTerminal(row.status)) yield* Fiber.interruptFork(fiber)
@@ -373,6 +392,7 @@ const make = (policy: TaskPolicy) =>
       update,
       cancel,
       result,
-      list
+      list,
+      statuses: PubSub.subscribe(written)
     })
   })

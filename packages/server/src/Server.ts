@@ -33,73 +33,22 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { Backend, type BackendError, type Caller, CapabilityRequired, type InputRetry, type Listing, type QuestionChannel, type NotificationChannel } from "./Backend.js"
-import { HostTasks } from "./HostTasks.js"
+import type * as Scope from "effect/Scope"
+import { Backend, type BackendError, type Caller, CapabilityRequired, type InputRetry } from "./Backend.js"
+import { HostTasks, ownerOf } from "./HostTasks.js"
+import type { Connection, Negotiated, RequestContext } from "./internal/ServerConnection.js"
+import * as ServerFeatures from "./internal/ServerFeatures.js"
 import * as ServerTasks from "./internal/ServerTasks.js"
+import * as TaskNotices from "./internal/TaskNotices.js"
 import * as RequestState from "./RequestState.js"
 import * as Subscriptions from "./Subscriptions.js"
 import { AlreadyInitialized, errorObject, type HandleError, InvalidParams, MethodNotFound, UnshapeableResult } from "./ServerErrors.js"
-import {
-  CompleteParams,
-  decodeParams,
-  ListParams,
-  nameParams,
-  PromptParams,
-  ReadParams,
-  retryOf,
-  forwardMeta,
-  notifying,
-  sessionIdentity
-} from "./internal/ServerParams.js"
+import { decodeParams, notifying, retryOf, sessionIdentity } from "./internal/ServerParams.js"
 
 export { forwardMeta, notifying, OpencodeSessionKey, SessionIdentityKeys, SessionKey, sessionIdentity } from "./internal/ServerParams.js"
+export { type Connection, makeConnection, type Negotiated, negotiatedRevision, type RequestContext } from "./internal/ServerConnection.js"
 
-/** Where a listing's per-server failures are reported, in the result's `_meta`. */
-export const ListingFailuresKey = "dev.mcpx/listingFailures"
-
-/** What a legacy `initialize` settled for a connection. */
-export interface Negotiated {
-  readonly revision: Revision.LegacyRevision
-  readonly clientCapabilities: JsonObject
-  readonly clientInfo: Implementation
-  /** Whether `notifications/initialized` has arrived. */
-  readonly initialized: boolean
-  readonly logLevel?: Meta.LoggingLevel
-}
-
-/**
- * One host connection (a stdio process, a legacy HTTP session): the legacy negotiation, if any.
- * Modern requests never read it.
- */
-export interface Connection {
-  /** The legacy session id (stdio: a connection id); the fallback identity of legacy callers. */
-  readonly id: string
-  readonly negotiated: Ref.Ref<Option.Option<Negotiated>>
-}
-
-/** A fresh connection with nothing negotiated. */
-export const makeConnection = (id: string): Effect.Effect<Connection> =>
-  Effect.map(Ref.make(Option.none<Negotiated>()), (negotiated) => ({ id, negotiated }))
-
-/** The revision a connection negotiated, if any (a transport needs it for batches and headers). */
-export const negotiatedRevision = (connection: Connection): Effect.Effect<Revision.LegacyRevision | undefined> =>
-  Effect.map(Ref.get(connection.negotiated), Option.match({ onNone: () => undefined, onSome: (n) => n.revision }))
-
-/** What the transport knows about one message besides the message itself. */
-export interface RequestContext {
-  readonly connection: Connection
-  /**
-   * For a legacy request outside any negotiated session (sessionless Streamable HTTP), the
-   * revision its transport decided it speaks; ignored once the connection has negotiated.
-   */
-  readonly legacyRevision?: Revision.LegacyRevision
-  /** Asks this request's host questions, when the transport can carry server→client requests. */
-  readonly questions?: QuestionChannel
-  /** Tells this request's host of its progress and log messages, when the transport can. */
-  readonly notify?: NotificationChannel
-  /** How this request's transport carries subscriptions (listen notifications, legacy resource watches). */
-  readonly subscriptions?: Subscriptions.Channel
-}
+export { ListingFailuresKey } from "./internal/ServerFeatures.js"
 
 /** What the Server says about itself. */
 export interface ServerOptions {
@@ -145,6 +94,11 @@ export class Server extends Context.Tag("@mcpx-fx/server/Server")<Server, {
    * an error response. Interruption is left alone, so a transport's cancellation reaches the call.
    */
   readonly handle: (message: JsonRpc.Message, context: RequestContext) => Effect.Effect<JsonRpc.Response | undefined>
+  /**
+   * Tells a legacy connection of its own tasks' changes (`notifications/tasks/status`, once it is
+   * initialized under 2025-11-25) with `send`, for as long as the current scope lasts.
+   */
+  readonly followTasks: (connection: Connection, send: (n: JsonRpc.Notification) => Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
 }>() {
   /** The Server with `DefaultOptions`, over a Backend. */
   static readonly layer: Layer.Layer<Server, never, Backend | HostTasks> = Layer.effect(Server, Effect.suspend(() => make(DefaultOptions)))
@@ -195,50 +149,9 @@ const make = (options: ServerOptions) =>
       )
 
     const serverTasks = ServerTasks.make({ backend, tasks, sealInputRequired })
+    const taskFeed = TaskNotices.makeLegacyFeed(tasks, options.capabilities)
 
-    const listing = (
-      list: (caller: Caller) => Effect.Effect<Listing>,
-      key: string,
-      caller: Caller,
-      params: JsonObject
-    ): Effect.Effect<JsonObject, InvalidParams> =>
-      Effect.flatMap(decodeParams(ListParams, params), (p) =>
-        // mcpx-fx hands out the whole aggregated list and never a cursor, so any cursor is one it
-        // did not issue.
-        p.cursor !== undefined
-          ? Effect.fail(new InvalidParams({ detail: `unknown cursor ${JSON.stringify(p.cursor)}` }))
-          : Effect.map(list(caller), (l) =>
-            l.failures.length === 0
-              ? { [key]: [...l.items] }
-              : { [key]: [...l.items], _meta: { [ListingFailuresKey]: l.failures.map((f) => ({ ...f })) } }))
-
-    /** The features both eras share, dispatched to the Backend. */
-    const feature = (caller: Caller, method: string, params: JsonObject): Effect.Effect<JsonObject, HandleError> => {
-      const meta = forwardMeta(params)
-      switch (method) {
-        case Method.ToolsList:
-          return listing(backend.listTools, "tools", caller, params)
-        case Method.PromptsList:
-          return listing(backend.listPrompts, "prompts", caller, params)
-        case Method.ResourcesList:
-          return listing(backend.listResources, "resources", caller, params)
-        case Method.ResourcesTemplatesList:
-          return listing(backend.listResourceTemplates, "resourceTemplates", caller, params)
-        case Method.ToolsCall:
-          return Effect.flatMap(nameParams(params), (p) => backend.callTool(caller, p.name, p.arguments ?? {}, meta))
-        case Method.PromptsGet:
-          return Effect.flatMap(decodeParams(PromptParams, params), (p) => backend.getPrompt(caller, p.name, p.arguments ?? {}, meta))
-        case Method.ResourcesRead:
-          return Effect.flatMap(decodeParams(ReadParams, params), (p) => backend.readResource(caller, p.uri, meta))
-        case Method.CompletionComplete: {
-          const rest: Record<string, unknown> = { ...params }
-          delete rest._meta
-          return Effect.flatMap(decodeParams(CompleteParams, params), () => backend.complete(caller, rest, meta))
-        }
-        default:
-          return Effect.fail(new MethodNotFound({ method, detail: `${method} is not served by mcpx-fx` }))
-      }
-    }
+    const feature = ServerFeatures.make(backend)
 
     const capabilitiesFor = (revision: Revision.Revision): JsonObject =>
       Capabilities.serverCapabilitiesFor(revision, options.capabilities)
@@ -296,7 +209,7 @@ const make = (options: ServerOptions) =>
       const run = (retry: InputRetry | undefined): Effect.Effect<JsonObject, HandleError> => {
         const caller = modernCaller(revision, meta, params, retry, context)
         if (method === Method.SubscriptionsListen) {
-          return subscription(method, Subscriptions.listen(backend, options.capabilities, caller, request.id, params, context.subscriptions))
+          return subscription(method, Subscriptions.listen(backend, tasks, options.capabilities, caller, request.id, params, context.subscriptions))
         }
         // A retry too: an upstream may make the last round of its questions a task.
         if (tasksDeclared && method === Method.ToolsCall) return serverTasks.modernCall(caller, params, shaped)
@@ -407,7 +320,9 @@ const make = (options: ServerOptions) =>
           Shape.resultTypeOf(result) !== "complete"
             ? Effect.fail(new UnshapeableResult({ detail: `${method} ended as ${Shape.resultTypeOf(result)}, which ${revision} cannot carry` }))
             : Effect.succeed(Shape.downgrade(result, method, revision))
-        if (method === Method.ToolsCall && isJsonObject(params.task)) return serverTasks.legacyCall(caller, params, shaped)
+        if (method === Method.ToolsCall && isJsonObject(params.task)) {
+          return Effect.zipRight(taskFeed.claim(context.connection, ownerOf(caller)), serverTasks.legacyCall(caller, params, shaped))
+        }
         if (method === Method.ToolsList && revision === "2025-11-25") return Effect.map(feature(caller, method, params), ServerTasks.taskListing)
         return Effect.flatMap(feature(caller, method, params), shaped)
       })
@@ -446,5 +361,5 @@ const make = (options: ServerOptions) =>
       })
     }
 
-    return Server.of({ options, handle })
+    return Server.of({ options, handle, followTasks: taskFeed.follow })
   })

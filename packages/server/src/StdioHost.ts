@@ -26,6 +26,8 @@
  *   resources it subscribed to; a modern `subscriptions/listen` stays open, its notifications
  *   sharing stdout with everything else, until the host cancels it. At end of input an open listen
  *   has nothing left to answer, so it is ended at once rather than drained.
+ * - A 2025-11-25 host is told of its own tasks' changes (`notifications/tasks/status`) once it is
+ *   initialized, as it is of list changes.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
@@ -148,6 +150,7 @@ const serve = <E>(
     // hold up the host's `initialize`.
     const initialized = Effect.map(Ref.get(connection.negotiated), (n) => Option.isSome(n) && n.value.initialized)
     yield* Effect.forkScoped(Subscriptions.forwardToLegacy(backend, server.options.capabilities, watches, initialized, send))
+    yield* Effect.forkScoped(server.followTasks(connection, send))
 
     const answerQuestion = (response: JsonRpc.Response): Effect.Effect<void> => {
       const id = JsonRpc.idOf(response)

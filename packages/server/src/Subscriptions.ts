@@ -9,6 +9,8 @@
  * - Modern (2026-07-28): `subscriptions/listen` is a request that stays open. Its first message is
  *   the acknowledgement naming what is honoured, every later one is tagged with the listen id, and
  *   it ends when the transport interrupts it (stdio `notifications/cancelled`, a closed HTTP stream).
+ *   With the tasks extension declared, it also follows the caller's own tasks it names in
+ *   `taskIds` (`notifications/tasks`, internal/ListenTasks.ts).
  *
  * The transport supplies a `Channel`: how to send a notification on the request's own stream, and
  * the legacy connection's resource watches. The same code serves stdio and Streamable HTTP.
@@ -17,6 +19,7 @@ import { describeParseError, isJsonObject, type JsonObject } from "@mcpx-fx/prot
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as ProtocolSubscriptions from "@mcpx-fx/protocol/Subscriptions"
+import * as TasksExtension from "@mcpx-fx/protocol/TasksExtension"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -25,7 +28,9 @@ import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import type { Backend, BackendError, Caller, Change } from "./Backend.js"
+import { type Backend, type BackendError, type Caller, CapabilityRequired, type Change } from "./Backend.js"
+import type { HostTasks } from "./HostTasks.js"
+import * as ListenTasks from "./internal/ListenTasks.js"
 
 type BackendService = typeof Backend.Service
 
@@ -127,16 +132,22 @@ export const forwardToLegacy = (
   })
 
 /**
- * The part of a listen filter the Server honours: the list_changed kinds it declares, and resource
- * subscriptions when it declares `resources.subscribe` (task ids never: tasks are not served).
+ * The part of a listen filter the Server honours: the list_changed kinds it declares, resource
+ * subscriptions when it declares `resources.subscribe`, and task ids when it declares the tasks
+ * extension and so did the request (`tasksDeclared`).
  */
-export const honoured = (capabilities: JsonObject, filter: ProtocolSubscriptions.SubscriptionFilter): ProtocolSubscriptions.SubscriptionFilter => ({
+export const honoured = (
+  capabilities: JsonObject,
+  filter: ProtocolSubscriptions.SubscriptionFilter,
+  tasksDeclared = false
+): ProtocolSubscriptions.SubscriptionFilter => ({
   ...(filter.toolsListChanged === true && flag(capabilities, "tools", "listChanged") ? { toolsListChanged: true } : {}),
   ...(filter.promptsListChanged === true && flag(capabilities, "prompts", "listChanged") ? { promptsListChanged: true } : {}),
   ...(filter.resourcesListChanged === true && flag(capabilities, "resources", "listChanged") ? { resourcesListChanged: true } : {}),
   ...(filter.resourceSubscriptions !== undefined && flag(capabilities, "resources", "subscribe")
     ? { resourceSubscriptions: filter.resourceSubscriptions }
-    : {})
+    : {}),
+  ...(filter.taskIds !== undefined && tasksDeclared && TasksExtension.declared(capabilities) ? { taskIds: filter.taskIds } : {})
 })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, params: JsonObject): Effect.Effect<A, SubscriptionRefused> =>
@@ -146,37 +157,59 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, params: JsonObject): Effect.E
   })
 
 /**
- * Serves a `subscriptions/listen` until it is interrupted: the changes subscription and the
- * resource watches are in place before the acknowledgement goes out, so nothing that happens after
- * it is missed. A resource the Backend cannot watch is left out of the acknowledgement (the client
- * compares it with what it asked for). Never completes on its own: a Backend's changes never end.
+ * Serves a `subscriptions/listen` until it is interrupted: the changes subscription, the resource
+ * watches and the task rows are in place before the acknowledgement goes out, so nothing that
+ * happens after it is missed. A resource the Backend cannot watch, or a task that is not the
+ * caller's, is left out of the acknowledgement (the client compares it with what it asked for);
+ * each task followed is sent as it is now right after it. Task ids from a request that did not
+ * declare the tasks extension are -32021, as the extension has it. Never completes on its own: a
+ * Backend's changes never end.
  */
 export const listen = (
   backend: BackendService,
+  tasks: HostTasks["Type"],
   capabilities: JsonObject,
   caller: Caller,
   listenId: JsonRpc.RequestId,
   params: JsonObject,
   channel: Channel | undefined
-): Effect.Effect<JsonObject, SubscriptionRefused> =>
+): Effect.Effect<JsonObject, SubscriptionRefused | CapabilityRequired> =>
   Effect.scoped(Effect.gen(function*() {
     const notify = channel?.notify
     if (notify === undefined) {
       return yield* new SubscriptionRefused({ reason: "not-served", detail: "this transport cannot keep a subscription open" })
     }
     const request = yield* decode(ProtocolSubscriptions.ListenParams, params)
-    const asked = honoured(capabilities, request.notifications)
+    const tasksDeclared = TasksExtension.declared(caller.clientCapabilities)
+    if (request.notifications.taskIds !== undefined && !tasksDeclared && TasksExtension.declared(capabilities)) {
+      return yield* new CapabilityRequired({ requiredCapabilities: TasksExtension.requiredCapabilities })
+    }
+    const asked = honoured(capabilities, request.notifications, tasksDeclared)
     const queue = backend.changes === undefined ? undefined : yield* backend.changes
     const watched: Array<string> = []
     for (const uri of asked.resourceSubscriptions ?? []) {
       const ok = backend.watchResource === undefined ? false : yield* Effect.isSuccess(backend.watchResource(caller, uri))
       if (ok) watched.push(uri)
     }
-    const { resourceSubscriptions: _, ...lists } = asked
-    const filter: ProtocolSubscriptions.SubscriptionFilter = asked.resourceSubscriptions === undefined
-      ? lists
-      : { ...lists, resourceSubscriptions: watched }
+    const followed = asked.taskIds === undefined ? undefined : yield* ListenTasks.follow(tasks, caller, asked.taskIds)
+    const { resourceSubscriptions: _, taskIds: _ids, ...lists } = asked
+    const filter: ProtocolSubscriptions.SubscriptionFilter = {
+      ...lists,
+      ...(asked.resourceSubscriptions === undefined ? {} : { resourceSubscriptions: watched }),
+      ...(followed === undefined ? {} : { taskIds: followed.taskIds })
+    }
     yield* notify(ProtocolSubscriptions.acknowledged(listenId, filter))
+    if (followed !== undefined && followed.taskIds.length > 0) {
+      for (const n of followed.current) yield* notify(ProtocolSubscriptions.tag(n, listenId))
+      yield* Queue.take(followed.next).pipe(
+        // Only the caller's own tasks were acknowledged, which keeps everyone else's out.
+        Effect.flatMap((row) =>
+          followed.taskIds.includes(row.taskId) ? notify(ProtocolSubscriptions.tag(ListenTasks.notification(row), listenId)) : Effect.void
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
     if (queue === undefined) return yield* Effect.never
     return yield* Queue.take(queue).pipe(
       Effect.flatMap((change) => {

@@ -229,20 +229,27 @@ export const makeLegacy = (deps: Deps & {
   }
 
   /**
-   * A session is told of list changes it was declared and updates of resources it subscribed to,
-   * on its GET stream, once it is initialized; with no stream open they are dropped.
+   * A session is told of list changes it was declared, updates of resources it subscribed to and
+   * (2025-11-25) its own tasks' changes, on its GET stream, once it is initialized; with no stream
+   * open they are dropped. Task changes are followed beside: a store still opening must not hold
+   * up the `initialize` that minted the session.
    */
-  const forwardChanges = (session: Session) =>
-    Scope.extend(
-      Subscriptions.forwardToLegacy(
-        backend,
-        server.options.capabilities,
-        session.watches,
-        Effect.map(Ref.get(session.connection.negotiated), (n) => Option.isSome(n) && n.value.initialized),
-        (n) => Effect.asVoid(sessions.notify(session.id, n))
+  const forwardChanges = (session: Session) => {
+    const send = (n: JsonRpc.Notification) => Effect.asVoid(sessions.notify(session.id, n))
+    return Scope.extend(
+      Effect.zipRight(
+        Subscriptions.forwardToLegacy(
+          backend,
+          server.options.capabilities,
+          session.watches,
+          Effect.map(Ref.get(session.connection.negotiated), (n) => Option.isSome(n) && n.value.initialized),
+          send
+        ),
+        Effect.forkScoped(server.followTasks(session.connection, send))
       ),
       session.scope
     )
+  }
 
   /** `initialize` without a session: mints one, kept only if the initialize succeeds. */
   const initialize = (message: JsonRpc.Request, accept: Wire.Accepts) =>

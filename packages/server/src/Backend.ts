@@ -58,6 +58,11 @@ export interface Caller {
   /** Asks the host questions on behalf of this call, when the transport can. */
   readonly questions?: QuestionChannel
   /**
+   * Whether `questions` is the connection's (stdio), which can still ask after the request has
+   * answered, rather than the request's own stream (an HTTP POST's), which cannot.
+   */
+  readonly connectionQuestions?: boolean
+  /**
    * Tells the host something about this call while it runs — progress, log messages — on the
    * channel its answer will come on (stdio, or the SSE stream of its POST). Absent: the transport
    * cannot, and such notifications are dropped.

@@ -31,9 +31,10 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
-import { errorObject, type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
+import { type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
+import * as TaskQuestions from "./internal/TaskQuestions.js"
 import * as TaskShapes from "./internal/TaskShapes.js"
-import { type TaskError, type TaskRow, TaskStore, type TaskStoreError, type TaskUpdate } from "./TaskStore.js"
+import { type TaskRow, TaskStore, type TaskStoreError, type TaskUpdate } from "./TaskStore.js"
 
 /** How tasks are made and kept. */
 export interface TaskPolicy {
@@ -104,28 +105,10 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
   static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
     Layer.scoped(HostTasks, make(policy))
 
-  /**
-   * HostTasks still being built (its store opened): each request waits for it, and a task request
-   * fails with the build's error if it failed. `serve` answers a host's `initialize` before the
-   * store is open.
-   */
-  static readonly whenReady = (ready: Effect.Effect<HostTasks["Type"], TaskStoreError>): HostTasks["Type"] => ({
-    // A store that could not open makes no call fail: a modern host's call answers in its request,
-    // as for a host without tasks. A 2025-11-25 host asked for a task, and is told why there is none.
-    call: (caller, method, immediate, round, ttlMs) =>
-      Effect.matchEffect(ready, {
-        onFailure: (e) => (caller.era === "modern" ? round(caller, caller.retry) : Effect.fail(e)),
-        onSuccess: (t) => t.call(caller, method, immediate, round, ttlMs)
-      }),
-    get: (caller, taskId) => Effect.flatMap(ready, (t) => t.get(caller, taskId)),
-    update: (caller, taskId, inputResponses) => Effect.flatMap(ready, (t) => t.update(caller, taskId, inputResponses)),
-    cancel: (caller, taskId) => Effect.flatMap(ready, (t) => t.cancel(caller, taskId)),
-    result: (caller, taskId) => Effect.flatMap(ready, (t) => t.result(caller, taskId)),
-    list: (caller, cursor) => Effect.flatMap(ready, (t) => t.list(caller, cursor)),
-    // Without a store there are no tasks, so nothing is ever published: a queue nobody fills.
-    statuses: Effect.matchEffect(ready, { onFailure: () => Queue.unbounded<TaskRow>(), onSuccess: (t) => t.statuses })
-  })
 }
+
+/** What a 2025-11-25 task waiting for its host's answer says (its host collects the question with `tasks/result`). */
+export const QuestionWaiting = "waiting for an answer: the question comes with tasks/result"
 
 /** How many tasks one `tasks/list` page holds. */
 export const ListPage = 50
@@ -142,16 +125,6 @@ export const ownerOf = (caller: Caller): string => caller.sessionId ?? ""
 /** 128 random bits, url-safe. */
 const newTaskId = (): string => randomBytes(16).toString("base64url")
 
-/** What a failed round tells the host, in the modern era's codes. */
-const failure = (cause: Cause.Cause<HandleError>): TaskError => {
-  const failed = Cause.failureOption(cause)
-  if (Option.isSome(failed)) {
-    const o = errorObject(failed.value, "modern")
-    return o.data === undefined ? { code: o.code, message: o.message } : { code: o.code, message: o.message, data: o.data }
-  }
-  return { code: ErrorCode.InternalError, message: "Internal error" }
-}
-
 /** The call behind a task while it lives in this process. */
 interface Live {
   readonly caller: Caller
@@ -164,12 +137,9 @@ interface Live {
   outstanding: JsonObject
   /** Answers that came while a round ran, for the questions the next one asks. */
   queued: JsonObject
+  /** A 2025-11-25 task's questions, which its host collects with `tasks/result`. */
+  readonly questions: TaskQuestions.TaskQuestions | undefined
 }
-
-const pick = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
-  Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)))
-const omit = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
-  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)))
 
 const make = (policy: TaskPolicy) =>
   Effect.gen(function*() {
@@ -210,13 +180,13 @@ const make = (policy: TaskPolicy) =>
         return Effect.void
       }
       const write = Exit.match(exit, {
-        onFailure: (cause) => record(taskId, { status: "failed", error: failure(cause) }),
+        onFailure: (cause) => record(taskId, { status: "failed", error: TaskShapes.failure(cause) }),
         onSuccess: (result) => {
           if (Shape.resultTypeOf(result) === "input_required" && entry !== undefined) {
             entry.fiber = undefined
             entry.requestState = typeof result.requestState === "string" ? result.requestState : undefined
             entry.outstanding = isJsonObject(result.inputRequests) ? result.inputRequests : {}
-            const queued = pick(entry.queued, Object.keys(entry.outstanding))
+            const queued = TaskShapes.pick(entry.queued, Object.keys(entry.outstanding))
             entry.queued = {}
             // Answers that arrived while this round ran go on at once, as a tasks/update now would.
             if (Object.keys(queued).length > 0) return answer(taskId, entry, queued)
@@ -246,7 +216,7 @@ const make = (policy: TaskPolicy) =>
      * written before the round starts, so the round's own outcome always comes after it.
      */
     const answer = (taskId: string, entry: Live, answers: JsonObject) => {
-      const remaining = omit(entry.outstanding, Object.keys(answers))
+      const remaining = TaskShapes.omit(entry.outstanding, Object.keys(answers))
       entry.outstanding = remaining
       const retry: InputRetry = entry.requestState === undefined
         ? { inputResponses: answers }
@@ -272,8 +242,8 @@ const make = (policy: TaskPolicy) =>
         return undefined
       })
 
-    /** Makes a running round a task: its row, its live entry, and the fiber that records its end. */
-    const become = (caller: Caller, method: string, round: Round, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>, ttlMs: number) =>
+    /** A task's row, `working`, before anything of its call can be written. */
+    const create = (caller: Caller, method: string, ttlMs: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const row: TaskRow = {
@@ -288,16 +258,25 @@ const make = (policy: TaskPolicy) =>
           instance: store.instance
         }
         yield* store.create(row)
-        live.set(row.taskId, { caller, round, fiber, requestState: undefined, outstanding: {}, queued: {} })
+        return row
+      })
+
+    /** Makes a running round the task's: its live entry, and the fiber that records its end. */
+    const adopt = (row: TaskRow, caller: Caller, round: Round, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>, questions?: TaskQuestions.TaskQuestions) =>
+      Effect.gen(function*() {
+        live.set(row.taskId, { caller, round, fiber, requestState: undefined, outstanding: {}, queued: {}, questions })
         yield* follow(row.taskId, fiber)
         return TaskShapes.created(row, caller.era)
       })
 
-    // The call runs detached from its request; the request's stream is not the task's. A legacy
-    // host is asked on its connection (stdio), as 2025-11-25 lets a task's requests go.
+    /** While a 2025-11-25 task's question waits, the task reads `input_required`. */
+    const asking = (taskId: string) => (waiting: boolean) =>
+      Effect.ignore(record(taskId, waiting ? { status: "input_required", statusMessage: QuestionWaiting } : { status: "working" }))
+
+    // The call runs detached from its request; the request's stream is not the task's.
     const detached = (caller: Caller): Caller => {
-      const { notify: _notify, retry: _retry, questions, onTask: _onTask, ...rest } = caller
-      return caller.era === "legacy" && questions !== undefined ? { ...rest, questions } : rest
+      const { notify: _notify, retry: _retry, questions: _questions, onTask: _onTask, ...rest } = caller
+      return rest
     }
 
     const call = (caller: Caller, method: string, immediate: boolean, round: Round, asked?: number): Effect.Effect<JsonObject, HandleError> =>
@@ -306,9 +285,15 @@ const make = (policy: TaskPolicy) =>
         const refused = yield* admit(ownerOf(caller))
         if (immediate) {
           if (refused !== undefined) return yield* new InputRefused({ reason: "tasks", detail: refused, clientError: false })
+          const row = yield* create(caller, method, ttlMs)
+          // A 2025-11-25 task's questions wait for its host's `tasks/result` (or go on stdio).
+          const questions = caller.era === "legacy"
+            ? yield* TaskQuestions.make(row.taskId, caller.connectionQuestions === true ? caller.questions : undefined, asking(row.taskId))
+            : undefined
+          const roundCaller = questions === undefined ? detached(caller) : { ...detached(caller), questions: questions.channel }
           // A host's own retry (the last round of an MRTR exchange) keeps its answers.
-          const fiber = yield* Effect.forkIn(round(detached(caller), caller.retry), scope)
-          return yield* become(detached(caller), method, round, fiber, ttlMs)
+          const fiber = yield* Effect.forkIn(round(roundCaller, caller.retry), scope)
+          return yield* adopt(row, roundCaller, round, fiber, questions)
         }
         // Until it is a task the call belongs to its request, whose stream takes its progress. An
         // upstream that makes it a task of its own (onTask) says it will run on: no need to wait.
@@ -325,7 +310,7 @@ const make = (policy: TaskPolicy) =>
         if (Option.isSome(early)) return yield* early.value
         // Past the bounds the call keeps running in its request, as for a host without tasks.
         if (refused !== undefined) return yield* Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
-        return yield* become(detached(caller), method, round, fiber, ttlMs)
+        return yield* adopt(yield* create(caller, method, ttlMs), detached(caller), round, fiber)
       })
 
     const update = (caller: Caller, taskId: string, inputResponses: JsonObject) =>
@@ -339,7 +324,7 @@ const make = (policy: TaskPolicy) =>
           return ack
         }
         // Keys that name no outstanding question are ignored, whatever their value.
-        const answers = pick(inputResponses, Object.keys(entry.outstanding))
+        const answers = TaskShapes.pick(inputResponses, Object.keys(entry.outstanding))
         if (Object.keys(answers).length === 0) return ack
         yield* answer(taskId, entry, answers)
         return ack
@@ -360,18 +345,34 @@ const make = (policy: TaskPolicy) =>
         return TaskShapes.legacy(after)
       })
 
-    /** Waits until the task is terminal, reading the store at most every 250 ms, so a task another process settles is seen too. */
+    /**
+     * Waits until the task is terminal: woken by what this process writes of it, and reading the
+     * store at least every 250 ms, so a task another process settles is seen too.
+     */
     const finished = (caller: Caller, taskId: string): Effect.Effect<TaskRow, HandleError> =>
-      Effect.flatMap(owned(caller, taskId), (row) =>
-        isTerminal(row.status)
-          ? Effect.succeed(row)
-          : Effect.zipRight(Effect.sleep(Duration.millis(Math.min(policy.pollIntervalMs, 250))), finished(caller, taskId)))
+      Effect.scoped(Effect.gen(function*() {
+        const writes = yield* PubSub.subscribe(written)
+        const next = Effect.repeat(Queue.take(writes), { until: (row) => row.taskId === taskId })
+        const poll = Effect.sleep(Duration.millis(Math.min(policy.pollIntervalMs, 250)))
+        for (;;) {
+          const row = yield* owned(caller, taskId)
+          if (isTerminal(row.status)) return row
+          yield* Effect.race(next, poll)
+        }
+      }))
 
+    // A 2025-11-25 host collects its task's questions here: they go out on this request's stream
+    // while it waits.
     const result = (caller: Caller, taskId: string) =>
-      Effect.flatMap(finished(caller, taskId), (row): Effect.Effect<JsonObject, HandleError> => {
-        if (row.status === "completed") return Effect.succeed(TaskShapes.payload(row))
+      Effect.gen(function*() {
+        yield* owned(caller, taskId)
+        const questions = live.get(taskId)?.questions
+        const row = questions !== undefined && caller.questions !== undefined
+          ? yield* Effect.raceFirst(finished(caller, taskId), questions.serve(caller.questions))
+          : yield* finished(caller, taskId)
+        if (row.status === "completed") return TaskShapes.payload(row)
         const e = row.status === "failed" ? TaskShapes.errorOf(row) : { code: ErrorCode.InternalError, message: "the task was cancelled" }
-        return Effect.fail(new TaskEnded({ error: e }))
+        return yield* new TaskEnded({ error: e })
       })
 
     const list = (caller: Caller, cursor: string | undefined) =>

@@ -310,6 +310,7 @@ const make = (options: ServerOptions) =>
           ...(negotiated !== undefined ? { clientInfo: negotiated.clientInfo } : {}),
           sessionId,
           ...(context.questions !== undefined ? { questions: context.questions } : {}),
+          ...(context.connectionQuestions === true ? { connectionQuestions: true } : {}),
           ...notifying(context.notify, negotiated?.logLevel ?? "debug")
         }
         if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {

@@ -141,6 +141,7 @@ const serve = <E>(
     const context: RequestContext = {
       connection,
       questions: ask,
+      connectionQuestions: true,
       notify: (n) => send(n),
       subscriptions: { notify: (n) => send(n), watches }
     }

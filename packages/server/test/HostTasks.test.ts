@@ -7,6 +7,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { Backend, type BackendError, type Caller, UnknownName, UpstreamError } from "@mcpx-fx/server/Backend"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
+import * as HostTasksWhenReady from "@mcpx-fx/server/HostTasksWhenReady"
 import { TaskStoreError } from "@mcpx-fx/server/TaskStore"
 import * as Server from "@mcpx-fx/server/Server"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
@@ -376,7 +377,7 @@ describe("host tasks whose store could not open (HostTasks.whenReady)", () => {
   it.effect("a modern call still answers in its request; task requests and a 2025-11-25 task say why they cannot be", () =>
     Effect.gen(function*() {
       const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0, answeredRounds: [] }
-      const broken = HostTasks.HostTasks.whenReady(Effect.fail(new TaskStoreError({ operation: "open tasks.db", reason: "disk full" })))
+      const broken = HostTasksWhenReady.whenReady(Effect.fail(new TaskStoreError({ operation: "open tasks.db", reason: "disk full" })))
       yield* Effect.gen(function*() {
         const server = yield* Server.Server
         const connection = yield* Server.makeConnection("conn-1")

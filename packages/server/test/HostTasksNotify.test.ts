@@ -25,7 +25,7 @@ import { C, initialize, meta } from "./support.js"
 const Ext = "io.modelcontextprotocol/tasks"
 const SubscriptionId = "io.modelcontextprotocol/subscriptionId"
 
-/** A Backend whose `held` waits for the gate, `boom` fails, and every tool supports tasks. */
+/** A Backend whose `held` waits for the gate, `ask` asks its caller, `boom` fails, and every tool supports tasks. */
 const backendOf = (gate: Deferred.Deferred<void>) =>
   Layer.succeed(
     Backend,
@@ -34,11 +34,18 @@ const backendOf = (gate: Deferred.Deferred<void>) =>
       listPrompts: () => Effect.succeed({ items: [], failures: [] }),
       listResources: () => Effect.succeed({ items: [], failures: [] }),
       listResourceTemplates: () => Effect.succeed({ items: [], failures: [] }),
-      callTool: (_caller, name, args) =>
+      callTool: (caller, name, args) =>
         Effect.suspend((): Effect.Effect<JsonObject, BackendError> => {
           switch (name) {
             case "held":
               return Effect.as(Deferred.await(gate), { content: [{ type: "text", text: `held ${JSON.stringify(args)}` }] })
+            case "ask":
+              return caller.questions === undefined
+                ? Effect.succeed({ content: [{ type: "text", text: "nobody to ask" }] })
+                : caller.questions({ method: "elicitation/create", params: { message: "name?", requestedSchema: { type: "object", properties: {} } } }).pipe(
+                  Effect.map((answer): JsonObject => ({ content: [{ type: "text", text: JSON.stringify(answer) }] })),
+                  Effect.catchTag("QuestionRefused", (e) => Effect.succeed({ content: [{ type: "text", text: `refused ${e.code}` }] }))
+                )
             case "boom":
               return Effect.zipRight(
                 Deferred.await(gate),
@@ -134,6 +141,35 @@ const listen = (id: string, taskIds: ReadonlyArray<string>, session: string, dec
   JsonRpc.request(id, "subscriptions/listen", { notifications: { taskIds: [...taskIds] }, _meta: tasksMeta(declared, session) })
 
 const decodes = <A, I>(schema: Schema.Schema<A, I>, u: unknown) => assert.isTrue(Schema.is(schema)(u), JSON.stringify(u))
+
+/** Lines from `c` until `done` holds of those read so far. */
+const readUntil = (c: Conn, done: (seen: ReadonlyArray<JsonObject>) => boolean) =>
+  Effect.gen(function*() {
+    const seen: Array<JsonObject> = []
+    while (!done(seen)) seen.push(yield* c.next)
+    return seen
+  })
+
+describe("a 2025-11-25 task's questions over stdio", () => {
+  it.scoped("2025-11-25/stdio/a task's question is asked on the connection, tied to its task, which reads input_required until it is answered", () =>
+    withHost(({ connect }) =>
+      Effect.gen(function*() {
+        const c = yield* legacyHost(connect, "q", "2025-11-25")
+        yield* c.send(JsonRpc.request(1, "tools/call", { name: "ask", arguments: {}, task: {} }))
+        // The question may come before the task's own answer: the call runs as soon as it is made.
+        const seen = yield* readUntil(c, (s) => s.some((m) => m.id === 1) && s.some((m) => m.method === "elicitation/create"))
+        const taskId = ((seen.find((m) => m.id === 1)?.result as JsonObject).task as JsonObject).taskId
+        const question = seen.find((m) => m.method === "elicitation/create")!
+        assert.deepStrictEqual(((question.params as JsonObject)._meta as JsonObject)[Tasks.RelatedTaskKey], { taskId })
+        yield* c.send(JsonRpc.request(2, "tasks/get", { taskId }))
+        const got = (yield* readUntil(c, (s) => s.some((m) => m.id === 2))).find((m) => m.id === 2)!
+        assert.strictEqual((got.result as JsonObject).status, "input_required")
+        yield* c.send({ jsonrpc: "2.0", id: question.id, result: { action: "accept", content: { name: "Ada" } } })
+        yield* c.send(JsonRpc.request(3, "tasks/result", { taskId }))
+        const done = (yield* readUntil(c, (s) => s.some((m) => m.id === 3))).find((m) => m.id === 3)!
+        assert.include(JSON.stringify((done.result as JsonObject).content), "Ada")
+      })))
+})
 
 describe("notifications/tasks/status (2025-11-25 core tasks)", () => {
   it.scoped("2025-11-25/stdio/a host is told its own task's change, and not another connection's", () =>

@@ -118,7 +118,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
     if (relay) {
       return yield* relayToDaemon.pipe(Effect.provide(Layers.configured(options)))
     }
-    const { Backend, BackendWhenReady, GatewayBackend, HostTasks, Server, StdioHost } = yield* loadHost
+    const { Backend, BackendWhenReady, GatewayBackend, HostTasks, HostTasksWhenReady, Server, StdioHost } = yield* loadHost
     yield* Effect.gen(function*() {
       const scope = yield* Effect.scope
       // The configuration first: the host's settings come from it, and a broken file is refused
@@ -165,7 +165,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
       const failed = Effect.matchEffect(ready, { onFailure: () => Effect.void, onSuccess: () => Effect.never })
       const host = StdioHost.StdioHost.layer.pipe(
         Layer.provide(Server.Server.layer),
-        Layer.provide(Layer.succeed(HostTasks.HostTasks, HostTasks.HostTasks.whenReady(Deferred.await(tasksBuilt)))),
+        Layer.provide(Layer.succeed(HostTasks.HostTasks, HostTasksWhenReady.whenReady(Deferred.await(tasksBuilt)))),
         Layer.provide(Layer.succeed(Backend.Backend, BackendWhenReady.whenReady(ready))),
         Layer.provide(Layers.requestState),
         Layer.provideMerge(configured)

@@ -51,6 +51,11 @@ export interface RequestContext {
   readonly legacyRevision?: Revision.LegacyRevision
   /** Asks this request's host questions, when the transport can carry server→client requests. */
   readonly questions?: QuestionChannel
+  /**
+   * Whether `questions` is the connection's (stdio) rather than this request's (an HTTP POST's
+   * stream): only then can it still ask once the request has answered, as a task's call may.
+   */
+  readonly connectionQuestions?: boolean
   /** Tells this request's host of its progress and log messages, when the transport can. */
   readonly notify?: NotificationChannel
   /** How this request's transport carries subscriptions (listen notifications, legacy resource watches). */

@@ -44,7 +44,7 @@ export interface LegacyFeed {
   /**
    * Sends the connection `notifications/tasks/status` for its tasks' changes, once it is
    * initialized under 2025-11-25, for as long as the current scope lasts. Forwarding runs in a
-   * fiber of that scope; it waits for a store still being opened (HostTasks.whenReady).
+   * fiber of that scope; it waits for a store still being opened (HostTasksWhenReady).
    */
   readonly follow: (connection: Connection, send: (n: JsonRpc.Notification) => Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
 }

@@ -4,8 +4,11 @@
  * handle nested under `task`, `ttl` and `pollInterval`, the outcome only from `tasks/result`).
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as Cause from "effect/Cause"
+import * as Option from "effect/Option"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import { RelatedTaskKey } from "@mcpx-fx/protocol/Tasks"
+import { errorObject, type HandleError } from "../ServerErrors.js"
 import type { TaskError, TaskRow } from "../TaskStore.js"
 
 const iso = (ms: number): string => new Date(ms).toISOString()
@@ -58,3 +61,21 @@ export const inlined = (result: JsonObject): JsonObject => {
   const { requestState: _state, inputRequests: _requests, ...rest } = result
   return rest
 }
+
+/** What a failed round tells the host, in the modern era's codes. */
+export const failure = (cause: Cause.Cause<HandleError>): TaskError => {
+  const failed = Cause.failureOption(cause)
+  if (Option.isSome(failed)) {
+    const o = errorObject(failed.value, "modern")
+    return o.data === undefined ? { code: o.code, message: o.message } : { code: o.code, message: o.message, data: o.data }
+  }
+  return { code: ErrorCode.InternalError, message: "Internal error" }
+}
+
+/** The keys of `o` named in `keys`. */
+export const pick = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)))
+
+/** The keys of `o` not named in `keys`. */
+export const omit = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)))

@@ -24,7 +24,7 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
+import * as HeaderValue from "@mcpx-fx/protocol/HeaderValue"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
@@ -112,7 +112,7 @@ export const relay = <E>(
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
           // Whatever a host wrote as its version must still be sendable, or the POST never leaves.
-          ...(revision === undefined ? {} : { [CallerProtocolHeader]: HeaderCodec.encodeValue(revision) }),
+          ...(revision === undefined ? {} : { [CallerProtocolHeader]: HeaderValue.encodeValue(revision) }),
           ...(sid === undefined ? {} : { "mcp-session-id": sid }),
           ...(version === undefined || revision !== version ? {} : { "mcp-protocol-version": version })
         }

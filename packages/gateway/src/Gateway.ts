@@ -22,27 +22,24 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import { EraCache } from "@mcpx-fx/upstream/EraCache"
 import { Pool } from "@mcpx-fx/upstream/Pool"
-import { type Caller as PoolCaller, ScopeKey } from "@mcpx-fx/upstream/PoolModel"
 import { Prober } from "@mcpx-fx/upstream/Prober"
 import type { ProbeReport } from "@mcpx-fx/upstream/ProbeModel"
-import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
-import type { SessionError } from "@mcpx-fx/upstream/SessionErrors"
 import type { Session } from "@mcpx-fx/upstream/SessionModel"
 import * as TaskCall from "@mcpx-fx/upstream/TaskCall"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Predicate from "effect/Predicate"
 import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
-import * as Scope from "effect/Scope"
-import { Config, type ConfiguredServer, type LoadedConfig } from "@mcpx-fx/config/Config"
-import { callDeadline } from "./internal/CallTimeout.js"
-import { perGeneration } from "./internal/PerGeneration.js"
+import type * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import { Config, type LoadedConfig } from "@mcpx-fx/config/Config"
+import * as Changes from "./internal/Changes.js"
 import * as Deadlines from "./internal/Deadlines.js"
 import * as ResourceWatches from "./internal/ResourceWatches.js"
+import * as ServerSettings from "./internal/ServerSettings.js"
+import * as UpstreamRequests from "./internal/UpstreamRequests.js"
 import * as GatewayTools from "./GatewayTools.js"
 import * as Listings from "./internal/Listings.js"
 import * as Suggest from "@mcpx-fx/config/Suggest"
@@ -53,12 +50,9 @@ import { Settings } from "@mcpx-fx/config/Settings"
 import { ToolCatalog } from "./ToolCatalog.js"
 import {
   type Caller,
-  CallTimedOut,
-  ClientInfo,
-  DefaultClientCapabilities,
-  GatewayConfigError,
   type GatewayCallError,
   type GatewayChange,
+  GatewayConfigError,
   type GatewayServer,
   type KnownTools,
   type Listing,
@@ -142,144 +136,14 @@ const make = Effect.gen(function*() {
     onNone: () => Effect.map(Layer.build(ToolCatalog.layerMemory), Context.get(ToolCatalog))
   }))
 
-  const prefix = yield* settings.get("names.prefix")
-  const checkPrefix = (loaded: LoadedConfig) =>
-    !prefix && loaded.servers.length > 1
-      ? Effect.fail(
-        new GatewayConfigError({
-          detail: `names.prefix=false needs exactly one server, but ${loaded.servers.length} are configured ` +
-            `(${loaded.servers.map((s) => s.name).join(", ")}); their names could collide`
-        })
-      )
-      : Effect.void
+  const { build, checkPrefix, current, hotSettings } = yield* ServerSettings.make(settings, pending.hold)
   yield* checkPrefix(config)
-  // Hot settings are read per call (`current`), so a runtime change (PUT /v1/settings) reaches the
-  // next call; the Pool gives a server whose preference or pool settings changed a fresh pool and
-  // lets the old instances finish. pool.max and pool.scope are cold: read here once.
-  const hotSettings = Effect.all({
-    upstreamProtocol: settings.get("upstream.protocol"),
-    probeTimeout: settings.get("upstream.probeTimeout"),
-    idleTimeout: settings.get("pool.idleTimeout"),
-    callTimeout: settings.get("pool.callTimeout"),
-    startTimeout: settings.get("pool.startTimeout")
-  })
-  type HotSettings = Effect.Effect.Success<typeof hotSettings>
-  const cold = {
-    max: yield* settings.get("pool.max"),
-    scope: yield* settings.get("pool.scope")
-  }
-  // A stdio question that cannot be attributed to one caller is held for whoever answers it by id.
-  // A call is parked on its caller once its round is put to it, `questions.gather` after its question.
-  const sessionOptions = {
-    clientInfo: ClientInfo,
-    clientCapabilities: DefaultClientCapabilities,
-    unattributed: pending.hold,
-    askedTogether: settings.get("questions.gather")
-  }
-
-  const build = (configured: ConfiguredServer, hot: HotSettings): GatewayServer => {
-    const preference = configured.definition.protocol ?? hot.upstreamProtocol
-    const p = configured.pool
-    return {
-      name: configured.name,
-      namespace: configured.namespace,
-      prefixed: prefix,
-      configured,
-      preference,
-      callTimeout: Duration.decode(p.callTimeout ?? hot.callTimeout),
-      scope: p.scope ?? cold.scope,
-      catalog: { name: configured.name, definition: configured.definition },
-      pool: {
-        definition: configured.definition,
-        probe: { preference, probeTimeout: hot.probeTimeout, session: sessionOptions },
-        settings: {
-          max: p.max ?? cold.max,
-          idleTimeout: p.idleTimeout ?? hot.idleTimeout,
-          startTimeout: p.startTimeout ?? hot.startTimeout
-        }
-      }
-    }
-  }
 
   const deadlines = yield* Deadlines.make
   const atStart = yield* hotSettings
   const table = ServerTable.make(config.servers.map((configured) => build(configured, atStart)))
 
-  // Built again only when a hot setting changed, so a call finds the same PoolServer as the last
-  // one and the Pool knows it without working out its fingerprint again.
-  const built = new Map<ConfiguredServer, { readonly hot: HotSettings; readonly server: GatewayServer }>()
-  const sameHot = (a: HotSettings, b: HotSettings): boolean =>
-    a.upstreamProtocol === b.upstreamProtocol && a.probeTimeout === b.probeTimeout && a.idleTimeout === b.idleTimeout &&
-    a.callTimeout === b.callTimeout && a.startTimeout === b.startTimeout
-
-  const hotNow = perGeneration(settings.generation, hotSettings)
-
-  /** The server as the settings stand now. */
-  const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>
-    Effect.map(hotNow, (hot) => {
-      const last = built.get(server.configured)
-      if (last !== undefined && sameHot(last.hot, hot)) return last.server
-      const next = build(server.configured, hot)
-      built.set(server.configured, { hot, server: next })
-      return next
-    })
-
-  const poolCaller = (server: GatewayServer, caller: Caller): PoolCaller => {
-    const key = server.scope === "global"
-      ? ScopeKey.global
-      : server.scope === "session" && caller.sessionId !== undefined
-      ? ScopeKey.session(caller.sessionId)
-      : ScopeKey.call
-    return caller.revision === undefined ? { key } : { key, revision: caller.revision }
-  }
-
-  const both = <A, B>(a: AbortHook<A>, b: AbortHook<B>): AbortHook<A | B> => (abort) => {
-    const letGoA = a(abort)
-    const letGoB = b(abort)
-    return () => {
-      letGoA()
-      letGoB()
-    }
-  }
-
-  // pool.callTimeout bounds what the upstream takes, not what a person takes to answer its questions.
-  const request = (
-    configured: GatewayServer,
-    caller: Caller,
-    method: string,
-    params: JsonObject,
-    send: (session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError> = (session, ctx) => session.request(method, params, ctx)
-  ) =>
-    Effect.flatMap(current(configured), (server) => {
-      const timed = callDeadline(
-        deadlines,
-        caller,
-        server.callTimeout,
-        () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
-      )
-      const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
-      return pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
-        cutShort
-      })
-    })
-
-  // Every page, so hosts see the whole list; a server that never stops paging is cut off. A
-  // listing asks its caller nothing (nor is it ended by what the caller cannot answer): a stdio question names no call, and a listing in flight that
-  // could be asked would make every other caller's question on that process unattributable.
-  const listAll = (server: GatewayServer, caller: Caller, method: string, key: string) =>
-    Effect.gen(function*() {
-      const { cutShort: _cut, questions: _, ...lister } = caller
-      const items: Array<JsonObject> = []
-      let cursor: string | undefined
-      for (let page = 0; page < 100; page++) {
-        const result = yield* request(server, lister, method, cursor === undefined ? {} : { cursor })
-        const list = result[key]
-        if (Array.isArray(list)) for (const item of list) if (isJsonObject(item)) items.push(item)
-        cursor = typeof result.nextCursor === "string" && result.nextCursor.length > 0 ? result.nextCursor : undefined
-        if (cursor === undefined) break
-      }
-      return items
-    })
+  const { listAll, request } = UpstreamRequests.make({ pool, deadlines, current })
 
   // What hosts may see of the tools, and what the catalog knows of them (GatewayTools.ts).
   const tools = GatewayTools.make({
@@ -319,37 +183,7 @@ const make = Effect.gen(function*() {
       suggestions: [...Suggest.closest(namespace, table.servers.map((s) => s.namespace))]
     })
 
-  const changes = yield* PubSub.sliding<GatewayChange>(1024)
-  const untied = yield* pool.notifications
-  yield* Queue.take(untied).pipe(
-    Effect.flatMap(({ notification, server: name }) => {
-      const server = table.servers.find((s) => s.name === name)
-      const change = server === undefined ? undefined : Listings.changeOf(server, notification.method, notification.params)
-      if (change === undefined) return Effect.void
-      const forget = change._tag === "ToolsListChanged" ? catalog.forget(change.server) : Effect.void
-      return Effect.zipRight(forget, PubSub.publish(changes, change))
-    }),
-    Effect.forever,
-    Effect.forkScoped
-  )
-
-  // A modern upstream has no resources/subscribe (-32601): the URI is watched with a
-  // subscriptions/listen of its own instead, held open (no call timeout) for as long as the
-  // watch, its updates published like every other update.
-  const listen = (configured: GatewayServer, caller: Caller, uri: string) =>
-    Effect.flatMap(current(configured), (server) =>
-      pool.withSession(server.pool, poolCaller(server, caller), (session) =>
-        session.request(Method.SubscriptionsListen, { notifications: { resourceSubscriptions: [uri] } }, {
-          ...caller,
-          onNotification: (n) => {
-            const change = Listings.changeOf(server, n.method, n.params)
-            return change === undefined ? Effect.void : PubSub.publish(changes, change)
-          }
-        }))
-    ).pipe(
-      Effect.catchAll((e) => Effect.logDebug(`${configured.name}: subscriptions/listen for ${uri} ended: ${e.message}`)),
-      Effect.interruptible
-    )
+  const { changes, listen } = yield* Changes.make({ servers: () => table.servers, pool, catalog, current })
   const { watchResource } = ResourceWatches.make({
     servers: () => table.servers,
     request,

@@ -52,8 +52,12 @@ export * as Tasks from "./Tasks.js"
 export * as TasksExtension from "./TasksExtension.js"
 /** Data shapes and builders for -32020, -32021 and -32022. */
 export * as ErrorData from "./ErrorData.js"
-/** Mirrored modern headers: sentinel value encoding, x-mcp-header rules, outgoing and incoming checks. */
+/** Mirrored modern headers: their names, what an outgoing request sends, and the checks of an incoming one. */
 export * as HeaderCodec from "./HeaderCodec.js"
+/** Header values: the `=?base64?…?=` sentinel encoding, and argument values as header text. */
+export * as HeaderValue from "./HeaderValue.js"
+/** A tool's `x-mcp-header` annotations: which arguments it mirrors, and whether it may be listed. */
+export * as HeaderParams from "./HeaderParams.js"
 /** Which era an HTTP POST belongs to, with the JSON-RPC error when it is refused. */
 export * as Classify from "./Classify.js"
 /** The HTTP status of a modern response, from its JSON-RPC error code. */

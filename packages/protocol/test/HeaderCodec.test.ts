@@ -2,11 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as HeaderCodec from "../src/HeaderCodec.js"
+import * as HeaderParams from "../src/HeaderParams.js"
+import * as HeaderValue from "../src/HeaderValue.js"
 import type * as JsonRpc from "../src/JsonRpc.js"
 
-const decoded = (raw: string): string => Either.getOrThrow(HeaderCodec.decodeValue(raw))
+const decoded = (raw: string): string => Either.getOrThrow(HeaderValue.decodeValue(raw))
 const decodeFails = (raw: string): string => {
-  const r = HeaderCodec.decodeValue(raw)
+  const r = HeaderValue.decodeValue(raw)
   if (Either.isRight(r)) throw new Error(`expected ${JSON.stringify(raw)} to be rejected, got ${JSON.stringify(r.right)}`)
   return r.left.reason
 }
@@ -22,21 +24,21 @@ describe("HeaderCodec value encoding (digest §3.5)", () => {
   ]
   for (const [value, header] of examples) {
     it(`encodes ${JSON.stringify(value)} as ${header} and back`, () => {
-      assert.strictEqual(HeaderCodec.encodeValue(value), header)
+      assert.strictEqual(HeaderValue.encodeValue(value), header)
       assert.strictEqual(decoded(header), value)
     })
   }
 
   it("sends plain what a header carries unchanged, including inner spaces and the empty string", () => {
-    assert.strictEqual(HeaderCodec.encodeValue("a b c"), "a b c")
-    assert.strictEqual(HeaderCodec.encodeValue(""), "")
-    assert.strictEqual(HeaderCodec.encodeValue("=?base64?abc"), "=?base64?abc")
+    assert.strictEqual(HeaderValue.encodeValue("a b c"), "a b c")
+    assert.strictEqual(HeaderValue.encodeValue(""), "")
+    assert.strictEqual(HeaderValue.encodeValue("=?base64?abc"), "=?base64?abc")
   })
 
   it("encodes tabs, control characters and leading or trailing whitespace", () => {
     for (const v of ["a\tb", "\u0001", "x ", "\ty", "caf\u00e9"]) {
-      assert.isTrue(HeaderCodec.encodeValue(v).startsWith("=?base64?"), v)
-      assert.strictEqual(decoded(HeaderCodec.encodeValue(v)), v)
+      assert.isTrue(HeaderValue.encodeValue(v).startsWith("=?base64?"), v)
+      assert.strictEqual(decoded(HeaderValue.encodeValue(v)), v)
     }
   })
 
@@ -75,53 +77,53 @@ describe("HeaderCodec value encoding (digest §3.5)", () => {
   })
 
   it("converts argument values: strings as-is, integers in decimal, booleans lowercase", () => {
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.encodeScalar("us-west1")), "us-west1")
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.encodeScalar(42)), "42")
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.encodeScalar(-7)), "-7")
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.encodeScalar(42.0)), "42")
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.encodeScalar(true)), "true")
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.encodeScalar(false)), "false")
-    assert.isTrue(Either.isLeft(HeaderCodec.encodeScalar(1.5)))
-    assert.isTrue(Either.isLeft(HeaderCodec.encodeScalar(2 ** 53)))
-    assert.isTrue(Either.isLeft(HeaderCodec.encodeScalar({ a: 1 })))
-    assert.isTrue(Either.isLeft(HeaderCodec.encodeScalar(null)))
+    assert.strictEqual(Either.getOrThrow(HeaderValue.encodeScalar("us-west1")), "us-west1")
+    assert.strictEqual(Either.getOrThrow(HeaderValue.encodeScalar(42)), "42")
+    assert.strictEqual(Either.getOrThrow(HeaderValue.encodeScalar(-7)), "-7")
+    assert.strictEqual(Either.getOrThrow(HeaderValue.encodeScalar(42.0)), "42")
+    assert.strictEqual(Either.getOrThrow(HeaderValue.encodeScalar(true)), "true")
+    assert.strictEqual(Either.getOrThrow(HeaderValue.encodeScalar(false)), "false")
+    assert.isTrue(Either.isLeft(HeaderValue.encodeScalar(1.5)))
+    assert.isTrue(Either.isLeft(HeaderValue.encodeScalar(2 ** 53)))
+    assert.isTrue(Either.isLeft(HeaderValue.encodeScalar({ a: 1 })))
+    assert.isTrue(Either.isLeft(HeaderValue.encodeScalar(null)))
   })
 
   it("compares integers numerically and everything else exactly", () => {
-    assert.isTrue(HeaderCodec.matchesBody("42", 42))
-    assert.isTrue(HeaderCodec.matchesBody("42.0", 42))
-    assert.isTrue(HeaderCodec.matchesBody("4.2e1", 42))
-    assert.isFalse(HeaderCodec.matchesBody("43", 42))
-    assert.isFalse(HeaderCodec.matchesBody("0x2a", 42))
-    assert.isFalse(HeaderCodec.matchesBody("", 0))
-    assert.isTrue(HeaderCodec.matchesBody("true", true))
-    assert.isFalse(HeaderCodec.matchesBody("True", true))
-    assert.isFalse(HeaderCodec.matchesBody("42", "42.0"))
-    assert.isFalse(HeaderCodec.matchesBody("{}", {}))
+    assert.isTrue(HeaderValue.matchesBody("42", 42))
+    assert.isTrue(HeaderValue.matchesBody("42.0", 42))
+    assert.isTrue(HeaderValue.matchesBody("4.2e1", 42))
+    assert.isFalse(HeaderValue.matchesBody("43", 42))
+    assert.isFalse(HeaderValue.matchesBody("0x2a", 42))
+    assert.isFalse(HeaderValue.matchesBody("", 0))
+    assert.isTrue(HeaderValue.matchesBody("true", true))
+    assert.isFalse(HeaderValue.matchesBody("True", true))
+    assert.isFalse(HeaderValue.matchesBody("42", "42.0"))
+    assert.isFalse(HeaderValue.matchesBody("{}", {}))
   })
 
   it.prop("decode(encode(s)) = s for any Unicode string", [FastCheck.string({ unit: "binary" })], ([s]) => {
-    const header = HeaderCodec.encodeValue(s)
-    assert.isTrue(HeaderCodec.isHeaderSafe(header))
+    const header = HeaderValue.encodeValue(s)
+    assert.isTrue(HeaderValue.isHeaderSafe(header))
     assert.strictEqual(decoded(header), s)
   })
 
   it.prop("sentinel-looking ASCII survives the round trip", [FastCheck.string({ unit: "grapheme-ascii" })], ([s]) => {
     const v = `=?base64?${s}?=`
-    assert.strictEqual(decoded(HeaderCodec.encodeValue(v)), v)
+    assert.strictEqual(decoded(HeaderValue.encodeValue(v)), v)
   })
 
   it.prop(
     "an encoded argument matches the body value it came from",
     [FastCheck.oneof(FastCheck.string({ unit: "binary" }), FastCheck.maxSafeInteger(), FastCheck.boolean())],
     ([v]) => {
-      const header = Either.getOrThrow(HeaderCodec.encodeScalar(v))
-      assert.isTrue(HeaderCodec.matchesBody(decoded(header), v))
+      const header = Either.getOrThrow(HeaderValue.encodeScalar(v))
+      assert.isTrue(HeaderValue.matchesBody(decoded(header), v))
     }
   )
 
   it.prop("decoding never throws, whatever arrives", [FastCheck.string({ unit: "binary" })], ([raw]) => {
-    const r = HeaderCodec.decodeValue(raw)
+    const r = HeaderValue.decodeValue(raw)
     assert.isTrue(Either.isLeft(r) || typeof r.right === "string")
   })
 })
@@ -149,13 +151,13 @@ describe("HeaderCodec headers by name", () => {
 describe("HeaderCodec x-mcp-header validation (digest §3.4)", () => {
   const schema = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: "object", properties, ...extra })
   const reasonOf = (inputSchema: unknown): string => {
-    const r = HeaderCodec.headerParams(inputSchema)
+    const r = HeaderParams.headerParams(inputSchema)
     if (Either.isRight(r)) throw new Error(`expected ${JSON.stringify(inputSchema)} to be invalid`)
     return r.left.reason
   }
 
   it("collects annotated string, integer and boolean properties, nested through properties", () => {
-    const r = Either.getOrThrow(HeaderCodec.headerParams(schema({
+    const r = Either.getOrThrow(HeaderParams.headerParams(schema({
       region: { type: "string", "x-mcp-header": "Region" },
       priority: { type: "integer", "x-mcp-header": "Priority" },
       verbose: { type: "boolean", "x-mcp-header": "Verbose" },
@@ -171,13 +173,13 @@ describe("HeaderCodec x-mcp-header validation (digest §3.4)", () => {
   })
 
   it("accepts a tool without annotations, and a property merely named x-mcp-header", () => {
-    assert.deepStrictEqual(Either.getOrThrow(HeaderCodec.headerParams(schema({ q: { type: "string" } }))), [])
-    assert.deepStrictEqual(Either.getOrThrow(HeaderCodec.headerParams(schema({ "x-mcp-header": { type: "object" } }))), [])
-    assert.deepStrictEqual(Either.getOrThrow(HeaderCodec.headerParams(schema({ e: { type: "string", enum: [{ "x-mcp-header": "no" }] } }))), [])
+    assert.deepStrictEqual(Either.getOrThrow(HeaderParams.headerParams(schema({ q: { type: "string" } }))), [])
+    assert.deepStrictEqual(Either.getOrThrow(HeaderParams.headerParams(schema({ "x-mcp-header": { type: "object" } }))), [])
+    assert.deepStrictEqual(Either.getOrThrow(HeaderParams.headerParams(schema({ e: { type: "string", enum: [{ "x-mcp-header": "no" }] } }))), [])
   })
 
   it("accepts a nullable primitive", () => {
-    assert.strictEqual(Either.getOrThrow(HeaderCodec.headerParams(schema({ r: { type: ["string", "null"], "x-mcp-header": "R" } })))[0]?.type, "string")
+    assert.strictEqual(Either.getOrThrow(HeaderParams.headerParams(schema({ r: { type: ["string", "null"], "x-mcp-header": "R" } })))[0]?.type, "string")
   })
 
   const invalid: ReadonlyArray<readonly [string, unknown, RegExp]> = [
@@ -217,7 +219,7 @@ describe("HeaderCodec x-mcp-header validation (digest §3.4)", () => {
       { name: "bad", inputSchema: schema({ r: { type: "number", "x-mcp-header": "Rate" } }) },
       { name: "plain", inputSchema: schema({}) }
     ]
-    const { excluded, kept } = HeaderCodec.partitionTools(tools)
+    const { excluded, kept } = HeaderParams.partitionTools(tools)
     assert.deepStrictEqual(kept.map((t) => t.name), ["ok", "plain"])
     assert.deepStrictEqual(excluded.map((e) => e.name), ["bad"])
     assert.include(excluded[0]?.reason ?? "", "/properties/r")

@@ -6,6 +6,7 @@
  */
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
+import * as HeaderParams from "@mcpx-fx/protocol/HeaderParams"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -44,7 +45,7 @@ export const modernHeaders = (
 export const keepSendableTools = (server: string, wire: Connection["wire"], result: JsonObject) =>
   Effect.gen(function*() {
     if (wire === "stdio" || !Array.isArray(result.tools)) return result
-    const { excluded, kept } = HeaderCodec.partitionTools(result.tools)
+    const { excluded, kept } = HeaderParams.partitionTools(result.tools)
     for (const e of excluded) yield* Effect.logWarning(`${server}: left out tool ${e.name}: ${e.reason}`)
     return excluded.length === 0 ? result : { ...result, tools: kept }
   })

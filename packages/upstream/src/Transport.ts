@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ServerDefinition } from "./ServerDefinition.js"
-import type { AuthError } from "./UpstreamAuth.js"
+import type { AuthError } from "./AuthModel.js"
 
 /**
  * How a request travels on HTTP (ignored by stdio, which has no headers and no sessions).

@@ -16,7 +16,8 @@ import { Prober } from "../src/Prober.js"
 import { HttpDefinition, OAuthSettings } from "../src/ServerDefinition.js"
 import { FileName, parseStore, TokenStore } from "../src/TokenStore.js"
 import * as TransportLayer from "../src/TransportLayer.js"
-import { type Authorizer, UpstreamAuth } from "../src/UpstreamAuth.js"
+import type { Authorizer } from "../src/AuthModel.js"
+import { UpstreamAuth } from "../src/UpstreamAuth.js"
 
 const authServer = (options?: AuthServerOptions) =>
   Effect.acquireRelease(Effect.promise(() => startAuthServer(options)), (s) => Effect.promise(() => s.close()))

@@ -5,7 +5,7 @@
  * the callback. Nothing listens on the redirect URI; it only has to be a loopback URL the server
  * accepts.
  */
-import { AuthorizationFailed, type Authorizer } from "@mcpx-fx/upstream/UpstreamAuth"
+import { AuthorizationFailed, type Authorizer } from "@mcpx-fx/upstream/AuthModel"
 import * as Effect from "effect/Effect"
 
 /** The redirect URI given to authorization servers; nothing listens there. */

@@ -102,7 +102,8 @@ export const begin = (
       }
       return backend.callTool(called, tool, args)
     }
-    const created = yield* tasks.call(caller, Method.ToolsCall, true, round, task.ttlMs).pipe(
+    const abandon = backend.abandon === undefined ? undefined : (state: string) => backend.abandon!(caller, state)
+    const created = yield* tasks.call(caller, Method.ToolsCall, true, round, task.ttlMs, abandon).pipe(
       Effect.mapError((e) => new TasksUnavailable({ detail: e._tag === "InputRefused" ? e.detail : e.message }))
     )
     return { task: asTask(created) }

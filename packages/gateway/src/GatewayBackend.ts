@@ -302,6 +302,12 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
           : Effect.map(Effect.option(gateway.describeTool(toGatewayCaller(caller), name, { suggest: false })), (found) =>
             supportOf(found._tag === "Some" ? found.value : undefined))
       },
+      // A task cancelled while its call waits on questions: the pending call ends, its upstream
+      // request (or the upstream's own task) cancelled. An upstream's own state holds nothing here.
+      abandon: (_caller, requestState) => {
+        const handle = PendingQuestions.parseHandle(requestState)
+        return handle === undefined ? Effect.void : Effect.asVoid(pending.abandon(handle.id))
+      },
       // Gateway changes already have the Backend's shape (plus the server they came from).
       changes: gateway.changes,
       watchResource: (caller, uri) => Effect.mapError(gateway.watchResource(toGatewayCaller(caller), uri), (e) => toBackendError(e, redactor()))

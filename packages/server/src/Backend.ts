@@ -236,4 +236,10 @@ export class Backend extends Context.Tag("@mcpx-fx/server/Backend")<Backend, {
    * outlasting `tasks.after`.
    */
   readonly taskSupport?: (caller: Caller, name: string) => Effect.Effect<TaskSupport>
+  /**
+   * The caller will not answer the `input_required` whose state this is (its task was cancelled):
+   * what the Backend holds for it (a pending call's upstream request, waiting on its questions)
+   * ends now, cancelled upstream, rather than when it would have expired. Absent: nothing is held.
+   */
+  readonly abandon?: (caller: Caller, requestState: string) => Effect.Effect<void>
 }>() {}

@@ -80,9 +80,17 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
    * Runs a call as a task at once when `immediate` (a 2025-11-25 `params.task`, or a tool that
    * supports tasks), else in the request until `afterMs` or until the upstream makes it a task,
    * then as a task. The result is the call's own, or a `CreateTaskResult` in the caller's era.
-   * `ttlMs`: the retention a 2025-11-25 caller asked for, held to the policy's.
+   * `ttlMs`: the retention a 2025-11-25 caller asked for, held to the policy's. `abandon` ends
+   * what an `input_required` round left waiting upstream, when the task is cancelled then.
    */
-  readonly call: (caller: Caller, method: string, immediate: boolean, round: Round, ttlMs?: number) => Effect.Effect<JsonObject, HandleError>
+  readonly call: (
+    caller: Caller,
+    method: string,
+    immediate: boolean,
+    round: Round,
+    ttlMs?: number,
+    abandon?: (requestState: string) => Effect.Effect<void>
+  ) => Effect.Effect<JsonObject, HandleError>
   /** `tasks/get`: the extension's detailed task (`resultType: "complete"`), or 2025-11-25's task. */
   readonly get: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
   /** `tasks/update` (extension): answers an `input_required` task's questions; keys not outstanding are ignored. */
@@ -139,6 +147,7 @@ interface Live {
   queued: JsonObject
   /** A 2025-11-25 task's questions, which its host collects with `tasks/result`. */
   readonly questions: TaskQuestions.TaskQuestions | undefined
+  readonly abandon: ((requestState: string) => Effect.Effect<void>) | undefined
 }
 
 const make = (policy: TaskPolicy) =>
@@ -262,9 +271,16 @@ const make = (policy: TaskPolicy) =>
       })
 
     /** Makes a running round the task's: its live entry, and the fiber that records its end. */
-    const adopt = (row: TaskRow, caller: Caller, round: Round, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>, questions?: TaskQuestions.TaskQuestions) =>
+    const adopt = (
+      row: TaskRow,
+      caller: Caller,
+      round: Round,
+      fiber: Fiber.RuntimeFiber<JsonObject, HandleError>,
+      abandon: ((requestState: string) => Effect.Effect<void>) | undefined,
+      questions?: TaskQuestions.TaskQuestions
+    ) =>
       Effect.gen(function*() {
-        live.set(row.taskId, { caller, round, fiber, requestState: undefined, outstanding: {}, queued: {}, questions })
+        live.set(row.taskId, { caller, round, fiber, requestState: undefined, outstanding: {}, queued: {}, questions, abandon })
         yield* follow(row.taskId, fiber)
         return TaskShapes.created(row, caller.era)
       })
@@ -279,7 +295,14 @@ const make = (policy: TaskPolicy) =>
       return rest
     }
 
-    const call = (caller: Caller, method: string, immediate: boolean, round: Round, asked?: number): Effect.Effect<JsonObject, HandleError> =>
+    const call = (
+      caller: Caller,
+      method: string,
+      immediate: boolean,
+      round: Round,
+      asked?: number,
+      abandon?: (requestState: string) => Effect.Effect<void>
+    ): Effect.Effect<JsonObject, HandleError> =>
       Effect.gen(function*() {
         const ttlMs = asked === undefined ? policy.ttlMs : Math.min(policy.ttlMs, Math.max(0, Math.round(asked)))
         const refused = yield* admit(ownerOf(caller))
@@ -293,7 +316,7 @@ const make = (policy: TaskPolicy) =>
           const roundCaller = questions === undefined ? detached(caller) : { ...detached(caller), questions: questions.channel }
           // A host's own retry (the last round of an MRTR exchange) keeps its answers.
           const fiber = yield* Effect.forkIn(round(roundCaller, caller.retry), scope)
-          return yield* adopt(row, roundCaller, round, fiber, questions)
+          return yield* adopt(row, roundCaller, round, fiber, abandon, questions)
         }
         // Until it is a task the call belongs to its request, whose stream takes its progress. An
         // upstream that makes it a task of its own (onTask) says it will run on: no need to wait.
@@ -310,7 +333,7 @@ const make = (policy: TaskPolicy) =>
         if (Option.isSome(early)) return yield* early.value
         // Past the bounds the call keeps running in its request, as for a host without tasks.
         if (refused !== undefined) return yield* Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
-        return yield* adopt(yield* create(caller, method, ttlMs), detached(caller), round, fiber)
+        return yield* adopt(yield* create(caller, method, ttlMs), detached(caller), round, fiber, abandon)
       })
 
     const update = (caller: Caller, taskId: string, inputResponses: JsonObject) =>
@@ -336,9 +359,12 @@ const make = (policy: TaskPolicy) =>
         const after = isTerminal(row.status)
           ? row
           : Option.getOrElse(yield* record(taskId, { status: "cancelled", statusMessage: "cancelled by the caller" }), () => row)
-        const fiber = live.get(taskId)?.fiber
+        const entry = live.get(taskId)
         if (!isTerminal(row.status)) live.delete(taskId)
-        if (fiber !== undefined && !isTerminal(row.status)) yield* Fiber.interruptFork(fiber)
+        if (entry?.fiber !== undefined && !isTerminal(row.status)) yield* Fiber.interruptFork(entry.fiber)
+        // Waiting for answers, no round runs: what the last one left waiting upstream ends too.
+        const parked = entry?.fiber === undefined ? entry?.requestState : undefined
+        if (parked !== undefined && entry?.abandon !== undefined) yield* Effect.forkIn(entry.abandon(parked), scope)
         // 2025-11-25 answers the task itself; a task that had already ended is an error there.
         if (caller.era === "modern") return ack
         if (isTerminal(row.status)) return yield* new InvalidParams({ detail: `task ${JSON.stringify(taskId)} has already ${row.status}` })

@@ -11,10 +11,10 @@ import type { TaskRow, TaskStoreError } from "./TaskStore.js"
 export const whenReady = (ready: Effect.Effect<HostTasks["Type"], TaskStoreError>): HostTasks["Type"] => ({
   // A store that could not open makes no call fail: a modern host's call answers in its request,
   // as for a host without tasks. A 2025-11-25 host asked for a task, and is told why there is none.
-  call: (caller, method, immediate, round, ttlMs) =>
+  call: (caller, method, immediate, round, ttlMs, abandon) =>
     Effect.matchEffect(ready, {
       onFailure: (e) => (caller.era === "modern" ? round(caller, caller.retry) : Effect.fail(e)),
-      onSuccess: (t) => t.call(caller, method, immediate, round, ttlMs)
+      onSuccess: (t) => t.call(caller, method, immediate, round, ttlMs, abandon)
     }),
   get: (caller, taskId) => Effect.flatMap(ready, (t) => t.get(caller, taskId)),
   update: (caller, taskId, inputResponses) => Effect.flatMap(ready, (t) => t.update(caller, taskId, inputResponses)),

@@ -96,7 +96,14 @@ const follow = (
   const every = Duration.millis(Math.min(MaxPollMs, Math.max(MinPollMs, pollMs)))
   const failure = (code: number, message: string, data?: unknown) =>
     new UpstreamRpcError({ server: session.name, method: Method.ToolsCall, code, rpcMessage: message, ...(data === undefined ? {} : { data }) })
-  const tied: CallContext = { ...ctx, task: taskId }
+  // The upstream ties its task's questions to its own task id, which means nothing to the caller
+  // (a 2025-11-25 host's questions are tied to the host's own task where they are asked).
+  const questions = ctx.questions
+  const tied: CallContext = {
+    ...ctx,
+    task: taskId,
+    ...(questions === undefined ? {} : { questions: (q) => questions({ ...q, params: withoutRelatedTask(q.params) }) })
+  }
   const ask = (method: string, extra: JsonObject = {}) => session.request(method, { taskId, ...extra }, tied)
 
   const outcome = (task: JsonObject, status: TaskStatus): Effect.Effect<JsonObject, SessionError> => {

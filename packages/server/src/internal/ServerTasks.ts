@@ -44,8 +44,9 @@ export const make = (deps: {
       const round = (roundCaller: Caller, retry: InputRetry | undefined) =>
         Effect.map(backend.callTool(retry === undefined ? roundCaller : { ...roundCaller, retry }, p.name, p.arguments ?? {}, meta), shaped)
       const support = backend.taskSupport === undefined ? Effect.succeed("forbidden" as const) : backend.taskSupport(caller, p.name)
+      const abandon = backend.abandon === undefined ? undefined : (state: string) => backend.abandon!(caller, state)
       return Effect.flatMap(support, (s) =>
-        Effect.flatMap(tasks.call(caller, Method.ToolsCall, s !== "forbidden", round), (result) =>
+        Effect.flatMap(tasks.call(caller, Method.ToolsCall, s !== "forbidden", round, undefined, abandon), (result) =>
           Shape.resultTypeOf(result) !== "input_required"
             ? Effect.succeed(result)
             : Effect.map(deps.sealInputRequired(Method.ToolsCall, params, result), shaped)))

@@ -35,6 +35,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { Config, type LoadedConfig } from "@mcpx-fx/config/Config"
+import * as CallLog from "./internal/CallLog.js"
 import * as Changes from "./internal/Changes.js"
 import * as Deadlines from "./internal/Deadlines.js"
 import * as ResourceWatches from "./internal/ResourceWatches.js"
@@ -239,17 +240,23 @@ const make = Effect.gen(function*() {
         // names one answers its questions.
         const resumed = TaskCall.resumedTask(retry?.requestState)
         const answers = isJsonObject(retry?.inputResponses) ? retry.inputResponses : {}
+        let era: string | undefined
         const send = resumed !== undefined
-          ? (session: Session, ctx: Caller) => TaskCall.resume(session, resumed, answers, ctx)
-          : (session: Session, ctx: Caller) =>
+          ? (session: Session, ctx: Caller) => {
+            era = session.era
+            return TaskCall.resume(session, resumed, answers, ctx)
+          }
+          : (session: Session, ctx: Caller) => {
+            era = session.era
             // A modern upstream may make any round a task, the last round of its questions included.
-            TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
+            return TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
               ? TaskCall.call(session, params, ctx)
               : session.request(Method.ToolsCall, params, ctx)
+          }
         return Effect.map(
           request(found.server, caller, Method.ToolsCall, params, send),
           (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
-        )
+        ).pipe(CallLog.logged({ caller, tool: name, server: found.server.namespace, era: () => era }))
       }),
     getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)

@@ -29,6 +29,8 @@ import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as ProtocolSubscriptions from "@mcpx-fx/protocol/Subscriptions"
+import * as TraceContext from "@mcpx-fx/protocol/TraceContext"
+import * as Tracing from "@mcpx-fx/protocol/Tracing"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -49,6 +51,7 @@ import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
 import { makeSessions, type Target } from "./internal/HttpSessions.js"
 import { Backend } from "./Backend.js"
+import { type Hop, HostTrace } from "./HostTrace.js"
 import { DefaultMaxBatch, DefaultMaxSessions, DefaultMaxStreams, StreamSlots } from "./Limits.js"
 import { makeConnection, Server } from "./Server.js"
 import * as Shutdown from "./Shutdown.js"
@@ -137,6 +140,7 @@ const make = (options: HttpHostOptions) =>
     const server = yield* Server
     const backend = yield* Backend
     const scope = yield* Effect.scope
+    const tracing = yield* Tracing.Tracing
     const sessions = yield* makeSessions(scope, {
       idleTimeout: options.sessionIdleTimeout,
       maxSessions: options.maxSessions ?? DefaultMaxSessions
@@ -182,6 +186,19 @@ const make = (options: HttpHostOptions) =>
     const namesModern = (request: HttpServerRequest.HttpServerRequest): boolean => {
       const v = Wire.header(request, HeaderCodec.ProtocolVersionHeader)
       return v !== undefined && Classify.namesModernRevision(v.trim())
+    }
+
+    /** What the Server's span is told of a POST (read only while tracing). */
+    const hopOf = (request: HttpServerRequest.HttpServerRequest): Hop => {
+      const sessionId = sessionHeader(request)
+      const traceparent = Wire.header(request, TraceContext.TraceparentKey)
+      const tracestate = Wire.header(request, TraceContext.TracestateKey)
+      return {
+        transport: "tcp",
+        ...(sessionId !== undefined ? { sessionId } : {}),
+        ...(traceparent !== undefined ? { traceparent } : {}),
+        ...(tracestate !== undefined ? { tracestate } : {})
+      }
     }
 
     const deps: Deps = { server, settled, withKeepAlive }
@@ -288,7 +305,7 @@ const make = (options: HttpHostOptions) =>
         }
         switch (request.method) {
           case "POST":
-            return post(request)
+            return tracing ? Effect.provideService(post(request), HostTrace, hopOf(request)) : post(request)
           case "GET":
             return get(request)
           case "DELETE":

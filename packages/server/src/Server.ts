@@ -15,16 +15,15 @@
  */
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Lifecycle from "@mcpx-fx/protocol/Lifecycle"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
-import type { CacheScope } from "@mcpx-fx/protocol/Result"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Shape from "@mcpx-fx/protocol/Shape"
 import * as TasksExtension from "@mcpx-fx/protocol/TasksExtension"
+import * as Tracing from "@mcpx-fx/protocol/Tracing"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -38,6 +37,8 @@ import { Backend, type BackendError, type Caller, CapabilityRequired, type Input
 import { HostTasks, ownerOf } from "./HostTasks.js"
 import type { Connection, Negotiated, RequestContext } from "./internal/ServerConnection.js"
 import * as ServerFeatures from "./internal/ServerFeatures.js"
+import { DefaultOptions, type ServerOptions } from "./internal/ServerOptions.js"
+import * as ServerSpans from "./internal/ServerSpans.js"
 import * as ServerTasks from "./internal/ServerTasks.js"
 import * as TaskNotices from "./internal/TaskNotices.js"
 import * as RequestState from "./RequestState.js"
@@ -50,37 +51,7 @@ export { type Connection, makeConnection, type Negotiated, negotiatedRevision, t
 
 export { ListingFailuresKey } from "./internal/ServerFeatures.js"
 
-/** What the Server says about itself. */
-export interface ServerOptions {
-  readonly serverInfo: Implementation
-  readonly instructions?: string
-  /** Capabilities in the union shape of every era; each revision is sent what it can express. */
-  readonly capabilities: JsonObject
-  /** Caching hints of `server/discover`: the answer depends on nobody, so it may be public. */
-  readonly discoverTtlMs: number
-  readonly discoverCacheScope: CacheScope
-  /** Caching hints of listings and reads: upstream lists change, so the default is not to cache. */
-  readonly listTtlMs: number
-  readonly listCacheScope: CacheScope
-}
-
-/** The defaults: every feature the Backend serves; list changes and resource updates are delivered (Subscriptions). */
-export const DefaultOptions: ServerOptions = {
-  serverInfo: { name: "mcpx-fx", version: "0.1.0" },
-  capabilities: {
-    tools: { listChanged: true },
-    prompts: { listChanged: true },
-    resources: { subscribe: true, listChanged: true },
-    completions: {},
-    // Each era gets its own: the extension for 2026-07-28, core tasks for 2025-11-25.
-    extensions: { [TasksExtension.ExtensionId]: {} },
-    tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }
-  },
-  discoverTtlMs: 60_000,
-  discoverCacheScope: "public",
-  listTtlMs: 0,
-  listCacheScope: "private"
-}
+export { DefaultOptions, type ServerOptions } from "./internal/ServerOptions.js"
 
 // ---------------------------------------------------------------------------------------------
 // The service
@@ -112,6 +83,8 @@ const make = (options: ServerOptions) =>
   Effect.gen(function*() {
     const backend = yield* Backend
     const tasks = yield* HostTasks
+    // Read once: a process that does not trace pays nothing per request for the choice.
+    const tracing = yield* Tracing.Tracing
     // A Server given no RequestState mints its own key, as RequestState.layer would; one provided
     // (e.g. shared by the stdio and HTTP hosts of one process) is used instead.
     const requestState = yield* Effect.flatMap(
@@ -343,8 +316,8 @@ const make = (options: ServerOptions) =>
       // Suspended: a check that throws is a defect told as -32603, not an exception out of handle.
       const run = Effect.suspend(() => (era === "modern" ? modern(request, context) : legacy(request, context)))
       // One match for the three outcomes (a result, an error response, a defect told as -32603);
-      // interruption passes through. No span: a span per call cost more than the routing.
-      return Effect.matchCauseEffect(run, {
+      // interruption passes through. A span only while tracing: one per call costs more than the routing.
+      const response = Effect.matchCauseEffect(run, {
         onSuccess: (result): Effect.Effect<JsonRpc.Response> => Effect.succeed(JsonRpc.success(request.id, result)),
         onFailure: (cause): Effect.Effect<JsonRpc.Response> => {
           const failure = Cause.failureOrCause(cause)
@@ -360,6 +333,7 @@ const make = (options: ServerOptions) =>
           )
         }
       })
+      return tracing ? ServerSpans.traced(request, era, context, response) : response
     }
 
     return Server.of({ options, handle, followTasks: taskFeed.follow })

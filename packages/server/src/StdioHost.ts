@@ -49,6 +49,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Backend, type Question, type QuestionChannel, QuestionRefused } from "./Backend.js"
+import { type Hop, HostTrace } from "./HostTrace.js"
 import { BatchConcurrency, DefaultMaxBatch } from "./Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
 import { shutdownError } from "./Shutdown.js"
@@ -109,7 +110,8 @@ const serve = <E>(
   write: (line: string) => Effect.Effect<void>,
   options: StdioOptions
 ): Effect.Effect<void, E> =>
-  Effect.scoped(Effect.gen(function*() {
+  // Every request of the connection is told it came on a pipe (its span's network.transport), once.
+  Effect.provideService(Effect.scoped(Effect.gen(function*() {
     const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
     const lock = yield* Effect.makeSemaphore(1)
     const requests = yield* FiberMap.make<JsonRpc.RequestId>()
@@ -297,4 +299,6 @@ const serve = <E>(
     }
     yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches), FiberMap.clear(listens)], { discard: true })
     if (Either.isLeft(read)) return yield* Effect.fail(read.left)
-  }))
+  })), HostTrace, StdioHop)
+
+const StdioHop: Hop = { transport: "pipe" }

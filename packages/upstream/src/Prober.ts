@@ -28,6 +28,7 @@
  * transport.
  */
 import type * as Revision from "@mcpx-fx/protocol/Revision"
+import * as Tracing from "@mcpx-fx/protocol/Tracing"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -40,6 +41,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { EraCache, type EraObservation, type EraRecord } from "./EraCache.js"
+import * as StartSpan from "./internal/StartSpan.js"
 import { ClosedDuringProbe, isClosed, makeExchanges, type Opened, type Outcome, refusedBy } from "./internal/ProbeExchanges.js"
 import { type Negotiation, Negotiator } from "./Negotiator.js"
 import { usesEraCache } from "./Preference.js"
@@ -63,7 +65,14 @@ export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {
       const transport = yield* Transport
       const cache = yield* EraCache
       const negotiator = yield* Negotiator
-      return { start: (def, options) => start(def, options, transport, cache, negotiator) }
+      // Read once, here: a start may run in a host request's fiber, which carries no services.
+      const tracing = yield* Tracing.Tracing
+      return {
+        start: (def, options) =>
+          tracing
+            ? StartSpan.traced(def, options, start(def, options, transport, cache, negotiator, true))
+            : start(def, options, transport, cache, negotiator, false)
+      }
     })
   )
 }
@@ -73,7 +82,8 @@ const start = (
   options: ProbeOptions,
   transport: Context.Tag.Service<Transport>,
   cache: Context.Tag.Service<EraCache>,
-  negotiator: Context.Tag.Service<Negotiator>
+  negotiator: Context.Tag.Service<Negotiator>,
+  tracing: boolean
 ): Effect.Effect<Started, ProbeError, Scope.Scope> =>
   Effect.gen(function*() {
     const began = yield* Clock.currentTimeMillis
@@ -276,7 +286,14 @@ const start = (
             })
           )
           : undefined
-        const session = yield* makeSession(def.name, conn, { ...established, eraSource }, options.session, reinitialize)
+        const session = yield* makeSession(
+          def.name,
+          conn,
+          { ...established, eraSource },
+          options.session,
+          reinitialize,
+          tracing ? { url: def.transport === "http" ? def.url : undefined } : undefined
+        )
         const now = yield* Clock.currentTimeMillis
         const report: ProbeReport = {
           server: def.name,

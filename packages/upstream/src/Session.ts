@@ -47,21 +47,8 @@ import type { CallContext, Established, Session, SessionOptions } from "./Sessio
 import { type Connection, type RequestHints, TransportClosed } from "./Transport.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 import { makeAnswers } from "./internal/SessionAnswers.js"
-
-
-const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
-  const meta = Meta.metaOf(params)
-  if (params === undefined || meta === undefined) return params
-  const kept = Object.fromEntries(Object.entries(meta).filter(([k]) => !Meta.isReservedKey(k)))
-  const { _meta: _, ...rest } = params
-  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest
-}
-
-const withModernMeta = (params: JsonObject | undefined, meta: JsonObject): JsonObject => {
-  const callerMeta = Meta.metaOf(params) ?? {}
-  const kept = Object.fromEntries(Object.entries(callerMeta).filter(([k]) => !Meta.isReservedKey(k)))
-  return { ...(params ?? {}), _meta: { ...kept, ...meta } }
-}
+import { stripReservedMeta, withModernMeta } from "./internal/SessionMeta.js"
+import * as SessionSpans from "./internal/SessionSpans.js"
 
 /**
  * Builds the session on a connection whose handshake is done. The session's background work
@@ -77,10 +64,17 @@ export const makeSession = (
    * (404). A request that meets `SessionExpired` re-initializes once and is sent again; a
    * refusal puts the session's era in doubt and ends the session.
    */
-  reinitialize?: Effect.Effect<void, SessionError | RefusedAgain>
+  reinitialize?: Effect.Effect<void, SessionError | RefusedAgain>,
+  /**
+   * Present while tracing (the Prober reads it once, when it is built: a session may start in a
+   * host request's fiber, which carries no services): each request gets a CLIENT span. The URL of
+   * an HTTP upstream gives its spans `server.address` and `server.port`.
+   */
+  traced?: { readonly url?: string | undefined }
 ): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxRounds = options.maxInputRounds ?? 16
+    const spans = traced === undefined ? undefined : SessionSpans.make(name, conn, established, traced.url)
     const sessionScope = yield* Effect.scope
     let nextId = 1
     const inFlight: Array<CallContext> = []
@@ -172,6 +166,7 @@ export const makeSession = (
     const once = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
       Effect.suspend(() => {
         const id = nextId++
+        spans?.sent(ctx, id)
         const sent = isModern
           ? withModernMeta(
             params,
@@ -192,7 +187,10 @@ export const makeSession = (
         const req = JsonRpc.request(id, method, sent === undefined || callerToken === undefined ? sent : withProgressToken(sent, id))
         const onMessage = (parsed: JsonRpc.Parsed) => {
           const m = parsed.message
-          if (JsonRpc.isRequest(m)) return answer(m, ctx.questions)
+          if (JsonRpc.isRequest(m)) {
+            spans?.asked(ctx)
+            return answer(m, ctx.questions)
+          }
           if (JsonRpc.isNotification(m)) {
             const own = callerToken === undefined ? m : progressFor(m, callerToken)
             return ctx.onNotification?.(own) ?? publish(own)
@@ -294,6 +292,7 @@ export const makeSession = (
           // A caller that cannot be asked has its input requests answered as nobody could be asked.
           if (ctx.inputRequired !== "resolve" || result.resultType !== "input_required") return listed
           if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
+          if (ctx.questions !== undefined) spans?.asked(ctx)
           const inputResponses = isJsonObject(result.inputRequests)
             ? yield* resolveInputs(result.inputRequests, ctx.questions ?? answerAlone)
             : {}
@@ -309,6 +308,8 @@ export const makeSession = (
     // The call is in flight (a candidate for untied questions) from its start to its end. It is
     // added inside the guarded effect, so it cannot be added without being taken out again.
     const request: Session["request"] = (method, params, ctx = {}) =>
+      spans === undefined ? requestUntraced(method, params, ctx) : spans.traced(method, params, ctx, (p) => requestUntraced(method, p, ctx))
+    const requestUntraced = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
       Effect.ensuring(
         Effect.suspend(() => {
           inFlight.push(ctx)

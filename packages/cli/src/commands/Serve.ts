@@ -31,6 +31,7 @@ import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as DaemonClient from "../DaemonClient.js"
 import * as Layers from "../Layers.js"
+import * as Telemetry from "../Telemetry.js"
 import { globalsFrom } from "./Root.js"
 
 /** stdin could not be read. */
@@ -186,7 +187,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
       }).pipe(Effect.provide(host))
       yield* serving
       if (yield* Deferred.isDone(built)) yield* Effect.asVoid(ready)
-    }).pipe(Effect.scoped)
+    }).pipe(Effect.scoped, Effect.provide(Telemetry.layer))
   })).pipe(
     Command.withDescription(
       describe(

@@ -10,6 +10,7 @@ import * as Legacy from "./Legacy.js"
 import * as Modern from "./Modern.js"
 import { servesModern } from "./Options.js"
 import { LegacySession } from "./Session.js"
+import * as TraceLog from "./TraceLog.js"
 import { failure, type Decoded, type Id, type Message, type Notification, type Request, type Response } from "./Wire.js"
 
 export interface Connection {
@@ -49,6 +50,7 @@ export const make = (ctx: Context, write: (m: Message) => void, exit: (code: num
     const modern = mode === "modern-only" || (servesModern(mode) && Modern.claimsModern(req.method, req.params))
     const era: Era = modern ? "modern" : "legacy"
     ctx.log(era, req.method)
+    TraceLog.record(req.method, req.params)
     if (modern) {
       if (req.method === "initialize" && Modern.metaOf(req.params) === undefined) {
         return refuse(Modern.refuseInitialize(ctx, req))

@@ -14,6 +14,7 @@ import * as HttpSse from "./HttpSse.js"
 import * as Modern from "./Modern.js"
 import { type Mode, Modes, servesModern, withMode } from "./Options.js"
 import * as Io from "./HttpIo.js"
+import * as TraceLog from "./TraceLog.js"
 import { decode, failure, isObject, type JsonObject } from "./Wire.js"
 
 /** Whether a POST belongs to the modern era: by `_meta`, or by a header naming a modern revision. */
@@ -35,6 +36,7 @@ const post = async (ctx: Context, sessions: HttpLegacy.Sessions, http: IncomingM
       const req = decoded.message
       const modern = isModernPost(ctx, http, req.method, req.params)
       ctx.log(modern ? "modern" : "legacy", req.method)
+      TraceLog.record(req.method, req.params)
       return modern
         ? HttpModern.post(ctx, http, res, req)
         : HttpLegacy.postRequest(ctx, sessions, http, res, req)

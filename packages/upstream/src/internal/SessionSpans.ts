@@ -1,0 +1,65 @@
+/**
+ * The CLIENT span of an upstream request (OpenTelemetry semantic conventions for MCP), made only
+ * while tracing: a child of whatever span the caller runs in (a host request's SERVER span), and
+ * the parent the upstream is told of in the request's `_meta.traceparent`, in both eras.
+ */
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Tracing from "@mcpx-fx/protocol/Tracing"
+import * as Effect from "effect/Effect"
+import type * as Tracer from "effect/Tracer"
+import type { SessionError } from "../SessionErrors.js"
+import type { CallContext, Established } from "../SessionModel.js"
+import type { Connection } from "../Transport.js"
+
+/** Where an HTTP upstream listens, for `server.address` and `server.port`. */
+export const peerOf = (url: string | undefined): { readonly address: string; readonly port: number } | undefined => {
+  if (url === undefined || !URL.canParse(url)) return undefined
+  const u = new URL(url)
+  const port = u.port !== "" ? Number(u.port) : u.protocol === "https:" ? 443 : 80
+  return { address: u.hostname.replace(/^\[|\]$/g, ""), port }
+}
+
+/** The spans of one session's requests. */
+export const make = (name: string, conn: Connection, established: Established, url: string | undefined) => {
+  const base: Record<string, unknown> = {
+    "mcp.protocol.version": established.negotiated,
+    "network.transport": conn.wire === "stdio" ? "pipe" : "tcp",
+    "mcpx.upstream": name,
+    "mcpx.era": established.era,
+    "mcpx.era.source": established.eraSource
+  }
+  const peer = peerOf(url)
+  if (peer !== undefined) {
+    base["server.address"] = peer.address
+    base["server.port"] = peer.port
+  }
+  // A request's span by its call context, for what is learnt while it runs (its ids, its questions).
+  const spans = new WeakMap<CallContext, Tracer.Span>()
+
+  /** `run` in the request's span, given the params that name the span as the upstream's parent. */
+  const traced = <A extends JsonObject, R>(
+    method: string,
+    params: JsonObject | undefined,
+    ctx: CallContext,
+    run: (params: JsonObject | undefined) => Effect.Effect<A, SessionError, R>
+  ): Effect.Effect<A, SessionError, R> => {
+    const { attributes, name: spanName } = Tracing.requestSpan(method, params)
+    return Effect.useSpan(spanName, { kind: "client", attributes: { ...base, ...attributes }, captureStackTrace: false }, (span) => {
+      spans.set(ctx, span)
+      return run(Tracing.propagate(params, span)).pipe(
+        Effect.withParentSpan(span),
+        Effect.tap((result) => Tracing.recordResult(span, result)),
+        Effect.tapError((e) =>
+          Effect.sync(() => (e._tag === "UpstreamRpcError" ? Tracing.recordRpcError(span, e.code) : span.attribute("error.type", e._tag))))
+      )
+    })
+  }
+
+  /** Tells the request's span the id an exchange of it went with (the last one, after input rounds). */
+  const sent = (ctx: CallContext, id: number): void => spans.get(ctx)?.attribute("jsonrpc.request.id", String(id))
+
+  /** Tells the request's span that the upstream asked its caller something, which mcpx-fx passed on. */
+  const asked = (ctx: CallContext): void => spans.get(ctx)?.attribute("mcpx.question.bridged", true)
+
+  return { traced, sent, asked }
+}

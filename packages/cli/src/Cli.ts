@@ -19,6 +19,7 @@ import * as StatusCommand from "./commands/Status.js"
 import * as StopCommand from "./commands/Stop.js"
 import * as TasksCommand from "./commands/Tasks.js"
 import * as ToolsCommand from "./commands/Tools.js"
+import * as UiCommand from "./commands/Ui.js"
 import * as CommandTree from "./CommandTree.js"
 import type * as Completion from "./Completion.js"
 import { version } from "./version.js"
@@ -39,6 +40,7 @@ const subcommands = [
   DaemonCommand.command,
   StatusCommand.command,
   StopCommand.command,
+  UiCommand.command,
   AuthCommand.command
 ] as const
 

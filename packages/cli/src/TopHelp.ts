@@ -24,7 +24,8 @@ const summaries: Readonly<Record<string, string>> = {
   serve: "Serve MCP over stdio for a host",
   daemon: "Run the gateway daemon: /mcp for hosts and the /v1 API",
   status: "Show the running daemon and its servers",
-  stop: "Stop the running daemon gracefully"
+  stop: "Stop the running daemon gracefully",
+  ui: "Print the address of the daemon's live page (servers, calls, questions, tasks, events)"
 }
 
 /** The help text. `readme` is where the packaged README is, when there is one. */

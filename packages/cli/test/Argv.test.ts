@@ -63,7 +63,7 @@ describe("Argv.plan", () => {
     assert.strictEqual(refusal("stauts"), `unknown command "stauts"; did you mean status? (mcpx-fx --help lists the commands)`)
     assert.strictEqual(refusal("--pool-max", "3", "sevre"), `unknown command "sevre"; did you mean serve? (mcpx-fx --help lists the commands)`)
     assert.strictEqual(refusal("settings", "--json", "lsit"), `unknown settings command "lsit"; did you mean list?`)
-    assert.include(refusal("frobnicate"), "expected one of: tools, search, call, elicit, tasks, protocol, probe, servers, settings, config, serve, daemon, status, stop, auth")
+    assert.include(refusal("frobnicate"), "expected one of: tools, search, call, elicit, tasks, protocol, probe, servers, settings, config, serve, daemon, status, stop, ui, auth")
     assert.strictEqual(refusal("--jsno", "tools"), `unknown option "--jsno"; did you mean --json? (mcpx-fx --help lists the commands and options)`)
   })
 

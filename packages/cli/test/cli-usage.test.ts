@@ -13,7 +13,7 @@ const Esc = "\x1b["
 // A terminal, as far as mcpx-fx can tell: isTTY set before the bundle loads.
 const fakeTty = (stream: "stdout" | "stderr") => ({ NODE_OPTIONS: `--import=data:text/javascript,process.${stream}.isTTY=true` })
 
-const commands = ["tools", "search", "call", "elicit", "tasks", "protocol", "probe", "servers", "settings", "config", "serve", "daemon", "status", "stop", "auth"]
+const commands = ["tools", "search", "call", "elicit", "tasks", "protocol", "probe", "servers", "settings", "config", "serve", "daemon", "status", "stop", "ui", "auth"]
 
 describe("mcpx-fx: a mistyped command", () => {
   it.scopedLive("gets the closest command and exit 2", () =>
@@ -82,7 +82,7 @@ describe("mcpx-fx: the top-level help", () => {
         const r = yield* sb.run(args)
         assert.strictEqual(r.code, 0, r.stderr)
         const help = r.stdout
-        assert.isAtMost(lines(help).length, 42, help)
+        assert.isAtMost(lines(help).length, 44, help)
         for (const command of commands) assert.match(help, new RegExp(`^  ${command} +\\S`, "m"), command)
         for (const example of ["mcpx-fx tools github --json", "mcpx-fx daemon --daemon-port 0 --json", "mcpx-fx settings get pool.max"]) {
           assert.include(help, example)

@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import { BadArguments, UpstreamFailed } from "./ApiErrors.js"
 import { CallerHeaders } from "./ApiCaller.js"
 import { AskGroup } from "./AskApi.js"
+import { CallsGroup } from "./CallsApi.js"
 import { TaskAccepted, TasksGroup, TasksUnavailable } from "./TasksApi.js"
 import { UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 import { InvalidSettingValue, SetResult, SettingRow, UnknownSetting, UnsetResult } from "@mcpx-fx/config/SettingsModel"
@@ -158,6 +159,7 @@ export class Api extends HttpApi.make("mcpx")
   .add(EventsGroup)
   .add(AskGroup)
   .add(TasksGroup)
+  .add(CallsGroup)
   .prefix("/v1")
   .annotate(OpenApi.Title, "mcpx-fx")
   .annotate(OpenApi.Description, "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.")

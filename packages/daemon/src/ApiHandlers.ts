@@ -29,6 +29,7 @@ import * as Stream from "effect/Stream"
 import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Api.js"
 import { jsonClientErrors } from "./ApiErrors.js"
 import { AskLive } from "./Ask.js"
+import { CallsLive } from "./CallsRoutes.js"
 import * as TaskRoutes from "./TaskRoutes.js"
 import type { TaskAccepted, TasksUnavailable } from "./TasksApi.js"
 import type { CallRequest, CallResponse } from "./ApiBodies.js"
@@ -228,7 +229,7 @@ export const layer: Layer.Layer<HttpApi.Api, never, Requirements> = Layer.unwrap
     HttpApiBuilder.middlewareOpenApi({ path: OpenApiPath }).pipe(
       Layer.provideMerge(
         HttpApiBuilder.api(Api.annotate(OpenApi.Version, info.version)).pipe(
-          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive, TaskRoutes.TasksLive, jsonClientErrors))
+          Layer.provide(Layer.mergeAll(SystemLive, ToolsLive, SettingsLive, EventsLive, AskLive, TaskRoutes.TasksLive, CallsLive, jsonClientErrors))
         )
       ),
       Layer.merge(HttpApiBuilder.middleware(HttpJsonBody.requireJson))

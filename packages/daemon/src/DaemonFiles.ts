@@ -11,7 +11,8 @@
  *   relay and people; it is written after the listeners are up, so a reader never sees an address
  *   that does not answer yet.
  * - `daemon.sock` is the CLI's unix socket, owner-only.
- * All three are removed when the daemon stops. Each is read as a state file (`StateFile`): a FIFO,
+ * - `owner.secret` (OwnerSecret.ts) makes the live page `/ui` the owner's over TCP; new each start.
+ * All four are removed when the daemon stops. Each is read as a state file (`StateFile`): a FIFO,
  * a device or an oversized file at its path is refused with a warning, never waited on or read
  * without bound.
  */
@@ -224,7 +225,7 @@ export const publishInfo = (info: DaemonInfo) =>
   })
 
 /** The state files whose temp files (from writes a crash cut short) a starting daemon removes. */
-export const StateFileNames: ReadonlyArray<string> = ["daemon.json", "upstream-eras.json", "upstream-groups.json"]
+export const StateFileNames: ReadonlyArray<string> = ["daemon.json", "owner.secret", "upstream-eras.json", "upstream-groups.json"]
 
 /** Removes temp files that processes which are gone left behind; the caller holds the lock. */
 export const removeStaleTemps = Effect.gen(function*() {

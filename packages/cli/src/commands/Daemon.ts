@@ -31,6 +31,7 @@ import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
+import * as Telemetry from "../Telemetry.js"
 import { version } from "../version.js"
 import { globalsFrom } from "./Root.js"
 
@@ -53,6 +54,8 @@ const ownHosts = (address: string): ReadonlyArray<string> => {
 
 // What only the daemon runs (the HTTP servers, the host transport, the API) is loaded when it starts.
 const loadModules = Effect.promise(() => import("./DaemonModules.js"))
+const loadUi = Effect.promise(() => import("./UiModules.js"))
+const loadMetrics = Effect.promise(() => import("../MetricsRoute.js"))
 
 /** `mcpx-fx daemon`. */
 export const command = Command.make("daemon", { globals: GlobalOptions.options }, ({ globals }) =>
@@ -72,8 +75,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       stopsWith,
       ToolSchemas
     } = yield* loadModules
+    const { Backend, OwnerAccess, OwnerSecret, RecentCalls, UiAssets } = yield* loadUi
     const notFound = HttpServerResponse.unsafeJson(
-      { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json" } },
+      { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json", ui: "/ui" } },
       { status: 404 }
     )
     // Set once everything but the gateway has stopped: the upstreams' stops are then the daemon's
@@ -84,7 +88,11 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       yield* Effect.addFinalizer(() => Effect.sync(() => void (exiting = true)))
       const files = yield* DaemonFiles.acquireLock
       yield* DaemonFiles.removeStaleTemps
+      // Counting upstream starts from here, before any request can cause one.
+      const metrics = yield* Effect.flatMap(loadMetrics, (m) => m.make)
       yield* Effect.flatMap(ProcessGroups.ProcessGroups, (groups) => groups.reapLeftovers)
+      // Before the listeners: the live page's owner secret is part of their edge.
+      const ownerSecret = yield* OwnerSecret.publish
       const address = yield* Settings.get("daemon.address")
       const port = yield* Settings.get("daemon.port")
       const grace = yield* Settings.get("daemon.shutdownGrace")
@@ -113,9 +121,13 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
         () => Effect.sync(() => process.off("SIGHUP", onHup))
       )
       // One task engine for every listener: a task made over TCP is read over the socket too.
-      const hostTasks = Layer.succeedContext(yield* Layer.build(Layers.hostTasks))
-      // One Backend too: `/v1` tasks call through it as MCP hosts' calls do.
-      const backend = Layer.succeedContext(yield* Layer.build(GatewayBackend.layer))
+      const tasks = yield* Layer.build(Layers.hostTasks)
+      const hostTasks = Layer.succeedContext(tasks)
+      // One Backend too: `/v1` tasks call through it as MCP hosts' calls do. It and the Gateway the
+      // `/v1` routes use record each tool call in the live page's ring (`/v1/calls/recent`).
+      const recentCalls = RecentCalls.make()
+      const built = Context.get(yield* Layer.build(GatewayBackend.layer), Backend.Backend)
+      const backend = Layer.succeed(Backend.Backend, RecentCalls.recordingBackend(built, recentCalls))
       const serverLayer = Server.Server.layer.pipe(
         Layer.provideMerge(backend),
         Layer.provide(Layers.requestState),
@@ -143,8 +155,10 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               shutdown
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
+          yield* metrics.gaugeSources({ sessionIds: host.sessionIds, tasks })
           const api = yield* ApiHandlers.httpApp.pipe(
             Effect.provide(Layer.mergeAll(backend, hostTasks)),
+            Effect.provideService(RecentCalls.RecentCalls, recentCalls),
             Effect.provide(Api.DaemonInfo.layer({
               version,
               pid: process.pid,
@@ -155,24 +169,22 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               configFiles: config.files
             }))
           )
-          const v1 = stopsWith(api, shutdown)
+          // Provided per request: the API's handlers read the Gateway from the request's context.
+          const v1 = stopsWith(Effect.provideService(api, Gateway.Gateway, RecentCalls.recordingGateway(gateway, recentCalls)), shutdown)
           // `/mcp` never reaches this router: the listeners hand it to the `mcp` apps below first.
           const router = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
             const path = request.url.split("?")[0] ?? ""
             if (path === "/v1" || path.startsWith("/v1/")) return v1
+            if (path === "/metrics") return metrics.app
+            if (UiAssets.Paths.has(path)) return UiAssets.app
             return Effect.succeed(notFound)
           })
-          const edge = HttpEdge.make({
-            port: where.port,
-            ownHosts: ownHosts(where.host),
-            allowedHosts,
-            ownOrigins: [own],
-            allowedOrigins,
-            token
-          })
-          // The socket is the owner's: /v1 shows them what their upstreams said, unredacted.
+          const policy = { port: where.port, ownHosts: ownHosts(where.host), allowedHosts, ownOrigins: [own], allowedOrigins, token }
+          const edge = HttpEdge.make(policy)
+          // The socket is the owner's: /v1 shows them what their upstreams said, unredacted. Over
+          // TCP, so is a request from this machine with the owner secret (the live page's).
           return {
-            tcp: edge(router),
+            tcp: OwnerAccess.make({ ...policy, ownerSecret })(router),
             socket: Effect.locally(router, Redact.RawForOwner, true),
             // `/mcp` itself, for the listeners' thin adapter; the same policy on TCP.
             mcp: { tcp: edge(host.app), socket: Effect.locally(host.app, Redact.RawForOwner, true) }
@@ -207,6 +219,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             `  MCP endpoint  ${info.mcp}`,
             `  API           ${url}/v1 (OpenAPI: ${url}/v1/openapi.json)`,
             `  CLI socket    ${info.socket}`,
+            `  Live page     ${url}/ui (\`mcpx-fx ui\` prints the owner's address)`,
             "",
             "Add it to a host as a Streamable HTTP server, e.g.",
             `  {"mcpServers":{"mcpx":{"type":"http","url":"${info.mcp}"}}}`,
@@ -220,7 +233,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting }), NodeHttpServer.layerContext))
+      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting }), NodeHttpServer.layerContext)),
+      // Outermost: everything is built seeing whether it traces, and the last spans are sent after it stops.
+      Effect.provide(Telemetry.layer)
     )
   })).pipe(
     Command.withDescription(

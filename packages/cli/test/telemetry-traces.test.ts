@@ -21,6 +21,7 @@ const LegacyTrace = "0af7651916cd43dd8448eb211c80319c"
 const LegacyParent = "b7ad6b7169203331"
 const FailTrace = "11111111111111111111111111111111"
 const ErrorTrace = "22222222222222222222222222222222"
+const AskTrace = "33333333333333333333333333333333"
 
 interface Seen {
   readonly method: string
@@ -56,7 +57,7 @@ describe("telemetry", () => {
       const sb = yield* sandbox
       const seen = sb.path("trace.log")
       const config = yield* sb.writeJson("mcpx.json", {
-        mcpServers: { era: { ...era("dual"), env: { ERA_TRACE_LOG: seen } } }
+        mcpServers: { era: { ...era("dual"), env: { ERA_TRACE_LOG: seen } }, leg: era("legacy-32601") }
       })
       const daemon = yield* Effect.orDie(DaemonProcess.start(sb, {
         config,
@@ -88,6 +89,8 @@ describe("telemetry", () => {
       // A tool's failure and a JSON-RPC error, each in a trace of its own.
       yield* modernCall(http, 9, "x", { traceparent: `00-${FailTrace}-${ModernParent}-01` }, "era__boom")
       yield* modernCall(http, 10, "x", { traceparent: `00-${ErrorTrace}-${ModernParent}-01` }, "era__nothing")
+      // A legacy upstream's question to a host that declared nothing it can be asked: mcpx-fx answers it.
+      yield* modernCall(http, 11, "x", { traceparent: `00-${AskTrace}-${ModernParent}-01` }, "leg__ask_name")
 
       const calls = traceLog(seen).filter((s) => s.method === "tools/call")
       assert.strictEqual(calls.length, 4, JSON.stringify(traceLog(seen)))
@@ -157,6 +160,12 @@ describe("telemetry", () => {
       assert.strictEqual(failedUpstream?.attributes["error.type"], "tool_error")
       const refused = spans.find((s) => s.kind === 2 && s.traceId === ErrorTrace)
       assert.deepInclude(refused?.attributes, { "error.type": "-32602", "rpc.response.status_code": "-32602" })
+
+      // The question has a span of its own, under the upstream request that asked it.
+      const question = spans.find((s) => s.traceId === AskTrace && s.name === "mcpx.question elicitation/create")
+      assert.isDefined(question, JSON.stringify(spans.filter((s) => s.traceId === AskTrace).map((s) => s.name)))
+      const asking = spans.find((s) => s.kind === 3 && s.traceId === AskTrace && s.attributes["mcp.method.name"] === "tools/call")
+      assert.strictEqual(question?.parentSpanId, asking?.spanId)
 
       // The call without a trace context started a trace of its own.
       const own = spans.filter((s) => s.kind === 2 && s.name === "tools/call era__echo" && ![ModernTrace, LegacyTrace].includes(s.traceId))

@@ -98,7 +98,7 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
-    const { answer, answerUntied, followed } = makeAnswers({ name, conn, sessionScope, inFlight, options })
+    const { answer, answerUntied, followed } = makeAnswers({ name, conn, sessionScope, inFlight, options, ...(spans === undefined ? {} : { traced: spans.question }) })
 
     // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
     // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so
@@ -187,10 +187,7 @@ export const makeSession = (
         const req = JsonRpc.request(id, method, sent === undefined || callerToken === undefined ? sent : withProgressToken(sent, id))
         const onMessage = (parsed: JsonRpc.Parsed) => {
           const m = parsed.message
-          if (JsonRpc.isRequest(m)) {
-            spans?.asked(ctx)
-            return answer(m, ctx.questions)
-          }
+          if (JsonRpc.isRequest(m)) return spans === undefined ? answer(m, ctx.questions) : spans.question(ctx, m.method, answer(m, ctx.questions))
           if (JsonRpc.isNotification(m)) {
             const own = callerToken === undefined ? m : progressFor(m, callerToken)
             return ctx.onNotification?.(own) ?? publish(own)
@@ -292,10 +289,8 @@ export const makeSession = (
           // A caller that cannot be asked has its input requests answered as nobody could be asked.
           if (ctx.inputRequired !== "resolve" || result.resultType !== "input_required") return listed
           if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
-          if (ctx.questions !== undefined) spans?.asked(ctx)
-          const inputResponses = isJsonObject(result.inputRequests)
-            ? yield* resolveInputs(result.inputRequests, ctx.questions ?? answerAlone)
-            : {}
+          const resolving = isJsonObject(result.inputRequests) ? resolveInputs(result.inputRequests, ctx.questions ?? answerAlone) : Effect.succeed({})
+          const inputResponses = yield* (spans === undefined ? resolving : spans.question(ctx, "input_required", resolving))
           const { inputResponses: _r, requestState: _s, ...base } = current ?? {}
           current = {
             ...base,

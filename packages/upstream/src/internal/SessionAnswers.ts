@@ -35,8 +35,12 @@ export const makeAnswers = (deps: {
   /** The calls in flight, for attributing an untied question. */
   readonly inFlight: ReadonlyArray<CallContext>
   readonly options: SessionOptions
+  /** While tracing: a question attributed to a call, answered in a span of its own under the call's. */
+  readonly traced?: <A, E, R>(ctx: CallContext, method: string, answering: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }) => {
   const { conn, inFlight, name, options, sessionScope } = deps
+  const inSpan = <A, E, R>(ctx: CallContext, method: string, answering: Effect.Effect<A, E, R>) =>
+    deps.traced === undefined ? answering : deps.traced(ctx, method, answering)
 
   const pace = QuestionPace.make(name)
   const respond = (m: JsonRpc.Request, response: JsonRpc.Response) =>
@@ -107,7 +111,7 @@ export const makeAnswers = (deps: {
     const task = relatedTaskOf(m.params?._meta)
     if (task === undefined) return untied(m)
     const following = inFlight.find((c) => c.task === task)
-    const answerFor = (ctx: CallContext) => answerWith(m, ctx.questions ?? answerAlone)
+    const answerFor = (ctx: CallContext) => inSpan(ctx, m.method, answerWith(m, ctx.questions ?? answerAlone))
     if (following !== undefined) return Effect.asVoid(Effect.forkIn(answerFor(following), sessionScope))
     return Effect.asVoid(Effect.forkIn(
       Effect.gen(function*() {
@@ -126,9 +130,11 @@ export const makeAnswers = (deps: {
       attribution.attribute,
       ({ callers, ctx, now }) => {
         if (callers <= 1) {
-          const answering = ctx?.questions === undefined
+          const answering = ctx === undefined
             ? answerWith(m, answerAlone)
-            : attribution.waiting(ctx, now, answerWith(m, ctx.questions))
+            : ctx.questions === undefined
+            ? inSpan(ctx, m.method, answerWith(m, answerAlone))
+            : attribution.waiting(ctx, now, inSpan(ctx, m.method, answerWith(m, ctx.questions)))
           return Effect.asVoid(Effect.forkIn(answering, sessionScope))
         }
         // Roots are the client's, not any call's: nobody needs to be asked for them.

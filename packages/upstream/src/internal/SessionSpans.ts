@@ -58,8 +58,20 @@ export const make = (name: string, conn: Connection, established: Established, u
   /** Tells the request's span the id an exchange of it went with (the last one, after input rounds). */
   const sent = (ctx: CallContext, id: number): void => spans.get(ctx)?.attribute("jsonrpc.request.id", String(id))
 
-  /** Tells the request's span that the upstream asked its caller something, which mcpx-fx passed on. */
-  const asked = (ctx: CallContext): void => spans.get(ctx)?.attribute("mcpx.question.bridged", true)
+  /**
+   * A question the upstream asked during the request, put to its caller (or answered for it when
+   * it cannot be asked): a span of its own under the request's, as long as the answer takes.
+   */
+  const question = <A, E, R>(ctx: CallContext, method: string, answering: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const parent = spans.get(ctx)
+    if (ctx.questions !== undefined) parent?.attribute("mcpx.question.bridged", true)
+    return Effect.withSpan(answering, `mcpx.question ${method}`, {
+      kind: "internal",
+      attributes: { "mcpx.upstream": name, "mcpx.question.method": method, "mcpx.question.bridged": ctx.questions !== undefined },
+      captureStackTrace: false,
+      ...(parent === undefined ? {} : { parent })
+    })
+  }
 
-  return { traced, sent, asked }
+  return { traced, sent, question }
 }

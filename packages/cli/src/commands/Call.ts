@@ -46,6 +46,14 @@ const parseArguments = (text: string, from: string) =>
       new UsageError({ message: `arguments must be a JSON object, got ${Array.isArray(v) ? "an array" : typeof v}` }))
   )
 
+/** The arguments as given: none, `-` for stdin, or JSON on the command line. */
+const argumentsOf = (given: string | undefined) =>
+  given === undefined
+    ? Effect.succeed<JsonObject>({})
+    : given === "-"
+    ? Effect.flatMap(readStdin, (text) => parseArguments(text, "stdin"))
+    : parseArguments(given, "the command line")
+
 const bytes = (b64: unknown): string => (typeof b64 === "string" ? `${Math.floor((b64.length * 3) / 4)} bytes` : "")
 
 /** Text for a person: text blocks as they are, other blocks as a one-line description. */
@@ -128,11 +136,7 @@ const startTask = (json: boolean, name: string | undefined, given: string | unde
   Effect.gen(function*() {
     if (conflicting) return yield* new UsageError({ message: "call --task runs in the daemon: it takes neither --local nor --resume" })
     if (name === undefined) return yield* new UsageError({ message: "call --task needs a tool (<namespace>.<tool>)" })
-    const parsed = given === undefined
-      ? {}
-      : given === "-"
-      ? yield* parseArguments(yield* readStdin, "stdin")
-      : yield* parseArguments(given, "the command line")
+    const parsed = yield* argumentsOf(given)
     const accepted = yield* ViaDaemon.required("call --task", (client) =>
       client.tools.call({ payload: { tool: name, arguments: parsed, task: {} }, headers: {} }))
     if (!("task" in accepted)) return yield* new UsageError({ message: "the daemon answered with a result, not a task: it predates call --task" })
@@ -173,11 +177,7 @@ export const command = Command.make(
         : yield* Effect.gen(function*() {
           const name = Option.getOrUndefined(tool)
           if (name === undefined) return yield* new UsageError({ message: "call needs a tool (<namespace>.<tool>), or --resume <id>" })
-          const parsed = given === undefined
-            ? {}
-            : given === "-"
-            ? yield* parseArguments(yield* readStdin, "stdin")
-            : yield* parseArguments(given, "the command line")
+          const parsed = yield* argumentsOf(given)
           const request = { tool: name, arguments: parsed, capabilities: Asking.Capabilities }
           return yield* ViaDaemon.orInProcess(options, local, {
             daemon: (client) => {

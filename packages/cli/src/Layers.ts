@@ -214,7 +214,7 @@ export const requestState: Layer.Layer<RequestState.RequestState, never, Setting
  * server needed), or PostgreSQL. Built once per process: every listener's Server shares it, so a
  * task made over one is found over another.
  */
-export const hostTasks: Layer.Layer<HostTasks.HostTasks, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> =
+export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> =
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const url = yield* Settings.get("tasks.store")
@@ -237,7 +237,8 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks, TaskStore.TaskStoreErro
           "tasks.db"
         ))
         : SqlTaskStore.layerPostgres(url)
-      return HostTasks.HostTasks.layer(policy).pipe(Layer.provide(store))
+      // The store stays in the built context: the daemon's /metrics reads its active count.
+      return HostTasks.HostTasks.layer(policy).pipe(Layer.provideMerge(store))
     })
   )
 

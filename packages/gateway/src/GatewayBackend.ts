@@ -5,6 +5,7 @@
  */
 import * as Method from "@mcpx-fx/protocol/Method"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Metrics from "@mcpx-fx/protocol/Metrics"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import type { TaskSupport } from "@mcpx-fx/protocol/Tasks"
@@ -276,25 +277,36 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
           : toolCall(caller, request.name, request.arguments, meta)
       })
 
+    // Every host request the gateway answers is timed here, whichever host transport it came by.
+    const timed = Metrics.recordServer
     return Backend.Backend.of({
       listTools: (caller) =>
-        listed(Effect.flatMap(behindSearch, (behind) =>
-          behind === undefined
-            ? gateway.listTools(toGatewayCaller(caller))
-            : Effect.map(gateway.listTools(toGatewayCaller(caller), (s) => !behind(s)), (listing) => ({
-              items: [...listing.items, ...ToolSearch.definitions],
-              failures: listing.failures
-            })))),
-      listPrompts: (caller) => listed(gateway.listPrompts(toGatewayCaller(caller))),
-      listResources: (caller) => listed(gateway.listResources(toGatewayCaller(caller))),
-      listResourceTemplates: (caller) => listed(gateway.listResourceTemplates(toGatewayCaller(caller))),
+        timed(
+          Method.ToolsList,
+          listed(Effect.flatMap(behindSearch, (behind) =>
+            behind === undefined
+              ? gateway.listTools(toGatewayCaller(caller))
+              : Effect.map(gateway.listTools(toGatewayCaller(caller), (s) => !behind(s)), (listing) => ({
+                items: [...listing.items, ...ToolSearch.definitions],
+                failures: listing.failures
+              }))))
+        ),
+      listPrompts: (caller) => timed(Method.PromptsList, listed(gateway.listPrompts(toGatewayCaller(caller)))),
+      listResources: (caller) => timed(Method.ResourcesList, listed(gateway.listResources(toGatewayCaller(caller)))),
+      listResourceTemplates: (caller) =>
+        timed(Method.ResourcesTemplatesList, listed(gateway.listResourceTemplates(toGatewayCaller(caller)))),
       callTool: (caller, name, args, meta) =>
-        name === ToolSearch.SearchName || name === ToolSearch.DescribeName || name === ToolSearch.CallName
-          ? metaCall(caller, name, args, meta)
-          : toolCall(caller, name, args, meta),
-      getPrompt: (caller, name, args, meta) => routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry)),
-      readResource: (caller, uri, meta) => routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry)),
-      complete,
+        timed(
+          Method.ToolsCall,
+          name === ToolSearch.SearchName || name === ToolSearch.DescribeName || name === ToolSearch.CallName
+            ? metaCall(caller, name, args, meta)
+            : toolCall(caller, name, args, meta)
+        ),
+      getPrompt: (caller, name, args, meta) =>
+        timed(Method.PromptsGet, routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry))),
+      readResource: (caller, uri, meta) =>
+        timed(Method.ResourcesRead, routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry))),
+      complete: (caller, params, meta) => timed(Method.CompletionComplete, complete(caller, params, meta)),
       taskSupport: (caller, name) => {
         const peeked = gateway.peekTool(name)
         return peeked !== undefined

@@ -77,7 +77,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
     } = yield* loadModules
     const { Backend, OwnerAccess, OwnerSecret, RecentCalls, UiAssets } = yield* loadUi
     const notFound = HttpServerResponse.unsafeJson(
-      { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json", ui: "/ui" } },
+      { error: "not found", endpoints: { mcp: "/mcp", api: "/v1", openapi: "/v1/openapi.json", metrics: "/metrics", ui: "/ui" } },
       { status: 404 }
     )
     // Set once everything but the gateway has stopped: the upstreams' stops are then the daemon's

@@ -3,6 +3,7 @@
  * the server's `pool.callTimeout`, and a list method's every page.
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import * as Metrics from "@mcpx-fx/protocol/Metrics"
 import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
 import type { Pool } from "@mcpx-fx/upstream/Pool"
 import { type Caller as PoolCaller, ScopeKey } from "@mcpx-fx/upstream/PoolModel"
@@ -60,9 +61,13 @@ export const make = (deps: RequestDeps) => {
         () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
       )
       const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
-      return pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
-        cutShort
-      })
+      // Timed around the Pool too: what a caller waits for an upstream includes its start.
+      return Metrics.recordClient(
+        method,
+        pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
+          cutShort
+        })
+      )
     })
 
   // Every page, so hosts see the whole list; a server that never stops paging is cut off. A

@@ -25,6 +25,7 @@ import * as PoolModel from "@mcpx-fx/upstream/PoolModel"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Prober from "@mcpx-fx/upstream/Prober"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
+import * as TaskPolicy from "@mcpx-fx/server/TaskPolicy"
 import * as RequestState from "@mcpx-fx/server/RequestState"
 import * as TaskStore from "@mcpx-fx/server/TaskStore"
 import * as TokenStore from "@mcpx-fx/upstream/TokenStore"
@@ -219,8 +220,8 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, T
     Effect.gen(function*() {
       const url = yield* Settings.get("tasks.store")
       const millis = (d: Duration.Duration) => Math.round(Duration.toMillis(d))
-      const policy: HostTasks.TaskPolicy = {
-        ...HostTasks.DefaultPolicy,
+      const policy: TaskPolicy.TaskPolicy = {
+        ...TaskPolicy.DefaultPolicy,
         afterMs: millis(yield* Settings.get("tasks.after")),
         ttlMs: millis(yield* Settings.get("tasks.ttl")),
         pollIntervalMs: millis(yield* Settings.get("tasks.pollInterval")),

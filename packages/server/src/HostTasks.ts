@@ -34,32 +34,8 @@ import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
 import { type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
 import * as TaskQuestions from "./internal/TaskQuestions.js"
 import * as TaskShapes from "./internal/TaskShapes.js"
+import type { TaskPolicy } from "./TaskPolicy.js"
 import { type TaskRow, TaskStore, type TaskStoreError, type TaskUpdate } from "./TaskStore.js"
-
-/** How tasks are made and kept. */
-export interface TaskPolicy {
-  /** A call that has not answered within this becomes a task (for a host that declared tasks). */
-  readonly afterMs: number
-  /** How long a task stays readable after it was created. */
-  readonly ttlMs: number
-  /** How often a host is told to poll. */
-  readonly pollIntervalMs: number
-  /** Tasks not yet finished, per caller and in all. */
-  readonly perCaller: number
-  readonly total: number
-  /** How long a process's lease on its running tasks lasts without renewal. */
-  readonly leaseMs: number
-}
-
-/** The defaults of the `tasks.*` settings. */
-export const DefaultPolicy: TaskPolicy = {
-  afterMs: 2_000,
-  ttlMs: 3_600_000,
-  pollIntervalMs: 1_000,
-  perCaller: 64,
-  total: 1_024,
-  leaseMs: 30_000
-}
 
 /** Why a task that was running reads `failed` after its process went away. */
 export const InterruptedMessage = "mcpx-fx stopped while the task ran; the call's outcome is unknown"
@@ -69,6 +45,9 @@ export const InterruptedMessage = "mcpx-fx stopped while the task ran; the call'
  * first), its result shaped for a modern host; an `input_required` result keeps the upstream's
  * own `requestState` (never handed out: the next round is mcpx-fx's to make).
  */
+/** Ends what an `input_required` round left waiting upstream (the task was cancelled then). */
+export type Abandon = (requestState: string) => Effect.Effect<void>
+
 export type Round = (caller: Caller, retry: InputRetry | undefined) => Effect.Effect<JsonObject, HandleError>
 
 /**
@@ -89,7 +68,7 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
     immediate: boolean,
     round: Round,
     ttlMs?: number,
-    abandon?: (requestState: string) => Effect.Effect<void>
+    abandon?: Abandon
   ) => Effect.Effect<JsonObject, HandleError>
   /** `tasks/get`: the extension's detailed task (`resultType: "complete"`), or 2025-11-25's task. */
   readonly get: (caller: Caller, taskId: string) => Effect.Effect<JsonObject, HandleError>
@@ -147,7 +126,7 @@ interface Live {
   queued: JsonObject
   /** A 2025-11-25 task's questions, which its host collects with `tasks/result`. */
   readonly questions: TaskQuestions.TaskQuestions | undefined
-  readonly abandon: ((requestState: string) => Effect.Effect<void>) | undefined
+  readonly abandon: Abandon | undefined
 }
 
 const make = (policy: TaskPolicy) =>
@@ -276,7 +255,7 @@ const make = (policy: TaskPolicy) =>
       caller: Caller,
       round: Round,
       fiber: Fiber.RuntimeFiber<JsonObject, HandleError>,
-      abandon: ((requestState: string) => Effect.Effect<void>) | undefined,
+      abandon: Abandon | undefined,
       questions?: TaskQuestions.TaskQuestions
     ) =>
       Effect.gen(function*() {
@@ -295,14 +274,7 @@ const make = (policy: TaskPolicy) =>
       return rest
     }
 
-    const call = (
-      caller: Caller,
-      method: string,
-      immediate: boolean,
-      round: Round,
-      asked?: number,
-      abandon?: (requestState: string) => Effect.Effect<void>
-    ): Effect.Effect<JsonObject, HandleError> =>
+    const call = (caller: Caller, method: string, immediate: boolean, round: Round, asked?: number, abandon?: Abandon): Effect.Effect<JsonObject, HandleError> =>
       Effect.gen(function*() {
         const ttlMs = asked === undefined ? policy.ttlMs : Math.min(policy.ttlMs, Math.max(0, Math.round(asked)))
         const refused = yield* admit(ownerOf(caller))

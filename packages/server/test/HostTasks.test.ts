@@ -7,6 +7,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { Backend, type BackendError, type Caller, UnknownName, UpstreamError } from "@mcpx-fx/server/Backend"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
+import * as TaskPolicy from "@mcpx-fx/server/TaskPolicy"
 import * as HostTasksWhenReady from "@mcpx-fx/server/HostTasksWhenReady"
 import { TaskStoreError } from "@mcpx-fx/server/TaskStore"
 import * as Server from "@mcpx-fx/server/Server"
@@ -86,7 +87,7 @@ const backendOf = (held: Held) =>
 
 const withTasks = <A, E>(
   f: (t: { readonly send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>; readonly held: Held }) => Effect.Effect<A, E>,
-  policy: HostTasks.TaskPolicy = HostTasks.DefaultPolicy
+  policy: TaskPolicy.TaskPolicy = TaskPolicy.DefaultPolicy
 ) =>
   Effect.gen(function*() {
     const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0, answeredRounds: [] }
@@ -147,8 +148,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.strictEqual(created.status, "working")
         assert.isString(created.taskId)
         assert.isAtLeast(Buffer.from(created.taskId as string, "base64url").length, 16)
-        assert.strictEqual(created.ttlMs, HostTasks.DefaultPolicy.ttlMs)
-        assert.strictEqual(created.pollIntervalMs, HostTasks.DefaultPolicy.pollIntervalMs)
+        assert.strictEqual(created.ttlMs, TaskPolicy.DefaultPolicy.ttlMs)
+        assert.strictEqual(created.pollIntervalMs, TaskPolicy.DefaultPolicy.pollIntervalMs)
         for (const k of ["task", "result", "error", "inputRequests", "requestState"]) assert.isFalse(k in created, k)
         const taskId = created.taskId as string
         const working = resultOf(yield* send(taskReq("tasks/get", taskId)))
@@ -177,7 +178,7 @@ describe("host tasks (2026-07-28 extension)", () => {
         const quick = resultOf(yield* send(call("quick")))
         assert.strictEqual(quick.resultType, "complete")
         const pending = yield* Effect.fork(send(call("held", true, "s1", 2)))
-        yield* TestClock.adjust(HostTasks.DefaultPolicy.afterMs)
+        yield* TestClock.adjust(TaskPolicy.DefaultPolicy.afterMs)
         const created = resultOf(yield* pending.await.pipe(Effect.flatten))
         assert.strictEqual(created.resultType, "task")
         yield* Deferred.succeed(held.gate, undefined)
@@ -275,7 +276,7 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.strictEqual(refused.code, -32603)
         assert.match(refused.message, /tasks\.perCaller/)
         assert.strictEqual(resultOf(yield* send(call("never", true, "s2", 3))).resultType, "task")
-      }), { ...HostTasks.DefaultPolicy, perCaller: 1 }))
+      }), { ...TaskPolicy.DefaultPolicy, perCaller: 1 }))
 })
 
 describe("host tasks (2025-11-25 core tasks)", () => {
@@ -327,7 +328,7 @@ describe("host tasks (2025-11-25 core tasks)", () => {
         const task = created.task as JsonObject
         assert.strictEqual(task.status, "working")
         assert.strictEqual(task.ttl, 60_000)
-        assert.strictEqual(task.pollInterval, HostTasks.DefaultPolicy.pollIntervalMs)
+        assert.strictEqual(task.pollInterval, TaskPolicy.DefaultPolicy.pollIntervalMs)
         assert.isUndefined(task.ttlMs)
         const taskId = String(task.taskId)
         const got = resultOf(yield* send(get("tasks/get", { taskId })))
@@ -373,7 +374,7 @@ describe("host tasks (2025-11-25 core tasks)", () => {
     }))
 })
 
-describe("host tasks whose store could not open (HostTasks.whenReady)", () => {
+describe("host tasks whose store could not open (HostTasksWhenReady)", () => {
   it.effect("a modern call still answers in its request; task requests and a 2025-11-25 task say why they cannot be", () =>
     Effect.gen(function*() {
       const held: Held = { gate: yield* Deferred.make<void>(), calls: [], interrupted: 0, answeredRounds: [] }

@@ -286,14 +286,8 @@ const start = (
             })
           )
           : undefined
-        const session = yield* makeSession(
-          def.name,
-          conn,
-          { ...established, eraSource },
-          options.session,
-          reinitialize,
-          tracing ? { url: def.transport === "http" ? def.url : undefined } : undefined
-        )
+        const traced = tracing ? { url: def.transport === "http" ? def.url : undefined } : undefined
+        const session = yield* makeSession(def.name, conn, { ...established, eraSource }, options.session, reinitialize, traced)
         const now = yield* Clock.currentTimeMillis
         const report: ProbeReport = {
           server: def.name,

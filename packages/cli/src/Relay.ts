@@ -20,15 +20,20 @@
  * (SIGTERM) the host is still listening: reading ends, requests get the same drain, and what
  * still runs after it is answered with the shutdown error rather than dropped.
  */
-import * as Method from "@mcpx-fx/protocol/Method"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
+import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import * as HeaderValue from "@mcpx-fx/protocol/HeaderValue"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import { ProtocolVersionKey } from "@mcpx-fx/protocol/Meta"
+import * as Method from "@mcpx-fx/protocol/Method"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { CallerProtocolHeader } from "@mcpx-fx/server/HttpHost"
 import { shutdownError } from "@mcpx-fx/server/Shutdown"
+import * as Sse from "@mcpx-fx/upstream/Sse"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -36,38 +41,56 @@ import * as Either from "effect/Either"
 import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { createParser } from "eventsource-parser"
 
+// Node's HTTP client gives header names in lower case.
+const SessionId = HeaderCodec.SessionIdHeader.toLowerCase()
+const ProtocolVersion = HeaderCodec.ProtocolVersionHeader.toLowerCase()
 
-type Frame = Record<string, unknown>
-
-const parseFrame = (line: string): Frame | ReadonlyArray<unknown> | undefined => {
+/** A line from the host as JSON: one message (an object), a batch, or undefined for anything else. */
+const parseLine = (line: string): JsonObject | ReadonlyArray<unknown> | undefined => {
   try {
     const value: unknown = JSON.parse(line)
-    return typeof value === "object" && value !== null ? (value as Frame | ReadonlyArray<unknown>) : undefined
+    return Array.isArray(value) ? value : isJsonObject(value) ? value : undefined
   } catch {
     return undefined
   }
 }
 
-const metaVersion = (frame: Frame): string | undefined => {
-  const params = frame.params
-  if (typeof params !== "object" || params === null) return undefined
-  const meta = (params as Frame)._meta
-  if (typeof meta !== "object" || meta === null) return undefined
-  const v = (meta as Frame)["io.modelcontextprotocol/protocolVersion"]
-  return typeof v === "string" ? v : undefined
+/** The revision a modern request names in its `_meta`. */
+const metaVersion = (frame: JsonObject): string | undefined => {
+  const meta = isJsonObject(frame.params) ? frame.params._meta : undefined
+  const version = isJsonObject(meta) ? meta[ProtocolVersionKey] : undefined
+  return typeof version === "string" ? version : undefined
 }
+
+/** The revision an initialize asks for (the oldest when it names none). */
+const initializeVersion = (frame: JsonObject): string => {
+  const asked = isJsonObject(frame.params) ? frame.params.protocolVersion : undefined
+  return typeof asked === "string" ? asked : Revision.OldestRevision
+}
+
+// Array.isArray does not narrow a ReadonlyArray out of a union.
+const isBatch = (value: JsonObject | ReadonlyArray<unknown>): value is ReadonlyArray<unknown> => Array.isArray(value)
+
+const isRequestId = Schema.is(JsonRpc.RequestId)
 
 const idKey = (id: unknown): string => JSON.stringify(id)
 
 /** The body, if it is one error response that names no request. */
-const idlessError = (body: string): Frame | undefined => {
-  const parsed = parseFrame(body)
-  if (parsed === undefined || Array.isArray(parsed)) return undefined
-  const frame = parsed as Frame
-  return "error" in frame && (frame.id === undefined || frame.id === null) ? frame : undefined
+const idlessError = (body: string): JsonObject | undefined => {
+  const parsed = parseLine(body)
+  if (parsed === undefined || isBatch(parsed)) return undefined
+  return "error" in parsed && (parsed.id === undefined || parsed.id === null) ? parsed : undefined
+}
+
+/** The version an initialize response settled on. */
+const negotiatedVersion = (body: string): string | undefined => {
+  const parsed = parseLine(body)
+  const result = parsed !== undefined && !isBatch(parsed) ? parsed.result : undefined
+  const version = isJsonObject(result) ? result.protocolVersion : undefined
+  return typeof version === "string" ? version : undefined
 }
 
 /** How the relay behaves. */
@@ -102,7 +125,7 @@ export const relay = <E>(
     if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
 
     const failureFor = (id: unknown, message: string) =>
-      out(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message } }))
+      out(JSON.stringify({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message } }))
 
     const headers = (revision: string | undefined) =>
       Effect.gen(function*() {
@@ -113,8 +136,8 @@ export const relay = <E>(
           accept: "application/json, text/event-stream",
           // Whatever a host wrote as its version must still be sendable, or the POST never leaves.
           ...(revision === undefined ? {} : { [CallerProtocolHeader]: HeaderValue.encodeValue(revision) }),
-          ...(sid === undefined ? {} : { "mcp-session-id": sid }),
-          ...(version === undefined || revision !== version ? {} : { "mcp-protocol-version": version })
+          ...(sid === undefined ? {} : { [SessionId]: sid }),
+          ...(version === undefined || revision !== version ? {} : { [ProtocolVersion]: version })
         }
       })
 
@@ -125,16 +148,9 @@ export const relay = <E>(
       Effect.gen(function*() {
         const type = response.headers["content-type"] ?? ""
         if (type.startsWith("text/event-stream")) {
-          const pending: Array<string> = []
-          const parser = createParser({ onEvent: (e) => e.data !== "" && pending.push(e.data) })
-          yield* response.stream.pipe(
-            Stream.decodeText(),
-            Stream.runForEach((chunk) =>
-              Effect.suspend(() => {
-                parser.feed(chunk)
-                return Effect.forEach(pending.splice(0), (data) => out(data), { discard: true })
-              })
-            )
+          // The same cap on one event as an upstream's stream gets: a daemon is not trusted more.
+          yield* Sse.events(response.stream, Sse.DefaultMaxFrameBytes).pipe(
+            Stream.runForEach((event) => (event.data === "" ? Effect.void : out(event.data)))
           )
           return
         }
@@ -147,7 +163,7 @@ export const relay = <E>(
 
     // stdio never answers a notification or a response, not even with an error, though HTTP
     // refuses some with a 400 body; only a malformed one is answered, as stdio answers it.
-    const emitUnlessWellFormed = (frame: Frame) => (response: HttpClientResponse.HttpClientResponse) =>
+    const emitUnlessWellFormed = (frame: JsonObject) => (response: HttpClientResponse.HttpClientResponse) =>
       Either.isLeft(JsonRpc.decodeMessage(frame))
         ? emit(response)
         : Effect.flatMap(response.text, (body) =>
@@ -170,7 +186,7 @@ export const relay = <E>(
         background,
         Effect.gen(function*() {
           const response = yield* client.execute(HttpClientRequest.get("/mcp").pipe(
-            HttpClientRequest.setHeaders({ accept: "text/event-stream", "mcp-session-id": sid })
+            HttpClientRequest.setHeaders({ accept: "text/event-stream", [SessionId]: sid })
           ))
           yield* Deferred.succeed(opened, undefined)
           if (response.status === 200) yield* emit(response)
@@ -198,7 +214,7 @@ export const relay = <E>(
         if (init === undefined) return false
         yield* Ref.set(session, undefined)
         const opened = yield* post(init.line, init.revision)
-        const sid = opened.headers["mcp-session-id"]
+        const sid = opened.headers[SessionId]
         if (opened.status !== 200 || sid === undefined) return false
         yield* Ref.set(session, sid)
         yield* Effect.logInfo("the daemon no longer knew the session (restarted?); opened a new one")
@@ -208,13 +224,8 @@ export const relay = <E>(
         return true
       }).pipe(Effect.scoped, Effect.orElseSucceed(() => false)))
 
-    const request = (frame: Frame, line: string) => {
-      const modern = metaVersion(frame)
-      const revision = modern ?? (frame.method === Method.Initialize
-        ? (typeof (frame.params as Frame | undefined)?.protocolVersion === "string"
-          ? String((frame.params as Frame).protocolVersion)
-          : Revision.OldestRevision)
-        : undefined)
+    const request = (frame: JsonObject, line: string) => {
+      const revision = metaVersion(frame) ?? (frame.method === Method.Initialize ? initializeVersion(frame) : undefined)
       return Effect.gen(function*() {
         const caller = revision ?? (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
         if (frame.method === Method.Initialize) initialization = { line, revision: caller }
@@ -224,15 +235,13 @@ export const relay = <E>(
           response = yield* post(line, caller)
         }
         if (frame.method === Method.Initialize) {
-          const sid = response.headers["mcp-session-id"]
+          const sid = response.headers[SessionId]
           if (sid !== undefined) yield* Ref.set(session, sid)
         }
         if (frame.method === Method.Initialize && response.status === 200) {
           const body = yield* response.text
-          const parsed = parseFrame(body)
-          const result = parsed !== undefined && !Array.isArray(parsed) ? (parsed as Frame).result : undefined
-          const version = typeof result === "object" && result !== null ? (result as Frame).protocolVersion : undefined
-          if (typeof version === "string") yield* Ref.set(negotiated, version)
+          const version = negotiatedVersion(body)
+          if (version !== undefined) yield* Ref.set(negotiated, version)
           yield* out(body.trim())
           return
         }
@@ -243,10 +252,10 @@ export const relay = <E>(
       )
     }
 
-    const notification = (frame: Frame, line: string) =>
+    const notification = (frame: JsonObject, line: string) =>
       Effect.gen(function*() {
         if (frame.method === Method.NotificationsCancelled) {
-          const id = (frame.params as Frame | undefined)?.requestId
+          const id = isJsonObject(frame.params) ? frame.params.requestId : undefined
           if (modernIds.has(idKey(id))) {
             // A modern request is cancelled by closing its stream; the daemon interrupts the call.
             yield* FiberMap.remove(requests, idKey(id))
@@ -261,21 +270,23 @@ export const relay = <E>(
     const handleLine = (line: string) =>
       Effect.gen(function*() {
         if (line.trim() === "") return
-        const frame = parseFrame(line)
-        if (frame === undefined || Array.isArray(frame)) {
+        const parsed = parseLine(line)
+        if (parsed === undefined || isBatch(parsed)) {
           // Batches and garbage are the daemon's to judge; their replies come back as written,
           // and they are drained at end of input like any request.
           const caller = (yield* Ref.get(negotiated)) ?? Revision.OldestRevision
           yield* FiberMap.run(requests, `batch-${batches++}`, Effect.ignore(Effect.scoped(Effect.flatMap(post(line, caller), emit))))
           return
         }
-        const f = frame as Frame
+        const f = parsed
         if (typeof f.method === "string" && f.id !== undefined) {
           const key = idKey(f.id)
           if (metaVersion(f) !== undefined) modernIds.add(key)
           // initialize settles the session every later request needs, so it is awaited in line.
           if (f.method === Method.Initialize) return yield* request(f, line)
-          const answered = Effect.raceFirst(request(f, line), Effect.zipRight(Deferred.await(deadline), out(JSON.stringify(shutdownError(f.id as JsonRpc.RequestId)))))
+          // An id that is no JSON-RPC id is the daemon's to refuse; at a stop it is answered as null.
+          const stopAnswer = isRequestId(f.id) ? shutdownError(f.id) : { ...shutdownError(0), id: null }
+          const answered = Effect.raceFirst(request(f, line), Effect.zipRight(Deferred.await(deadline), out(JSON.stringify(stopAnswer))))
           yield* FiberMap.run(requests, key, Effect.ensuring(answered, Effect.sync(() => modernIds.delete(key))))
           return
         }
@@ -295,7 +306,7 @@ export const relay = <E>(
     yield* FiberSet.clear(background)
     const sid = yield* Ref.get(session)
     if (sid !== undefined) {
-      yield* client.execute(HttpClientRequest.del("/mcp").pipe(HttpClientRequest.setHeader("mcp-session-id", sid))).pipe(
+      yield* client.execute(HttpClientRequest.del("/mcp").pipe(HttpClientRequest.setHeader(SessionId, sid))).pipe(
         Effect.scoped,
         Effect.ignore
       )

@@ -18,13 +18,12 @@ import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { events, messagesOf, type SseEvent } from "./internal/Sse.js"
+import { DefaultMaxFrameBytes, events, messagesOf, type SseEvent } from "./Sse.js"
 import * as Waiting from "./internal/Waiting.js"
 import {
   broken,
   CancelReason,
   cancelled,
-  DefaultMaxFrameBytes,
   idKey,
   isOk,
   mediaType,

@@ -19,12 +19,12 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpExchange from "./internal/HttpExchange.js"
+import { DefaultMaxFrameBytes } from "./Sse.js"
 import * as HttpNotificationStream from "./internal/HttpNotificationStream.js"
 import * as HttpReplies from "./internal/HttpReplies.js"
 import {
   CancelReason,
   cancelled,
-  DefaultMaxFrameBytes,
   headerValue,
   isOk,
   mediaType,

@@ -11,7 +11,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { TransportClosed, type TransportError } from "../Transport.js"
 import { type Exchange, VersionHeader } from "./HttpExchange.js"
-import { events, messagesOf } from "./Sse.js"
+import { events, messagesOf } from "../Sse.js"
 import { broken, isOk, mediaType, rpcErrorOf, singleMessage, statusError, unreachable } from "./SseHttp.js"
 
 /** What the stream runs on besides the exchange. */

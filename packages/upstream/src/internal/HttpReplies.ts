@@ -12,7 +12,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { LegacyHTTPRefusedError, type RequestHints, TransportClosed, type TransportError } from "../Transport.js"
 import type { Exchange } from "./HttpExchange.js"
-import { events, messagesOf, messagesOfText } from "./Sse.js"
+import { events, messagesOf, messagesOfText } from "../Sse.js"
 import { broken, idKey, isOk, mediaType, readBody, rpcErrorOf, singleMessage, statusError, unreachable } from "./SseHttp.js"
 
 /** How long to wait before resuming a legacy response stream whose server named no `retry`. */

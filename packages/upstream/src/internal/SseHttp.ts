@@ -11,9 +11,6 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { FrameTooLarge, HTTPStatusError, TransportClosed } from "../Transport.js"
 
-/** The default cap on one JSON body or one SSE event. */
-export const DefaultMaxFrameBytes = 16 * 1024 * 1024
-
 /** How much of a refused body an HTTPStatusError keeps: enough for an HTML error page's gist. */
 export const ErrorBodyChars = 4 * 1024
 

@@ -1,5 +1,5 @@
 /**
- * Server-sent events as both HTTP transports receive them: bytes in, size-capped events out, and
+ * Server-sent events as the HTTP transports (and `serve --relay`) receive them: bytes in, size-capped events out, and
  * the JSON-RPC messages those events carry. Parsing is eventsource-parser's; what is ours is the
  * cap, which the parser only partly enforces.
  */
@@ -8,10 +8,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
-import { FrameTooLarge } from "../Transport.js"
+import { FrameTooLarge } from "./Transport.js"
 
 /** One server-sent event. `event` is undefined when the server named none (which means `message`). */
 export type SseEvent = EventSourceMessage
+
+/** The default cap on one JSON body or one SSE event. */
+export const DefaultMaxFrameBytes = 16 * 1024 * 1024
 
 const encoder = new TextEncoder()
 

@@ -112,10 +112,10 @@ export const describePending = (status: Status, kept: boolean): string => {
   for (const q of status.questions) {
     const message = typeof q.params.message === "string" ? q.params.message : q.method
     lines.push(``, `  ${message}`)
-    if (q.method === "elicitation/create" && q.params.mode === "url") lines.push(`    open: ${String(q.params.url)}`)
-    for (const field of q.method === "elicitation/create" ? fieldsOf(q.params) : []) lines.push(`    field: ${field}`)
+    if (q.method === Method.ElicitationCreate && q.params.mode === "url") lines.push(`    open: ${String(q.params.url)}`)
+    for (const field of q.method === Method.ElicitationCreate ? fieldsOf(q.params) : []) lines.push(`    field: ${field}`)
     if (kept) {
-      const content = q.method === "elicitation/create" ? ` '${answerTemplate(q.params)}'` : ""
+      const content = q.method === Method.ElicitationCreate ? ` '${answerTemplate(q.params)}'` : ""
       lines.push(
         `    answer:  mcpx-fx elicit answer ${q.id}${content}`,
         `    decline: mcpx-fx elicit decline ${q.id}`,

@@ -172,7 +172,7 @@ export const toBackendError = (e: GatewayCallError, redact: Redact.Redactor = Re
 
 /** A meta-tool's arguments that do not fit its schema: -32602, as for any tool. */
 const metaRefusal = (tool: string, detail: string) =>
-  new Backend.UpstreamError({ server: "mcpx-fx", method: "tools/call", code: ErrorCode.InvalidParams, rpcMessage: `${tool}: ${detail}` })
+  new Backend.UpstreamError({ server: "mcpx-fx", method: Method.ToolsCall, code: ErrorCode.InvalidParams, rpcMessage: `${tool}: ${detail}` })
 
 /** The Backend over the Gateway; `tools.expose` decides whether hosts see the tools or the meta-tools. */
 export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.PendingCalls | Settings> = Layer.effect(

@@ -7,6 +7,7 @@
  * keys) and the `requestState` it was given.
  */
 import * as Schema from "effect/Schema"
+import * as Method from "./Method.js"
 import { ElicitParams, ElicitResult } from "./Elicitation.js"
 import { isJsonObject, JsonObject, open, optionalKey } from "./Json.js"
 import { ResultMeta } from "./Meta.js"
@@ -14,11 +15,11 @@ import { ListRootsParams, ListRootsResult } from "./Roots.js"
 import { CreateMessageParams, CreateMessageResult } from "./Sampling.js"
 
 /** An elicitation the server needs answered. */
-export const ElicitInputRequest = open({ method: Schema.Literal("elicitation/create"), params: ElicitParams })
+export const ElicitInputRequest = open({ method: Schema.Literal(Method.ElicitationCreate), params: ElicitParams })
 /** A sampling the server needs answered. */
-export const SamplingInputRequest = open({ method: Schema.Literal("sampling/createMessage"), params: CreateMessageParams })
+export const SamplingInputRequest = open({ method: Schema.Literal(Method.SamplingCreateMessage), params: CreateMessageParams })
 /** A roots listing the server needs answered. */
-export const RootsInputRequest = open({ method: Schema.Literal("roots/list"), params: optionalKey(ListRootsParams) })
+export const RootsInputRequest = open({ method: Schema.Literal(Method.RootsList), params: optionalKey(ListRootsParams) })
 
 /** One input request: `{method, params}`, no `jsonrpc`, no `id`, no per-request `_meta`. */
 export const InputRequest = Schema.Union(ElicitInputRequest, SamplingInputRequest, RootsInputRequest)

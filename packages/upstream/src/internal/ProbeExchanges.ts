@@ -137,7 +137,7 @@ export const makeExchanges = (env: ExchangeEnv) => {
         yield* note(`sent initialize (${version})`)
         const m = yield* ask(
           conn,
-          JsonRpc.request(`mcpx-init-${++ids}`, "initialize", {
+          JsonRpc.request(`mcpx-init-${++ids}`, Method.Initialize, {
             protocolVersion: version,
             capabilities: legacyCapabilities(caps),
             clientInfo

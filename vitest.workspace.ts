@@ -5,6 +5,7 @@ export const projects = [
   "packages/upstream/vitest.config.ts",
   "packages/server/vitest.config.ts",
   "packages/store/vitest.config.ts",
+  "packages/fleet/vitest.config.ts",
   "packages/config/vitest.config.ts",
   "packages/gateway/vitest.config.ts",
   "packages/daemon/vitest.config.ts",

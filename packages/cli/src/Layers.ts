@@ -10,8 +10,10 @@ import type * as Path from "@effect/platform/Path"
 import * as Config from "@mcpx-fx/config/Config"
 import * as ConfigFile from "@mcpx-fx/config/ConfigFile"
 import * as ConfigWatcher from "@mcpx-fx/daemon/ConfigWatcher"
+import * as FleetPending from "@mcpx-fx/gateway/FleetPending"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as GatewayModel from "@mcpx-fx/gateway/GatewayModel"
+import { GatewayConfigError } from "@mcpx-fx/gateway/GatewayModel"
 import * as PendingCalls from "@mcpx-fx/gateway/PendingCalls"
 import * as Settings from "@mcpx-fx/config/Settings"
 import * as SettingsModel from "@mcpx-fx/config/SettingsModel"
@@ -24,6 +26,7 @@ import * as Pool from "@mcpx-fx/upstream/Pool"
 import * as PoolModel from "@mcpx-fx/upstream/PoolModel"
 import * as ProcessGroups from "@mcpx-fx/upstream/ProcessGroups"
 import * as Prober from "@mcpx-fx/upstream/Prober"
+import * as Fleet from "@mcpx-fx/server/Fleet"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
 import * as TaskPolicy from "@mcpx-fx/server/TaskPolicy"
 import * as RequestState from "@mcpx-fx/server/RequestState"
@@ -39,6 +42,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
 import { join } from "node:path"
+import * as Logging from "./Logging.js"
 import type { Globals } from "./GlobalOptions.js"
 
 /** The invoking process's environment variables, working directory and home directory. */
@@ -85,7 +89,9 @@ export const configured = (
           Config.Config.layer(configInput(environment, globals)).pipe(
             Layer.tap((context) => printWarnings(Context.get(context, Config.Config)))
           )
-        )
+        ),
+        // The config's `log.format` applies from here on (unless the flag or variable fixed it).
+        Layer.tap((context) => Logging.settle(Context.get(context, Settings.Settings)))
       ))
   )
 
@@ -141,6 +147,11 @@ export interface GatewayOptions {
    * found (else `configuredAndNoticed(globals)`).
    */
   readonly configured?: Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path>
+  /**
+   * Whether this process joins the fleet `fleet.nats` names (the daemon). Other commands run
+   * alone whatever the settings say: a one-shot `call` has nothing to offer the fleet.
+   */
+  readonly fleet?: boolean
 }
 
 /**
@@ -159,7 +170,13 @@ export const gateway = (
   globals: Globals,
   options: GatewayOptions = {}
 ): Layer.Layer<
-  Gateway.Gateway | Pool.Pool | PendingCalls.PendingCalls | UpstreamAuth.UpstreamAuth | Configured | ProcessGroups.ProcessGroups,
+  | Gateway.Gateway
+  | Pool.Pool
+  | PendingCalls.PendingCalls
+  | UpstreamAuth.UpstreamAuth
+  | Configured
+  | ProcessGroups.ProcessGroups
+  | Fleet.Fleet,
   ConfiguredError | GatewayModel.GatewayConfigError,
   ProcessEnvironment | FileSystem.FileSystem | Path.Path
 > => {
@@ -196,24 +213,87 @@ export const gateway = (
   const noticed = options.configured ?? configuredAndNoticed(globals)
   return Gateway.Gateway.layer.pipe(
     Layer.provideMerge(upstream),
-    Layer.provideMerge(PendingCalls.PendingCalls.layer),
+    Layer.provideMerge(options.fleet === true ? pendingCalls : alonePendingCalls),
     Layer.provide(ToolCatalog.ToolCatalog.layer),
+    Layer.provideMerge(options.fleet === true ? fleet : alone),
     Layer.provideMerge(noticed)
   )
 }
 
 /**
- * The host-facing `requestState` of this process: a fresh key, and a lifetime of
+ * This process in its fleet: with `fleet.nats` set, connected to the other instances over NATS
+ * (loaded only then: a lone daemon pays nothing for the client), else alone. Either way its id is
+ * `<fleet.instance>-<random hex>`, so a daemon restarted under the same name answers for none of
+ * its predecessor's calls and tasks.
+ */
+export const fleet: Layer.Layer<Fleet.Fleet, GatewayModel.GatewayConfigError, Settings.Settings> = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const nats = yield* Settings.get("fleet.nats")
+    const instance = yield* processId
+    if (nats === "") return Fleet.Fleet.singleWith(instance)
+    const secret = yield* Settings.get("fleet.secret")
+    if (secret.length < 32) {
+      return Layer.fail(new GatewayConfigError({
+        detail: "fleet.nats is set, so fleet.secret (MCPX_FLEET_SECRET, --fleet-secret) must be the secret the fleet's " +
+          "instances share, of at least 32 characters: without it no instance can open another's requestState"
+      }))
+    }
+    if (!/^postgres(ql)?:/.test(yield* Settings.get("tasks.store"))) {
+      yield* Console.error("mcpx-fx: warning: fleet.nats is set but tasks.store is not PostgreSQL, so tasks are not shared with the other instances")
+    }
+    const name = yield* Settings.get("fleet.name")
+    const NatsFleet = yield* Effect.promise(() => import("@mcpx-fx/fleet/NatsFleet"))
+    return NatsFleet.layer({ servers: nats, name: name === "" ? "mcpx" : name, instance }).pipe(
+      Layer.mapError((e) => new GatewayConfigError({ detail: e.message }))
+    )
+  })
+)
+
+/** `<fleet.instance>-<random hex>`, fresh for each process. */
+const processId = Effect.map(Settings.get("fleet.instance"), (named) => Fleet.processIdOf(named === "" ? Fleet.defaultInstanceName() : named))
+
+/** This process in no fleet, whatever the settings say. */
+const alone: Layer.Layer<Fleet.Fleet, never, Settings.Settings> = Layer.unwrapEffect(Effect.map(processId, Fleet.Fleet.singleWith))
+
+/** The lone registry, its handles naming this process. */
+const alonePendingCalls: Layer.Layer<PendingCalls.PendingCalls, never, Settings.Settings | Fleet.Fleet> = Layer.unwrapEffect(
+  Effect.map(Fleet.Fleet, (f) => PendingCalls.PendingCalls.layerAs(f.instance))
+)
+
+/** Pending calls: across the fleet when there is one, else exactly the lone registry. */
+const pendingCalls: Layer.Layer<PendingCalls.PendingCalls, never, Settings.Settings | Fleet.Fleet> = Layer.unwrapEffect(
+  Effect.map(Fleet.Fleet, (f) => (f.alone === true ? alonePendingCalls : FleetPending.layer))
+)
+
+/**
+ * What the legacy `Mcp-Session-Id`s this daemon mints begin with: `<fleet.instance>.` in a fleet,
+ * so the load balancer can send a session's requests back to the instance holding it; else none.
+ */
+export const sessionIdPrefix: Effect.Effect<string | undefined, never, Settings.Settings> = Effect.gen(function*() {
+  if ((yield* Settings.get("fleet.nats")) === "") return undefined
+  const named = yield* Settings.get("fleet.instance")
+  return `${named === "" ? Fleet.defaultInstanceName() : named}.`
+})
+
+/**
+ * The host-facing `requestState` of this process: keyed from `fleet.secret` when set (so every
+ * instance of a fleet opens the others' states), else a fresh key; and a lifetime of
  * `questions.ttl`, so a state lasts exactly as long as the pending call it names.
  */
 export const requestState: Layer.Layer<RequestState.RequestState, never, Settings.Settings> = Layer.unwrapEffect(
-  Effect.map(Settings.get("questions.ttl"), (ttl) => RequestState.RequestState.layerWithKey(randomBytes(32), { ttl }))
+  Effect.gen(function*() {
+    const ttl = yield* Settings.get("questions.ttl")
+    const secret = yield* Settings.get("fleet.secret")
+    return RequestState.RequestState.layerWithKey(secret === "" ? randomBytes(32) : RequestState.keyFromSecret(secret), { ttl })
+  })
 )
 
 /**
  * Host tasks, kept where `tasks.store` says: the embedded SQLite file `<state>/tasks.db` (no
  * server needed), or PostgreSQL. Built once per process: every listener's Server shares it, so a
- * task made over one is found over another.
+ * task made over one is found over another. Where a Fleet is in the context (the gateway's), the
+ * store's rows name its process id, and in a fleet an update or cancel of a task another instance
+ * runs goes to that instance; `serve`, which builds no fleet, keeps tasks alone.
  */
 export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> =
   Layer.unwrapEffect(
@@ -231,15 +311,20 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, T
       // Loaded when a command serves hosts: the SQL clients (and the native SQLite addon) cost
       // every other command ~10 ms of start for nothing.
       const SqlTaskStore = yield* Effect.promise(() => import("@mcpx-fx/store/SqlTaskStore"))
+      const fleet = yield* Effect.serviceOption(Fleet.Fleet)
+      const instance = Option.getOrUndefined(Option.map(fleet, (f) => f.instance))
       const store = url === ""
         ? SqlTaskStore.layerSqlite(join(
           yield* Effect.flatMap(StateDir.StateDir, (dir) =>
             Effect.mapError(dir.ensure, (e) => new TaskStore.TaskStoreError({ operation: "open the embedded task store", reason: e.message }))),
           "tasks.db"
-        ))
-        : SqlTaskStore.layerPostgres(url)
+        ), instance)
+        : SqlTaskStore.layerPostgres(url, instance)
+      const tasks = Option.isSome(fleet) && fleet.value.alone !== true
+        ? HostTasks.HostTasks.layerFleet(policy).pipe(Layer.provide(Layer.succeed(Fleet.Fleet, fleet.value)))
+        : HostTasks.HostTasks.layer(policy)
       // The store stays in the built context: the daemon's /metrics reads its active count.
-      return HostTasks.HostTasks.layer(policy).pipe(Layer.provideMerge(store))
+      return tasks.pipe(Layer.provideMerge(store))
     })
   )
 

@@ -9,78 +9,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DefaultPreference } from "@mcpx-fx/upstream/Preference"
 import * as Codec from "./internal/Codec.js"
+import { define, type Setting } from "./internal/SettingDefine.js"
+import { fleetSettings } from "./FleetSettings.js"
 
-// ---------------------------------------------------------------------------------------------
-// Names
-// ---------------------------------------------------------------------------------------------
-
-const words = (segment: string): ReadonlyArray<string> =>
-  segment.replace(/([a-z0-9])([A-Z])/g, "$1 $2").split(" ")
-
-/** The environment variable of a setting path: `upstream.eraCache` → `MCPX_UPSTREAM_ERA_CACHE`. */
-export const envNameOf = (path: string): string =>
-  `MCPX_${path.split(".").flatMap(words).join("_").toUpperCase()}`
-
-/** The CLI flag of a setting path: `upstream.eraCache` → `--upstream-era-cache`. */
-export const flagNameOf = (path: string): string =>
-  `--${path.split(".").flatMap(words).join("-").toLowerCase()}`
-
-/** How a setting is named inside a config file's `settings` object, for error messages. */
-export const fileKeyOf = (path: string): string => `settings[${JSON.stringify(path)}]`
-
-// ---------------------------------------------------------------------------------------------
-// Registry
-// ---------------------------------------------------------------------------------------------
-
-/** One registry entry: the setting's names, value schemas, default and documentation. */
-export interface Setting<P extends string, A> {
-  /** The dotted path, which is also the key in a config file's `settings` object. */
-  readonly path: P
-  /** `MCPX_<PATH>`, derived from the path. */
-  readonly env: string
-  /** `--<path-kebab>`, derived from the path. */
-  readonly flag: string
-  readonly description: string
-  /**
-   * Whether a runtime change (`PUT /v1/settings/{path}`) takes effect without a restart: the
-   * gateway re-reads a hot value on every call, while a cold one is read once at start.
-   */
-  readonly hot: boolean
-  readonly default: A
-  /** What a valid value looks like, for errors and help text. */
-  readonly expected: string
-  /** Decodes the text of an env var or flag. */
-  readonly fromString: Schema.Schema<A, string>
-  /** Decodes a config file's JSON value and encodes to the JSON a `/v1/settings` row shows. */
-  readonly fromJson: Schema.Schema<A, unknown>
-  /** The text form, as an env var or flag would hold it. */
-  readonly format: (a: A) => string
-  /** A secret: listings and `/v1/settings` say whether it is set, never what it is. */
-  readonly secret: boolean
-}
-
-const define = <const P extends string, A>(
-  path: P,
-  spec: {
-    readonly codec: Codec.Codec<A>
-    readonly default: NoInfer<A>
-    readonly hot: boolean
-    readonly description: string
-    readonly secret?: boolean
-  }
-): Setting<P, A> => ({
-  path,
-  secret: spec.secret ?? false,
-  env: envNameOf(path),
-  flag: flagNameOf(path),
-  description: spec.description,
-  hot: spec.hot,
-  default: spec.default,
-  expected: spec.codec.expected,
-  fromString: spec.codec.fromString,
-  fromJson: spec.codec.fromJson,
-  format: spec.codec.format
-})
+export { envNameOf, fileKeyOf, flagNameOf, type Setting } from "./internal/SettingDefine.js"
 
 /** Who shares one upstream session: everyone, one caller session, or one call. */
 export const PoolScopes = ["global", "session", "call"] as const
@@ -366,7 +298,17 @@ export const registry = [
     default: Duration.seconds(10),
     hot: false,
     description: "When the daemon is asked to stop, how long calls in flight may still finish before they are cancelled."
-  })
+  }),
+  define("log.format", {
+    codec: Codec.oneOf(["text", "json"]),
+    default: "text",
+    hot: false,
+    description:
+      "How log lines on stderr look: text for a person, json for one JSON object per line (time, level, message, the " +
+      "annotations, trace_id/span_id inside a span). It takes effect once the config file is read: lines before that " +
+      "(a bad config's own error) are text. --log-format and MCPX_LOG_FORMAT decide from the first line."
+  }),
+  ...fleetSettings
 ] as const
 
 /**

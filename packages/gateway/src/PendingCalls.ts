@@ -21,30 +21,36 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { make } from "./internal/PendingRegistry.js"
 import type { Bounds, PendingCallsService } from "./PendingQuestions.js"
 import { perGeneration } from "./internal/PerGeneration.js"
 import { Settings } from "@mcpx-fx/config/Settings"
 
 
+/** The in-memory registry under the `questions.*` settings, its handles naming `instance` (else a random id). */
+export const makeIn = (instance: string | undefined): Effect.Effect<PendingCallsService, never, Settings | Scope.Scope> =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const read = Effect.all({
+      ttl: settings.get("questions.ttl"),
+      maxRounds: settings.get("questions.maxRounds"),
+      maxPending: settings.get("questions.maxPending"),
+      maxQuestions: settings.get("questions.maxQuestions"),
+      gather: settings.get("questions.gather")
+    })
+    // Five reads per call, done again only once the settings' generation moves.
+    return yield* make(perGeneration(settings.generation, read), instance)
+  })
+
 /** The registry of pending calls and held questions. */
 export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<PendingCalls, PendingCallsService>() {
   /** In memory, bounded by the `questions.*` settings (read when each call begins). */
-  static readonly layer: Layer.Layer<PendingCalls, never, Settings> = Layer.scoped(
-    PendingCalls,
-    Effect.gen(function*() {
-      const settings = yield* Settings
-      const read = Effect.all({
-        ttl: settings.get("questions.ttl"),
-        maxRounds: settings.get("questions.maxRounds"),
-        maxPending: settings.get("questions.maxPending"),
-        maxQuestions: settings.get("questions.maxQuestions"),
-        gather: settings.get("questions.gather")
-      })
-      // Five reads per call, done again only once the settings' generation moves.
-      return yield* make(perGeneration(settings.generation, read))
-    })
-  )
+  static readonly layer: Layer.Layer<PendingCalls, never, Settings> = Layer.scoped(PendingCalls, makeIn(undefined))
+
+  /** As `layer`, its handles naming `instance` (a fleet's process id). */
+  static readonly layerAs = (instance: string): Layer.Layer<PendingCalls, never, Settings> =>
+    Layer.scoped(PendingCalls, makeIn(instance))
 
   /** In memory with fixed bounds (tests, embedding). */
   static readonly layerWith = (bounds: Bounds): Layer.Layer<PendingCalls> => Layer.scoped(PendingCalls, make(Effect.succeed(bounds)))

@@ -19,6 +19,8 @@ export * as ToolSearch from "./ToolSearch.js"
 export * as PendingQuestions from "./PendingQuestions.js"
 /** Upstream calls kept alive behind an `input_required`, and questions held for whoever answers them by id. */
 export * as PendingCalls from "./PendingCalls.js"
+/** Pending calls across a fleet: a retry of a call another instance holds is sent to it. */
+export * as FleetPending from "./FleetPending.js"
 /** What a caller asked through `input_required` may be asked, in 2026-07-28's words, and whether its answers fit. */
 export * as QuestionFit from "./QuestionFit.js"
 /** Secrets taken out of what the gateway shows (errors, URLs, commands). */

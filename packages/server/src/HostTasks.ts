@@ -31,7 +31,10 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
+import { Fleet, type FleetService } from "./Fleet.js"
 import { type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
+import * as TaskForwarding from "./TaskForwarding.js"
+import type { Abandon, Live, Round } from "./internal/TaskLive.js"
 import * as TaskQuestions from "./internal/TaskQuestions.js"
 import * as TaskShapes from "./internal/TaskShapes.js"
 import type { TaskPolicy } from "./TaskPolicy.js"
@@ -45,10 +48,7 @@ export const InterruptedMessage = "mcpx-fx stopped while the task ran; the call'
  * first), its result shaped for a modern host; an `input_required` result keeps the upstream's
  * own `requestState` (never handed out: the next round is mcpx-fx's to make).
  */
-/** Ends what an `input_required` round left waiting upstream (the task was cancelled then). */
-export type Abandon = (requestState: string) => Effect.Effect<void>
-
-export type Round = (caller: Caller, retry: InputRetry | undefined) => Effect.Effect<JsonObject, HandleError>
+export type { Abandon, Round } from "./internal/TaskLive.js"
 
 /**
  * What a host sees of a task: the 2026-07-28 extension's for a modern caller, 2025-11-25's core
@@ -90,8 +90,11 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
 }>() {
   /** Tasks kept in the TaskStore under `policy`. */
   static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
-    Layer.scoped(HostTasks, make(policy))
+    Layer.scoped(HostTasks, make(policy, undefined))
 
+  /** As `layer`, in a fleet: an update or cancel of a task another process runs goes to it. */
+  static readonly layerFleet = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore | Fleet> =>
+    Layer.scoped(HostTasks, Effect.flatMap(Fleet, (fleet) => make(policy, fleet)))
 }
 
 /** What a 2025-11-25 task waiting for its host's answer says (its host collects the question with `tasks/result`). */
@@ -112,24 +115,7 @@ export const ownerOf = (caller: Caller): string => caller.sessionId ?? ""
 /** 128 random bits, url-safe. */
 const newTaskId = (): string => randomBytes(16).toString("base64url")
 
-/** The call behind a task while it lives in this process. */
-interface Live {
-  readonly caller: Caller
-  readonly round: Round
-  /** The round running now; undefined while the task waits for answers. */
-  fiber: Fiber.RuntimeFiber<JsonObject, HandleError> | undefined
-  /** The upstream's state of the round that asked, handed back with the answers. */
-  requestState: string | undefined
-  /** The questions not answered yet, keyed as the host sees them. */
-  outstanding: JsonObject
-  /** Answers that came while a round ran, for the questions the next one asks. */
-  queued: JsonObject
-  /** A 2025-11-25 task's questions, which its host collects with `tasks/result`. */
-  readonly questions: TaskQuestions.TaskQuestions | undefined
-  readonly abandon: Abandon | undefined
-}
-
-const make = (policy: TaskPolicy) =>
+const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
   Effect.gen(function*() {
     const store = yield* TaskStore
     const scope: Scope.Scope = yield* Effect.scope
@@ -383,13 +369,20 @@ const make = (policy: TaskPolicy) =>
         }))
       )
 
+    const routed = fleet === undefined ? { update, cancel } : yield* TaskForwarding.routed(fleet, { update, cancel }, {
+      instance: store.instance,
+      isLive: (taskId) => live.has(taskId),
+      owned,
+      failGone: (taskId) => record(taskId, { status: "failed", error: { code: ErrorCode.InternalError, message: TaskForwarding.GoneMessage } }),
+      legacyShape: TaskShapes.legacy
+    })
     return HostTasks.of({
       call,
       get: (caller, taskId) =>
         Effect.map(owned(caller, taskId), (row) =>
           caller.era === "modern" ? { ...TaskShapes.detailed(row), resultType: "complete" } : TaskShapes.legacy(row)),
-      update,
-      cancel,
+      update: routed.update,
+      cancel: routed.cancel,
       result,
       list,
       statuses: PubSub.subscribe(written)

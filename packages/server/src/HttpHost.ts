@@ -95,6 +95,11 @@ export interface HttpHostOptions {
    */
   readonly sessionless?: "serve" | "refuse"
   /**
+   * Put before every legacy `Mcp-Session-Id` minted here (a fleet: `<fleet.instance>.`), so a load
+   * balancer can send a legacy session's requests back to the instance that holds it.
+   */
+  readonly sessionIdPrefix?: string
+  /**
    * The `inputSchema` of a tool by name, for checking a modern `tools/call`'s `Mcp-Param-*` headers
    * against its `x-mcp-header` annotations. Without it only the standard headers are checked.
    */
@@ -143,7 +148,8 @@ const make = (options: HttpHostOptions) =>
     const tracing = yield* Tracing.Tracing
     const sessions = yield* makeSessions(scope, {
       idleTimeout: options.sessionIdleTimeout,
-      maxSessions: options.maxSessions ?? DefaultMaxSessions
+      maxSessions: options.maxSessions ?? DefaultMaxSessions,
+      ...(options.sessionIdPrefix === undefined ? {} : { idPrefix: options.sessionIdPrefix })
     })
     yield* Effect.addFinalizer(() => sessions.endAll)
     const questions = makeQuestions()

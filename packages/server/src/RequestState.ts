@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
 
 /** The payload format; a token of another version is refused rather than guessed at. */
 export const Version = 1
@@ -126,6 +126,14 @@ export class RequestState extends Context.Tag("@mcpx-fx/server/RequestState")<Re
   static readonly layerWithKey = (key: Uint8Array, options: { readonly ttl?: Duration.DurationInput } = {}): Layer.Layer<RequestState> =>
     Layer.succeed(RequestState, make({ key, ...options }))
 }
+
+/**
+ * The key every instance of a fleet derives from its shared secret (`fleet.secret`), so a state one
+ * instance seals opens on any other. HKDF keeps the secret itself out of the HMAC and lets the
+ * same secret key other things apart.
+ */
+export const keyFromSecret = (secret: string): Uint8Array =>
+  new Uint8Array(hkdfSync("sha256", Buffer.from(secret, "utf8"), "mcpx-fx", "requestState v1", 32))
 
 /** A RequestState over a fresh random 32-byte key. */
 export const fresh: Effect.Effect<Context.Tag.Service<RequestState>> = Effect.sync(() => make({ key: randomBytes(32) }))

@@ -13,3 +13,5 @@ export * as Subscriptions from "./Subscriptions.js"
 export * as StdioHost from "./StdioHost.js"
 /** The Streamable HTTP host transport: the `/mcp` endpoint for both eras, legacy sessions, Origin policy. */
 export * as HttpHost from "./HttpHost.js"
+/** The fleet port: several daemons as one gateway, reaching the process that holds a live call. */
+export * as Fleet from "./Fleet.js"

@@ -50,6 +50,15 @@ describe("HttpHost: legacy sessions", () => {
       assert.sameMembers([...(yield* h.host.sessionIds)], [a, b])
     }))
 
+  it.scoped("2025-11-25/http/with sessionIdPrefix (a fleet's instance), every session id minted begins with it and is served", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ sessionIdPrefix: "gw-1." })
+      const id = yield* open(h, "2025-11-25")
+      assert.match(id, /^gw-1\.[\x21-\x7e]{32,}$/)
+      const r = yield* h.post(call("echo", 2, { a: 1 }), inSession(id))
+      assert.strictEqual(r.status, 200)
+    }))
+
   it.scoped("2025-06-18/http/a session's requests are served under the negotiated revision, whatever the header says", () =>
     Effect.gen(function*() {
       const h = yield* harness()

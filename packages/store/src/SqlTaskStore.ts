@@ -134,9 +134,14 @@ const createTables = (sql: SqlClient.SqlClient) =>
   ], { discard: true })
 
 /** The store over whatever SqlClient is provided: tables made if missing, this process's id drawn. */
-export const make: Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const make: Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClient> = Effect.suspend(() => makeAs(randomUUID()))
+
+/**
+ * The store as `instance`: a fleet names the process by its Fleet id, so a task's row says which
+ * process to ask about its live call. The id must be unique per process (Fleet.processIdOf).
+ */
+export const makeAs = (instance: string): Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClient> => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const instance = randomUUID()
 
   // PostgreSQL can fail one of two concurrent CREATE ... IF NOT EXISTS (a fleet starting at
   // once, on a unique index of its catalog); the loser then finds that object made, so one retry
@@ -262,17 +267,23 @@ export const make: Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClien
  * throws from its constructor and first pragma (a file that is not a database), which the client
  * layer does not catch, and a bad state file must not crash the daemon without a word.
  */
-const storeOn = <E>(client: Layer.Layer<SqlClient.SqlClient, E>, where: string): Layer.Layer<TaskStore, TaskStoreError> => {
+const storeOn = <E>(
+  client: Layer.Layer<SqlClient.SqlClient, E>,
+  where: string,
+  instance: string | undefined
+): Layer.Layer<TaskStore, TaskStoreError> => {
   const opening = (reason: string) => new TaskStoreError({ operation: `open ${where}`, reason })
   const opened = Layer.catchAllCause(client, (cause) =>
     Cause.isInterruptedOnly(cause)
       ? Layer.unwrapEffect<SqlClient.SqlClient, never, never, never, never>(Effect.interrupt)
       : Layer.fail(opening(reasonOf(Cause.squash(cause)))))
-  return Layer.effect(TaskStore, Effect.mapError(make, (e) => opening(reasonOf(e)))).pipe(Layer.provide(opened))
+  return Layer.effect(TaskStore, Effect.mapError(instance === undefined ? make : makeAs(instance), (e) => opening(reasonOf(e)))).pipe(
+    Layer.provide(opened)
+  )
 }
 
-/** Tasks in the SQLite file `filename` (its directory made if missing); `:memory:` for none. */
-export const layerSqlite = (filename: string): Layer.Layer<TaskStore, TaskStoreError> =>
+/** Tasks in the SQLite file `filename` (its directory made if missing); `:memory:` for none. `instance`: as `makeAs`. */
+export const layerSqlite = (filename: string, instance?: string): Layer.Layer<TaskStore, TaskStoreError> =>
   Layer.unwrapEffect(
     Effect.map(
       Effect.try({
@@ -283,11 +294,11 @@ export const layerSqlite = (filename: string): Layer.Layer<TaskStore, TaskStoreE
       }),
       // WAL (the client's default, asked for here so it stays so): readers in one process do not
       // block the writer in another, as with a CLI and a daemon on one state dir.
-      () => storeOn(SqliteClient.layer({ filename, disableWAL: false }), filename)
+      () => storeOn(SqliteClient.layer({ filename, disableWAL: false }), filename, instance)
     )
   )
 
-/** Tasks in the PostgreSQL database at `url`, shareable by several instances. */
-export const layerPostgres = (url: string): Layer.Layer<TaskStore, TaskStoreError> =>
+/** Tasks in the PostgreSQL database at `url`, shareable by several instances. `instance`: as `makeAs`. */
+export const layerPostgres = (url: string, instance?: string): Layer.Layer<TaskStore, TaskStoreError> =>
   // The URL may carry a password: it stays Redacted and out of every error.
-  storeOn(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }), "the PostgreSQL task store")
+  storeOn(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }), "the PostgreSQL task store", instance)

@@ -253,6 +253,50 @@ export const token: Codec<string> = make({
   toJson: (a) => a
 })
 
+/** A string matching `pattern`, or empty for the default. */
+export const matching = (expected: string, pattern: RegExp): Codec<string> =>
+  make({
+    expected,
+    type: Schema.String,
+    parse: (s) => {
+      const t = s.trim()
+      return t === "" || pattern.test(t) ? Option.some(t) : Option.none()
+    },
+    format: (a) => a,
+    toJson: (a) => a
+  })
+
+/** A NATS server URL (nats://, tls://, ws:// or wss://; several comma-separated), or empty for none. */
+export const natsUrl: Codec<string> = make({
+  expected: "empty (no fleet) or a NATS URL such as nats://127.0.0.1:4222 (several separated by commas)",
+  type: Schema.String,
+  parse: (s) => {
+    const t = s.trim()
+    if (t === "") return Option.some("")
+    const ok = t.split(",").every((u) => {
+      if (!/^(nats|tls|ws|wss):\/\//.test(u.trim())) return false
+      try {
+        new URL(u.trim())
+        return true
+      } catch {
+        return false
+      }
+    })
+    return ok ? Option.some(t) : Option.none()
+  },
+  format: (a) => a,
+  toJson: (a) => a
+})
+
+/** A shared secret: at least 32 characters, or empty for none. */
+export const sharedSecret: Codec<string> = make({
+  expected: "a secret of at least 32 characters, or empty for none",
+  type: Schema.String,
+  parse: (s) => (s === "" || s.length >= 32 ? Option.some(s) : Option.none()),
+  format: (a) => a,
+  toJson: (a) => a
+})
+
 /** Where tasks are kept: empty for the embedded store in the state dir, or a `postgres://` URL. */
 export const storeUrl: Codec<string> = make({
   expected: "empty (the embedded store in the state dir) or a postgres:// or postgresql:// URL",

@@ -4,7 +4,9 @@
  * attributed held in another (HeldQuestions.ts).
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import type { Parked } from "@mcpx-fx/upstream/SessionModel"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
@@ -22,11 +24,16 @@ import { type Asked, type Ending, type Entry, gone, infoOf } from "./PendingEntr
 import * as PendingLifecycle from "./PendingLifecycle.js"
 import * as PendingMoves from "./PendingMoves.js"
 
-/** A registry whose bounds are read when each call begins; it lives, and ends every call, with the scope. */
-export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCallsService, never, Scope.Scope> =>
+/**
+ * A registry whose bounds are read when each call begins; it lives, and ends every call, with the
+ * scope. `instance` goes in every handle (a fleet's process id; by default a random one).
+ */
+export const make = (
+  readBounds: Effect.Effect<Bounds>,
+  instance: string = randomBytes(6).toString("base64url")
+): Effect.Effect<PendingCallsService, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const instance = randomBytes(6).toString("base64url")
     const entries = new Map<string, Entry>()
     const endings = new Map<string, Ending>()
     const events = yield* PubSub.sliding<QuestionEvent>(256)
@@ -60,7 +67,7 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         }
         // The call outlives the request that began it, so it runs in the registry's scope. When
         // it ends with nobody waiting, its result is kept for the caller until the TTL.
-        entry.fiber = yield* run(handlerFor(entry)).pipe(
+        entry.fiber = yield* run(handlerFor(entry), parkedOf(entry)).pipe(
           Effect.exit,
           Effect.flatMap((exit) =>
             Effect.suspend(() => {
@@ -75,6 +82,14 @@ export const make = (readBounds: Effect.Effect<Bounds>): Effect.Effect<PendingCa
         )
         return yield* waitOn(entry, wait)
       })
+
+    // Parked: its round handed out, nobody waiting on it, nothing left to move it but its caller.
+    const isParked = (entry: Entry) =>
+      entry.registered && entry.handedOut && !entry.busy && !entry.ended && entry.exit === undefined
+    const parkedOf = (entry: Entry): Parked => ({
+      since: () => (isParked(entry) ? entry.expiresAt - Duration.toMillis(entry.bounds.ttl) : undefined),
+      giveWay: Effect.suspend(() => (isParked(entry) ? end(entry, "reclaimed") : Effect.void))
+    })
 
     const find = (target: Target): Effect.Effect<Entry, PendingCallRefused> =>
       Effect.suspend(() => {

@@ -93,7 +93,12 @@ const StreamBacklog = 256
  */
 export const makeSessions = (
   scope: Scope.Scope,
-  options: { readonly idleTimeout: Duration.DurationInput | undefined; readonly maxSessions: number }
+  options: {
+    readonly idleTimeout: Duration.DurationInput | undefined
+    readonly maxSessions: number
+    /** Put before every id minted (HttpHostOptions.sessionIdPrefix). */
+    readonly idPrefix?: string
+  }
 ): Effect.Effect<Sessions> =>
   Effect.sync(() => {
     const idleTimeout = options.idleTimeout
@@ -149,7 +154,7 @@ export const makeSessions = (
 
     const create: Effect.Effect<Session, SessionsFull> = Effect.gen(function*() {
       yield* makeRoom
-      const id = mintId()
+      const id = `${options.idPrefix ?? ""}${mintId()}`
       const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
       const connection = yield* makeConnection(id)
       const requests = yield* Scope.extend(SessionRequests.make, sessionScope)

@@ -3,8 +3,12 @@
  * JSON-RPC frames only), as text for a person or, with `--log-format json` / `MCPX_LOG_FORMAT=json`,
  * one JSON object per line for a log pipeline: `time`, `level`, `message`, the log's annotations
  * (`server`, `instance`, …), and `trace_id`/`span_id` when the line was logged inside a span.
+ * The `log.format` setting chooses too, from the moment the config is read (`settle`); the flag
+ * and the variable take precedence over it.
  */
+import type { Settings } from "@mcpx-fx/config/Settings"
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
@@ -26,7 +30,9 @@ const messageOf = (message: unknown): unknown => {
 /** One log line as a JSON object (what `--log-format json` writes). */
 export const record = (options: Logger.Logger.Options<unknown>): Record<string, unknown> => {
   const span = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), Tracer.ParentSpan)
-  const trace = Option.isSome(span) ? { trace_id: span.value.traceId, span_id: span.value.spanId } : {}
+  // A span that is not recorded (TraceFilter.ts drops Effect's own) names no trace to look up.
+  const traced = Option.isSome(span) && !(span.value._tag === "Span" && !span.value.sampled)
+  const trace = traced ? { trace_id: span.value.traceId, span_id: span.value.spanId } : {}
   const annotations = Object.fromEntries(HashMap.toEntries(options.annotations).map(([k, v]) => [k, Inspectable.toJSON(v)]))
   return {
     time: options.date.toISOString(),
@@ -42,9 +48,43 @@ const jsonLines = Logger.make<unknown, void>((options) => {
   globalThis.console.error(JSON.stringify(record(options)))
 })
 
-/** The process's logger: stderr, in `format`, from `level` up. */
-export const layer = (format: LogFormat, level: LogLevel.LogLevel, colors: boolean): Layer.Layer<never> =>
-  Layer.merge(
-    Logger.replace(Logger.defaultLogger, format === "json" ? jsonLines : Logger.prettyLogger({ stderr: true, colors })),
-    Logger.minimumLogLevel(level)
+/**
+ * The process's log format, settled once the config file is read (`log.format`) unless the flag or
+ * `MCPX_LOG_FORMAT` fixed it before the first line. Lines logged before then are in the format the
+ * logger started with.
+ */
+export class LogFormatSwitch extends Context.Tag("@mcpx-fx/cli/Logging/LogFormatSwitch")<LogFormatSwitch, {
+  /** Whether `--log-format` or `MCPX_LOG_FORMAT` chose the format: the config does not change it. */
+  readonly fixed: boolean
+  readonly set: (format: LogFormat) => void
+}>() {}
+
+/**
+ * The process's logger: stderr, in `format`, from `level` up. `fixed`: the flag or the variable
+ * chose `format`; otherwise the config's `log.format` may change it (`settle`).
+ */
+export const layer = (format: LogFormat, level: LogLevel.LogLevel, colors: boolean, fixed = true): Layer.Layer<LogFormatSwitch> => {
+  let current = format
+  const pretty = Logger.prettyLogger({ stderr: true, colors })
+  const logger = Logger.make<unknown, void>((options) => current === "json" ? jsonLines.log(options) : pretty.log(options))
+  return Layer.mergeAll(
+    Logger.replace(Logger.defaultLogger, logger),
+    Logger.minimumLogLevel(level),
+    Layer.succeed(LogFormatSwitch, {
+      fixed,
+      set: (next) => {
+        current = next
+      }
+    })
   )
+}
+
+/**
+ * Adopts the config's `log.format`, once the config is read, unless the flag or the variable
+ * fixed the format. Without a switch (tests, embedders) it does nothing.
+ */
+export const settle = (settings: Settings["Type"]): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(LogFormatSwitch), (found) =>
+    Option.isNone(found) || found.value.fixed
+      ? Effect.void
+      : Effect.map(settings.get("log.format"), (format) => found.value.set(format)))

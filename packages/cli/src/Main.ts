@@ -41,7 +41,7 @@ const planned = Argv.plan(process.argv.slice(2), tree)
 const level = Either.isRight(planned) && planned.right._tag === "Run"
   ? Option.getOrElse(planned.right.logLevel, () => LogLevel.Warning)
   : LogLevel.Warning
-// `--log-format` first, then MCPX_LOG_FORMAT: read before anything logs, so never from a config file.
+// `--log-format` first, then MCPX_LOG_FORMAT: read before anything logs; the config's `log.format` comes after.
 const envFormat = process.env.MCPX_LOG_FORMAT
 const format: Either.Either<Argv.LogFormat, UsageError> = Either.isRight(planned) && planned.right._tag === "Run" &&
     Option.isSome(planned.right.logFormat)
@@ -49,7 +49,10 @@ const format: Either.Either<Argv.LogFormat, UsageError> = Either.isRight(planned
   : envFormat === undefined || envFormat === ""
   ? Either.right("text")
   : Argv.parseFormat(envFormat, "MCPX_LOG_FORMAT")
-const StderrLogger = Logging.layer(Either.getOrElse(format, () => "text" as const), level, colour.stderr)
+// Neither chose: the config's `log.format` decides once the config is read (Logging.settle).
+const formatFixed = (Either.isRight(planned) && planned.right._tag === "Run" && Option.isSome(planned.right.logFormat)) ||
+  (envFormat !== undefined && envFormat !== "")
+const StderrLogger = Logging.layer(Either.getOrElse(format, () => "text" as const), level, colour.stderr, formatFixed)
 
 // NodeContext.layer without its worker manager and command executor, which nothing here uses
 // (stdio upstreams run on node:child_process): their modules are then never loaded.

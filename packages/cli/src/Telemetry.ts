@@ -3,7 +3,7 @@
  * endpoint (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`)
  * and `OTEL_SDK_DISABLED` is not `true`. Spans go out over OTLP/HTTP (protobuf unless
  * `OTEL_EXPORTER_OTLP_PROTOCOL` says `http/json`) through `@effect/opentelemetry`'s own exporter,
- * with no OpenTelemetry SDK.
+ * with no OpenTelemetry SDK, and only mcpx-fx's own spans go (TraceFilter.ts).
  *
  * Off, the layer is empty and the exporter's code is never loaded (a dynamic import), so
  * `--help` and cold starts pay nothing for it, and `Tracing` keeps its default (false): the
@@ -16,6 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ProcessEnvironment } from "./Layers.js"
+import * as TraceFilter from "./TraceFilter.js"
 import { version } from "./version.js"
 
 /** What the variables ask of the exporter. */
@@ -82,12 +83,13 @@ const exporting = (asked: TraceExport): Effect.Effect<Layer.Layer<never>> =>
       import("@effect/opentelemetry/OtlpTracer"),
       import("@effect/opentelemetry/OtlpSerialization")
     ])
-    return OtlpTracer.layer({
+    const tracer = OtlpTracer.make({
       url: asked.url,
       resource: { serviceName: asked.serviceName, serviceVersion: version },
       headers: asked.headers,
       exportInterval: asked.exportInterval
-    }).pipe(
+    })
+    return Layer.unwrapScoped(Effect.map(tracer, (made) => Layer.setTracer(TraceFilter.filtered(made)))).pipe(
       Layer.provide(asked.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
       Layer.provide(FetchHttpClient.layer)
     )

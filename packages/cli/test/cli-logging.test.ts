@@ -45,6 +45,20 @@ describe("mcpx-fx --log-format", () => {
       assert.isFalse(text.stderr.trimStart().startsWith("{"), text.stderr)
     }))
 
+  it.scopedLive("cli/logging/the config's log.format applies once the file is read; the flag still wins", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const file = yield* sb.writeJson("mcpx.json", { mcpServers: servers, settings: { "upstream.probeTimeout": "20s", "log.format": "json" } })
+      const fromFile = yield* sb.run(["tools", "--config", file, "--log-level", "info"])
+      assert.strictEqual(fromFile.code, 0, fromFile.stderr)
+      const started = jsonLines(fromFile.stderr).find((l) => typeof l.message === "string" && l.message.startsWith("started alpha#1"))
+      assert.strictEqual(started?.server, "alpha", fromFile.stderr)
+      const flag = yield* sb.run(["tools", "--config", file, "--log-level", "info", "--log-format", "text"])
+      assert.strictEqual(flag.code, 0, flag.stderr)
+      assert.include(flag.stderr, "started alpha#1")
+      assert.isFalse(flag.stderr.trimStart().startsWith("{"), flag.stderr)
+    }))
+
   it.scopedLive("cli/logging/a format it does not write is exit 2, from the flag or the environment", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox

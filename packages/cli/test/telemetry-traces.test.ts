@@ -4,8 +4,11 @@
  * session's HTTP `traceparent` header) parents mcpx-fx's SERVER span; the upstream request gets a
  * CLIENT span under it, whose context the upstream receives in its `_meta`. The exporter's batch
  * delay is a minute, so the spans arrive only because the daemon sends them as it stops.
+ * Only mcpx-fx's spans and what runs inside them leave: no span Effect code makes on its own
+ * (`Config.load`, `sql.execute`, …) arrives as a root.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Fixtures } from "@mcpx-fx/testing"
 import * as Effect from "effect/Effect"
 import { existsSync, readFileSync } from "node:fs"
 import * as DaemonProcess from "./support/DaemonProcess.js"
@@ -22,6 +25,11 @@ const LegacyParent = "b7ad6b7169203331"
 const FailTrace = "11111111111111111111111111111111"
 const ErrorTrace = "22222222222222222222222222222222"
 const AskTrace = "33333333333333333333333333333333"
+const HttpTrace = "44444444444444444444444444444444"
+
+/** mcpx-fx's own spans: the MCP ones (which name their method) and the `mcpx.*` ones. */
+const isOwn = (span: OtlpReceiver.ReceivedSpan) =>
+  span.attributes["mcp.method.name"] !== undefined || span.name.startsWith("mcpx.")
 
 interface Seen {
   readonly method: string
@@ -56,8 +64,13 @@ describe("telemetry", () => {
       const receiver = yield* OtlpReceiver.start
       const sb = yield* sandbox
       const seen = sb.path("trace.log")
+      const legacyHttp = yield* Effect.orDie(Fixtures.startHttpFixture("era-server", ["--mode", "legacy-32601"]))
       const config = yield* sb.writeJson("mcpx.json", {
-        mcpServers: { era: { ...era("dual"), env: { ERA_TRACE_LOG: seen } }, leg: era("legacy-32601") }
+        mcpServers: {
+          era: { ...era("dual"), env: { ERA_TRACE_LOG: seen } },
+          leg: era("legacy-32601"),
+          lh: { transport: "http", url: legacyHttp.url }
+        }
       })
       const daemon = yield* Effect.orDie(DaemonProcess.start(sb, {
         config,
@@ -91,6 +104,9 @@ describe("telemetry", () => {
       yield* modernCall(http, 10, "x", { traceparent: `00-${ErrorTrace}-${ModernParent}-01` }, "era__nothing")
       // A legacy upstream's question to a host that declared nothing it can be asked: mcpx-fx answers it.
       yield* modernCall(http, 11, "x", { traceparent: `00-${AskTrace}-${ModernParent}-01` }, "leg__ask_name")
+      // A legacy Streamable HTTP upstream: its session is named on the client span.
+      const overHttp = yield* modernCall(http, 12, "over http", { traceparent: `00-${HttpTrace}-${ModernParent}-01` }, "lh__echo")
+      assert.strictEqual(firstText(overHttp.body as Message), "over http", overHttp.text)
 
       const calls = traceLog(seen).filter((s) => s.method === "tools/call")
       assert.strictEqual(calls.length, 4, JSON.stringify(traceLog(seen)))
@@ -134,6 +150,10 @@ describe("telemetry", () => {
       assert.property(client.attributes, "mcpx.era.source")
       assert.property(client.attributes, "mcp.protocol.version")
       assert.property(client.attributes, "jsonrpc.request.id")
+      // The pool lane it ran on; a 2026-07-28 upstream has no session to name.
+      assert.strictEqual(client.attributes["mcpx.lane"], "modern")
+      assert.notProperty(client.attributes, "mcp.session.id")
+      assert.strictEqual(server.status.code, 1)
       // The upstream was told mcpx-fx's span, in the host's trace, with the host's tracestate.
       assert.strictEqual(modernSeen?.traceparent, `00-${ModernTrace}-${client.spanId}-01`)
       assert.strictEqual(modernSeen?.tracestate, "vendor=abc")
@@ -160,6 +180,19 @@ describe("telemetry", () => {
       assert.strictEqual(failedUpstream?.attributes["error.type"], "tool_error")
       const refused = spans.find((s) => s.kind === 2 && s.traceId === ErrorTrace)
       assert.deepInclude(refused?.attributes, { "error.type": "-32602", "rpc.response.status_code": "-32602" })
+      // A JSON-RPC error is the span's error status too, with the error's message.
+      assert.strictEqual(refused?.status.code, 2, JSON.stringify(refused?.status))
+      assert.match(refused?.status.message ?? "", /nothing/)
+      // A tool's own failure is a result, not an error of the request.
+      assert.notStrictEqual(failed?.status.code, 2)
+
+      // The legacy HTTP upstream's session, on its client span (and the lane it ran on).
+      const overHttpClient = spans.find((s) => s.kind === 3 && s.traceId === HttpTrace && s.attributes["mcp.method.name"] === "tools/call")
+      assert.isDefined(overHttpClient, JSON.stringify(spans.filter((s) => s.traceId === HttpTrace).map((s) => s.name)))
+      assert.strictEqual(overHttpClient?.attributes["mcpx.era"], "legacy")
+      assert.isString(overHttpClient?.attributes["mcp.session.id"])
+      assert.isAbove(String(overHttpClient?.attributes["mcp.session.id"]).length, 0)
+      assert.property(overHttpClient?.attributes, "mcpx.lane")
 
       // The question has a span of its own, under the upstream request that asked it.
       const question = spans.find((s) => s.traceId === AskTrace && s.name === "mcpx.question elicitation/create")
@@ -171,5 +204,18 @@ describe("telemetry", () => {
       const own = spans.filter((s) => s.kind === 2 && s.name === "tools/call era__echo" && ![ModernTrace, LegacyTrace].includes(s.traceId))
       assert.strictEqual(own.length, 1)
       assert.isUndefined(own[0]?.parentSpanId)
+
+      // Every root is mcpx-fx's own, and everything else hangs under a span that arrived: no span
+      // of Effect code (the config's load, the state database) reaches the collector on its own.
+      const ids = new Set(spans.map((s) => s.spanId))
+      const hosts = new Set([ModernParent, LegacyParent])
+      const strays = spans.filter((s) =>
+        !isOwn(s) && (s.parentSpanId === undefined || (!ids.has(s.parentSpanId) && !hosts.has(s.parentSpanId)))
+      )
+      assert.deepStrictEqual(strays.map((s) => s.name), [])
+      const roots = spans.filter((s) => s.parentSpanId === undefined || !ids.has(s.parentSpanId))
+      assert.deepStrictEqual(roots.filter((s) => !isOwn(s)).map((s) => s.name), [])
+      // The modern call's trace holds mcpx-fx's spans only.
+      assert.deepStrictEqual(spans.filter((s) => s.traceId === ModernTrace && !isOwn(s)).map((s) => s.name), [])
     }), { timeout: 60_000 })
 })

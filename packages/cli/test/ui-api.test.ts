@@ -1,12 +1,14 @@
 /**
  * The live page `/ui` and its owner secret, through the bundled daemon on TCP: the page's files
  * come with their security headers and hold no secret; the Host and Origin policy applies to them
- * as to `/v1`; the owner views (every question, the task list, recent calls) stay refused over TCP
+ * as to `/v1`; the owner views (every question, the task list, recent calls, the word that questions
+ * or tasks changed) stay refused over TCP
  * without the secret, or with a wrong one, and work with it; the secret file is 0600, is what
  * `mcpx-fx ui` prints, and goes with the daemon.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import { existsSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
 import * as DaemonProcess from "./support/DaemonProcess.js"
@@ -99,15 +101,26 @@ describe.concurrent("the live page /ui", () => {
       const url = daemon.info.url
       const secret = secretOf(daemon)
       const wrong = bearer(`${secret.slice(0, -1)}${secret.endsWith("A") ? "B" : "A"}`)
+      // The page is open: calls are kept while something reads them (none before).
+      const opened = yield* request(`${url}/v1/calls/recent`, { headers: bearer(secret) })
+      assert.deepStrictEqual(opened.json().calls, [], opened.text)
+      // The page is told when the questions change, rather than asking for them again and again.
+      const shown = yield* request(`${url}/v1/ui/changes`, { headers: bearer(secret) })
+      assert.strictEqual(shown.status, 200, shown.text)
+      const version = String(shown.json().version)
+      const told = yield* Effect.fork(request(`${url}/v1/ui/changes?after=${version}&waitMs=30000`, { headers: bearer(secret) }))
       // A call that asks, waiting for its answer; and one that ran.
       const asked = (yield* post(`${url}/v1/ask`, { tool: "up.ask_name", waitMs: 10_000 })).json()
       assert.strictEqual(asked.status, "input_required", JSON.stringify(asked))
+      const changed = yield* Fiber.join(told)
+      assert.notStrictEqual(changed.json().version, version, changed.text)
       assert.strictEqual((yield* post(`${url}/v1/call`, { tool: "up.echo", arguments: { message: "hi" } })).status, 200)
       for (const headers of [{}, wrong]) {
         const questions = yield* request(`${url}/v1/elicit`, { headers })
         assert.deepStrictEqual(questions.json(), { questions: [] })
         assert.strictEqual((yield* request(`${url}/v1/tasks`, { headers })).status, 403)
         assert.strictEqual((yield* request(`${url}/v1/calls/recent`, { headers })).status, 403)
+        assert.strictEqual((yield* request(`${url}/v1/ui/changes`, { headers })).status, 403)
       }
       const owner = bearer(secret)
       const questions = (yield* request(`${url}/v1/elicit`, { headers: owner })).json().questions as ReadonlyArray<{ readonly call?: string }>

@@ -41,7 +41,17 @@ export class CallsForbidden extends Schema.TaggedError<CallsForbidden>("@mcpx-fx
   }
 }
 
-/** Recent calls. */
+/** `GET /v1/ui/changes?after=&waitMs=`: without `waitMs` (or with another `after`) it answers at once. */
+export const ChangesQuery = Schema.Struct({
+  after: Schema.optionalWith(Schema.String, { exact: true }),
+  waitMs: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, MaxWaitMs)), { exact: true })
+})
+
+/** The version of the owner's views (open questions, tasks): a new one means they changed. */
+export const Changes = Schema.Struct({ version: Schema.String })
+
+/** Recent calls, and the live page's word that questions or tasks changed (OwnerChanges.ts). */
 export class CallsGroup extends HttpApiGroup.make("calls")
   .add(HttpApiEndpoint.get("recent", "/calls/recent").setUrlParams(RecentQuery).addSuccess(RecentCallsListing).addError(CallsForbidden))
+  .add(HttpApiEndpoint.get("changes", "/ui/changes").setUrlParams(ChangesQuery).addSuccess(Changes).addError(CallsForbidden))
 {}

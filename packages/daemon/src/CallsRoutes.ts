@@ -10,6 +10,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { Api } from "./Api.js"
 import { CallsForbidden, type RecentQuery } from "./CallsApi.js"
+import * as OwnerChanges from "./OwnerChanges.js"
 import { RecentCalls } from "./RecentCalls.js"
 
 const forbidden = new CallsForbidden({
@@ -26,5 +27,8 @@ export const recent = (query: typeof RecentQuery.Type) =>
     return { ...found, capacity: ring.value.capacity }
   })
 
-/** `/v1/calls/recent`. */
-export const CallsLive = HttpApiBuilder.group(Api, "calls", (handlers) => handlers.handle("recent", ({ urlParams }) => recent(urlParams)))
+/** `/v1/calls/recent` and `/v1/ui/changes`. */
+export const CallsLive = HttpApiBuilder.group(Api, "calls", (handlers) =>
+  handlers
+    .handle("recent", ({ urlParams }) => recent(urlParams))
+    .handle("changes", ({ urlParams }) => OwnerChanges.changes(urlParams)))

@@ -3,14 +3,17 @@
  * in memory only (a restart forgets it, and nothing of it is written anywhere), newest last, each
  * call with a sequence number so a reader can wait for what it has not seen yet.
  *
- * Calls are recorded as they end, by wrapping `callTool` of the services every call passes
- * through: the Backend of MCP hosts and `/v1` tasks (whose caller names its client), and the
- * Gateway the `/v1` routes call (`/v1/call`, `/v1/ask`). The daemon does the wrapping
- * (`recordingBackend`, `recordingGateway`), so nothing else knows the ring exists.
+ * Calls are recorded as they end, from each call's one observation (@mcpx-fx/gateway's
+ * CallObserver): the daemon gives the Backend of MCP hosts and `/v1` tasks the ring as its sink
+ * (`sink`), and the `/v1` routes (`/v1/call`, `/v1/ask`) a Gateway that observes their calls
+ * (`observingGateway`). A call is kept only while something reads the ring (`read`): with no page
+ * open, the calls cost the ring nothing.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Backend } from "@mcpx-fx/server/Backend"
+import * as CallObserver from "@mcpx-fx/gateway/CallObserver"
+import type { CallSink, ObservedCall } from "@mcpx-fx/gateway/CallObserver"
 import type { Gateway } from "@mcpx-fx/gateway/Gateway"
+import type { Caller } from "@mcpx-fx/gateway/GatewayModel"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -54,12 +57,26 @@ export interface Since {
 export class RecentCalls extends Context.Tag("@mcpx-fx/daemon/RecentCalls")<RecentCalls, {
   readonly capacity: number
   readonly record: (call: Finished) => Effect.Effect<void>
+  /** `record`, at once: for the call's observation, which ends in plain code. */
+  readonly push: (call: Finished) => void
   /**
    * The calls numbered after `after`, waiting up to `wait` for one when there is none yet. An
    * `after` beyond the newest (a reader from before a restart) reads as 0: everything kept.
    */
   readonly since: (after: number, wait: Duration.DurationInput) => Effect.Effect<Since>
+  /**
+   * Whether anyone reads the ring now: a reader waiting, or one that read within `ReaderGrace`
+   * (a live page asks again at least every 20 s). Calls nobody would see are not kept.
+   */
+  readonly read: (nowMs: number) => boolean
+  /** Says the owner's views may have changed (a `/v1` call asked its caller something). */
+  readonly nudge: () => void
+  /** Completes at the next call recorded or the next nudge (OwnerChanges.ts waits on it). */
+  readonly nudged: Effect.Effect<void>
 }>() {}
+
+/** How long after its last read a reader still counts as there (the page waits 20 s per read). */
+export const ReaderGrace = 60_000
 
 /** How many calls the daemon keeps. */
 export const DefaultCapacity = 200
@@ -71,27 +88,48 @@ export const make = (capacity: number = DefaultCapacity): RecentCalls["Type"] =>
   // Made by the first reader that waits for "something new", completed by the next call recorded:
   // a call nobody waits on pays no allocation for it.
   let next: Deferred.Deferred<void> | undefined
+  let waiting = 0
+  let changed: Deferred.Deferred<void> | undefined
+  const nudge = () => {
+    const done = changed
+    changed = undefined
+    if (done !== undefined) Deferred.unsafeDone(done, Exit.void)
+  }
+  let lastRead = Number.NEGATIVE_INFINITY
   const after = (n: number): Since => {
     const from = n > seq ? 0 : n
     return { calls: ring.filter((c) => c.seq > from).reverse(), last: seq }
   }
+  const push = (call: Finished): void => {
+    seq += 1
+    ring.push({ ...call, seq })
+    if (ring.length > capacity) ring.shift()
+    const done = next
+    next = undefined
+    if (done !== undefined) Deferred.unsafeDone(done, Exit.void)
+    nudge()
+  }
   return {
     capacity,
-    record: (call) =>
-      Effect.suspend(() => {
-        seq += 1
-        ring.push({ ...call, seq })
-        if (ring.length > capacity) ring.shift()
-        const done = next
-        next = undefined
-        return done === undefined ? Effect.void : Deferred.succeed(done, undefined)
-      }),
+    push,
+    record: (call) => Effect.sync(() => push(call)),
     since: (n, wait) =>
-      Effect.suspend(() => {
+      Effect.clockWith((clock) => {
+        lastRead = clock.unsafeCurrentTimeMillis()
         if (n !== seq) return Effect.succeed(after(n))
-        const waiting = next ??= Deferred.unsafeMake<void>(FiberId.none)
-        return Effect.as(Effect.timeoutOption(Deferred.await(waiting), wait), undefined).pipe(Effect.map(() => after(n)))
-      })
+        const pending = next ??= Deferred.unsafeMake<void>(FiberId.none)
+        waiting++
+        return Effect.as(Effect.timeoutOption(Deferred.await(pending), wait), undefined).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            waiting--
+            lastRead = clock.unsafeCurrentTimeMillis()
+          })),
+          Effect.map(() => after(n))
+        )
+      }),
+    read: (nowMs) => waiting > 0 || nowMs - lastRead < ReaderGrace,
+    nudge,
+    nudged: Effect.suspend(() => Deferred.await(changed ??= Deferred.unsafeMake<void>(FiberId.none)))
   }
 }
 
@@ -100,64 +138,54 @@ const MaxErrorLength = 300
 const outcomeOf = (result: JsonObject): RecentCall["outcome"] =>
   result.resultType === "input_required" ? "input-required" : result.isError === true ? "tool-error" : "ok"
 
-/**
- * Runs `call` and records how it ended, timed on the Clock. It is on every call's path: the clock
- * is read directly and who called is described only once the call has ended.
- */
-const recorded = <E extends { readonly message: string }>(
-  ring: RecentCalls["Type"],
-  who: () => Omit<Finished, "at" | "durationMs" | "outcome" | "error">,
-  call: Effect.Effect<JsonObject, E>
-): Effect.Effect<JsonObject, E> =>
-  Effect.clockWith((clock) => {
-    const at = clock.unsafeCurrentTimeMillis()
-    return Effect.onExit(call, (exit) => {
-      const base = { ...who(), at, durationMs: Math.max(0, clock.unsafeCurrentTimeMillis() - at) }
-      if (Exit.isSuccess(exit)) return ring.record({ ...base, outcome: outcomeOf(exit.value) })
-      if (Exit.isInterrupted(exit)) return ring.record({ ...base, outcome: "cancelled" })
-      const failure = exit.cause._tag === "Fail" ? exit.cause.error.message : "the call died"
-      return ring.record({ ...base, outcome: "error", error: failure.slice(0, MaxErrorLength) })
-    })
-  })
-
-/**
- * `target` with `callTool` replaced: a Proxy rather than a copy, so what the service reads live
- * (the Gateway's `servers`, a getter that a reload changes) stays live.
- */
-const withCallTool = <T extends { readonly callTool: unknown }>(target: T, callTool: T["callTool"]): T =>
-  new Proxy(target, { get: (t, key, receiver) => (key === "callTool" ? callTool : Reflect.get(t, key, receiver)) })
+const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? error.message : "the call failed"
 
 // The identity `/v1` tasks run under (TaskRoutes.ts): `/v1:<session>`.
 const TaskOwnerPrefix = "/v1:"
 
-/**
- * The Backend of hosts and `/v1` tasks, recording every tool call. A copy, not a Proxy: the
- * Backend is a plain record, and every request reads it (a Proxy's trap on each read cost the
- * call path ~15 % of its CPU).
- */
-export const recordingBackend = (backend: Backend["Type"], ring: RecentCalls["Type"]): Backend["Type"] => ({
-  ...backend,
-  callTool: (caller, name, args, meta) =>
-    recorded(ring, () => {
-      const task = caller.sessionId?.startsWith(TaskOwnerPrefix) === true
-      const session = task ? caller.sessionId?.slice(TaskOwnerPrefix.length) : caller.sessionId
-      const client = caller.clientInfo === undefined ? undefined : `${caller.clientInfo.name} ${caller.clientInfo.version}`.trim()
-      return {
-        tool: name,
-        via: task ? "task" : "mcp",
-        ...(task ? {} : { revision: caller.revision }),
-        ...(client === undefined || client === "" ? {} : { client }),
-        ...(session === undefined || session === "" ? {} : { session })
-      }
-    }, backend.callTool(caller, name, args, meta))
+/** A call the gateway observed (CallObserver.ts), as the ring keeps it; who called is described only now. */
+export const finishedOf = (call: ObservedCall): Finished => {
+  const { exit, observation: o } = call
+  const task = o.entry !== "v1" && o.sessionId?.startsWith(TaskOwnerPrefix) === true
+  const session = task ? o.sessionId?.slice(TaskOwnerPrefix.length) : o.sessionId
+  const client = o.clientInfo === undefined ? undefined : `${o.clientInfo.name} ${o.clientInfo.version}`.trim()
+  const base = {
+    at: call.at,
+    durationMs: call.durationMs,
+    tool: o.tool,
+    via: o.entry === "v1" ? "v1" as const : task ? "task" as const : "mcp" as const,
+    ...(task || o.revision === undefined ? {} : { revision: o.revision }),
+    ...(client === undefined || client === "" ? {} : { client }),
+    ...(session === undefined || session === "" ? {} : { session })
+  }
+  if (Exit.isSuccess(exit)) return { ...base, outcome: outcomeOf(exit.value) }
+  if (Exit.isInterrupted(exit)) return { ...base, outcome: "cancelled" }
+  const failure = exit.cause._tag === "Fail" ? messageOf(exit.cause.error) : "the call died"
+  return { ...base, outcome: "error", error: failure.slice(0, MaxErrorLength) }
+}
+
+/** The ring as the place observed calls go (CallSinks' `ring`): kept only while someone reads it. */
+export const sink = (ring: RecentCalls["Type"]): CallSink => ({
+  wanted: ring.read,
+  record: (call) => ring.push(finishedOf(call))
 })
 
-/** The Gateway the `/v1` routes use, recording every tool call they make. */
-export const recordingGateway = (gateway: Gateway["Type"], ring: RecentCalls["Type"]): Gateway["Type"] =>
-  withCallTool(gateway, (caller, name, args, meta, retry) =>
-    recorded(ring, () => ({
-      tool: name,
-      via: "v1",
-      ...(caller.revision === undefined ? {} : { revision: caller.revision }),
-      ...(caller.sessionId === undefined ? {} : { session: caller.sessionId })
-    }), gateway.callTool(caller, name, args, meta, retry)))
+/**
+ * The Gateway the `/v1` routes use: each tool call they make is observed as a `/v1` call (its
+ * log line, and the ring), and the Gateway under it only fills the observation in. A Proxy rather
+ * than a copy, so what the service reads live (the Gateway's `servers`, a getter that a reload
+ * changes) stays live.
+ */
+export const observingGateway = (gateway: Gateway["Type"], ring: RecentCalls["Type"]): Gateway["Type"] => {
+  const sinks = { ring: sink(ring) }
+  // A `/v1/ask` call's question shows on the page: the page is told when one is asked and answered.
+  const told = (questions: NonNullable<Caller["questions"]>): NonNullable<Caller["questions"]> => (question) =>
+    Effect.ensuring(Effect.zipRight(Effect.sync(ring.nudge), questions(question)), Effect.sync(ring.nudge))
+  const callTool: Gateway["Type"]["callTool"] = (caller, name, args, meta, retry) => {
+    const observation = new CallObserver.Observation("v1", name, caller.sessionId, caller.revision, undefined)
+    const observed = caller.questions === undefined ? { ...caller, observation } : { ...caller, observation, questions: told(caller.questions) }
+    return CallObserver.observe(sinks, observation, false, gateway.callTool(observed, name, args, meta, retry))
+  }
+  return new Proxy(gateway, { get: (t, key, receiver) => (key === "callTool" ? callTool : Reflect.get(t, key, receiver)) })
+}

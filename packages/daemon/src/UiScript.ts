@@ -255,13 +255,40 @@ const followEvents = async () => {
   }
 }
 
+// ------------------------------------------------------------------------------ questions and tasks, live
+/**
+ * Waits for the owner's questions and tasks to change (/v1/ui/changes, a long poll naming the
+ * version shown) and reads them only then. A visitor is refused it: the first refresh showed that.
+ */
+const followChanges = async () => {
+  let version = ""
+  for (;;) {
+    const query = "?after=" + encodeURIComponent(version) + (version === "" ? "" : "&waitMs=20000")
+    const { status, body } = await api("/v1/ui/changes" + query).catch(() => ({ status: 0 }))
+    if (status === 403 || status === 401) return
+    if (status !== 200) {
+      await new Promise((resolve) => setTimeout(resolve, 2000))
+      continue
+    }
+    if (body.version !== version) {
+      version = body.version
+      await refresh()
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------ start
+// A refresh asked for while one runs runs again after it, so no change is missed.
 let busy = false
+let again = false
 const refresh = async () => {
-  if (busy) return
+  if (busy) return void (again = true)
   busy = true
   try {
-    await Promise.all([refreshServers(), refreshQuestions(), refreshTasks()])
+    do {
+      again = false
+      await Promise.all([refreshServers(), refreshQuestions(), refreshTasks()])
+    } while (again)
   } catch (e) {
     notice("The daemon did not answer: " + e.message)
   } finally {
@@ -274,7 +301,7 @@ $("access").title = secret === undefined
   ? "Questions, tasks and calls are the owner's: open the address that mcpx-fx ui prints."
   : "Opened with the owner secret."
 refresh()
-setInterval(refresh, 1500)
+followChanges()
 followCalls()
 followEvents()
 `

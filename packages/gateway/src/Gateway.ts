@@ -35,7 +35,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { Config, type LoadedConfig } from "@mcpx-fx/config/Config"
-import * as CallLog from "./internal/CallLog.js"
+import * as CallObserver from "./CallObserver.js"
 import * as Changes from "./internal/Changes.js"
 import * as Deadlines from "./internal/Deadlines.js"
 import * as ResourceWatches from "./internal/ResourceWatches.js"
@@ -56,6 +56,7 @@ import {
   GatewayConfigError,
   type GatewayServer,
   type KnownTools,
+  type KnownToolsOptions,
   type Listing,
   type ServerProtocol,
   UnknownName
@@ -69,9 +70,11 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly listTools: (caller: Caller, only?: Predicate.Predicate<GatewayServer>) => Effect.Effect<Listing>
   /**
    * The visible tools known without starting a server: a server's listing since its last change, a
-   * started server listed now, or the schema cache's; `refresh` lists every server (starting them).
+   * started server listed now, or the schema cache's; `refresh` lists every server (starting them),
+   * `cachedOnly` lists none, not even a started one (for a browser's GET, which must not reach an
+   * upstream at all: a server pooled per session or per call would start a process for it).
    */
-  readonly knownTools: (caller: Caller, options: { readonly refresh: boolean }) => Effect.Effect<KnownTools>
+  readonly knownTools: (caller: Caller, options: KnownToolsOptions) => Effect.Effect<KnownTools>
   /** One visible tool's whole definition (schemas, annotations) under its host-visible name. */
   readonly describeTool: (
     caller: Caller,
@@ -240,23 +243,27 @@ const make = Effect.gen(function*() {
         // names one answers its questions.
         const resumed = TaskCall.resumedTask(retry?.requestState)
         const answers = isJsonObject(retry?.inputResponses) ? retry.inputResponses : {}
-        let era: string | undefined
-        const send = resumed !== undefined
-          ? (session: Session, ctx: Caller) => {
-            era = session.era
-            return TaskCall.resume(session, resumed, answers, ctx)
-          }
-          : (session: Session, ctx: Caller) => {
-            era = session.era
-            // A modern upstream may make any round a task, the last round of its questions included.
-            return TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
-              ? TaskCall.call(session, params, ctx)
-              : session.request(Method.ToolsCall, params, ctx)
-          }
-        return Effect.map(
-          request(found.server, caller, Method.ToolsCall, params, send),
-          (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
-        ).pipe(CallLog.logged({ caller, tool: name, server: found.server.namespace, era: () => era }))
+        // The call's one observation (CallObserver.ts) learns the server and the era here.
+        return CallObserver.withinCall(caller.observation, (observation) => {
+          observation.server = found.server.namespace
+          observation.upstream = true
+          const send = resumed !== undefined
+            ? (session: Session, ctx: Caller) => {
+              observation.era = session.era
+              return TaskCall.resume(session, resumed, answers, ctx)
+            }
+            : (session: Session, ctx: Caller) => {
+              observation.era = session.era
+              // A modern upstream may make any round a task, the last round of its questions included.
+              return TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
+                ? TaskCall.call(session, params, ctx)
+                : session.request(Method.ToolsCall, params, ctx)
+            }
+          return Effect.map(
+            request(found.server, caller, Method.ToolsCall, params, send, true),
+            (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
+          )
+        }, () => new CallObserver.Observation("gateway", name, caller.sessionId, caller.revision, undefined))
       }),
     getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)

@@ -12,8 +12,10 @@ import type { TaskSupport } from "@mcpx-fx/protocol/Tasks"
 import * as TasksExtension from "@mcpx-fx/protocol/TasksExtension"
 import * as Backend from "@mcpx-fx/server/Backend"
 import * as Questions from "@mcpx-fx/upstream/Questions"
+import type { Parked } from "@mcpx-fx/upstream/SessionModel"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as CallObserver from "./CallObserver.js"
 import { Gateway } from "./Gateway.js"
 import type { Caller as GatewayCaller, CutShort, GatewayCallError } from "./GatewayModel.js"
 import { unaskable } from "./internal/Unaskable.js"
@@ -177,7 +179,7 @@ const metaRefusal = (tool: string, detail: string) =>
 /** The Backend over the Gateway; `tools.expose` decides whether hosts see the tools or the meta-tools. */
 export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.PendingCalls | Settings> = Layer.effect(
   Backend.Backend,
-  Effect.map(Effect.all([Gateway, PendingCalls.PendingCalls, Settings]), ([gateway, pending, settings]) => {
+  Effect.map(Effect.all([Gateway, PendingCalls.PendingCalls, Settings, CallObserver.CallSinks]), ([gateway, pending, settings, sinks]) => {
     // Built when something failed, from the servers configured then: failures are rare, and the
     // configuration may have changed since the last one.
     const redactor = () => Redact.forDefinitions(gateway.servers.map((s) => s.configured.definition))
@@ -209,8 +211,13 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
     ): Effect.Effect<JsonObject, Backend.BackendError> => {
       const gc = toGatewayCaller(caller)
       const retry = caller.retry === undefined ? undefined : retryParams(caller.retry)
-      const run = (questions?: Questions.QuestionHandler, cutShort?: CutShort) =>
-        send(questions === undefined ? gc : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }) }, retry)
+      const run = (questions?: Questions.QuestionHandler, cutShort?: CutShort, parked?: Parked) =>
+        send(
+          questions === undefined
+            ? gc
+            : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }), ...(parked === undefined ? {} : { parked }) },
+          retry
+        )
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
       if (!PendingQuestions.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
@@ -218,7 +225,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       }
       const move = PendingQuestions.isHandle(handle)
         ? pending.resume({ handle }, caller.retry?.inputResponses ?? {})
-        : pending.begin(label, QuestionFit.asker(caller.clientCapabilities), run)
+        : pending.begin(label, QuestionFit.asker(caller.clientCapabilities), (questions, parked) => run(questions, undefined, parked))
       // A host's request waits for a move (no `wait`), so a call is never left running under it.
       return move.pipe(
         Effect.mapError((e) => toBackendPendingError(e, redactor())),
@@ -245,8 +252,8 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         : to(found.server.namespace, { ...target, name: found.name })
     }
 
-    const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined) => {
-      return routed(caller, name, (gc, retry) => gateway.callTool(gc, name, args, meta, retry))
+    const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined, observation?: CallObserver.Observation) => {
+      return routed(caller, name, (gc, retry) => gateway.callTool(observation === undefined ? gc : { ...gc, observation }, name, args, meta, retry))
     }
 
     // The meta-tools exist while some server's tools are behind them.
@@ -255,9 +262,9 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       return gateway.servers.some(behind) ? behind : undefined
     })
 
-    const metaCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined) =>
+    const metaCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined, observation: CallObserver.Observation) =>
       Effect.flatMap(behindSearch, (behind): Effect.Effect<JsonObject, Backend.BackendError> => {
-        if (behind === undefined) return toolCall(caller, name, args, meta)
+        if (behind === undefined) return toolCall(caller, name, args, meta, observation)
         if (name === ToolSearch.SearchName) {
           const request = ToolSearch.read.search(args)
           return typeof request === "string"
@@ -274,7 +281,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         // A retry of an input_required call comes back through mcpx_call too, and is routed as the first round was.
         return typeof request === "string"
           ? Effect.fail(metaRefusal(name, request))
-          : toolCall(caller, request.name, request.arguments, meta)
+          : toolCall(caller, request.name, request.arguments, meta, observation)
       })
 
     // Every host request the gateway answers is timed here, whichever host transport it came by.
@@ -295,13 +302,18 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       listResources: (caller) => timed(Method.ResourcesList, listed(gateway.listResources(toGatewayCaller(caller)))),
       listResourceTemplates: (caller) =>
         timed(Method.ResourcesTemplatesList, listed(gateway.listResourceTemplates(toGatewayCaller(caller)))),
-      callTool: (caller, name, args, meta) =>
-        timed(
-          Method.ToolsCall,
+      // A tool call is timed once, by its observation, for the metrics, the log line and the live page.
+      callTool: (caller, name, args, meta) => {
+        const observation = new CallObserver.Observation("backend", name, caller.sessionId, caller.revision, caller.clientInfo)
+        return CallObserver.observe(
+          sinks,
+          observation,
+          true,
           name === ToolSearch.SearchName || name === ToolSearch.DescribeName || name === ToolSearch.CallName
-            ? metaCall(caller, name, args, meta)
-            : toolCall(caller, name, args, meta)
-        ),
+            ? metaCall(caller, name, args, meta, observation)
+            : toolCall(caller, name, args, meta, observation)
+        )
+      },
       getPrompt: (caller, name, args, meta) =>
         timed(Method.PromptsGet, routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry))),
       readResource: (caller, uri, meta) =>

@@ -15,6 +15,7 @@ import type { SessionError } from "@mcpx-fx/upstream/SessionErrors"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import type { ConfiguredServer } from "@mcpx-fx/config/Config"
+import type { Observation } from "./CallObservation.js"
 import type * as Names from "./Names.js"
 import type { CatalogServer } from "./ToolCatalog.js"
 
@@ -53,6 +54,11 @@ export interface Caller extends CallContext {
    * let go of it, called when the call ends.
    */
   readonly cutShort?: CutShort
+  /**
+   * The tool call's one observation (CallObserver.ts), brought by whoever observes it (the
+   * Backend, the daemon's `/v1` routes) for the Gateway to fill in rather than time it again.
+   */
+  readonly observation?: Observation
 }
 
 /** A name that no configured server offers; `suggestions` are the closest known names. */
@@ -99,6 +105,14 @@ export interface KnownTool {
 }
 
 /** The tools known without starting a server, and the servers nothing is known of yet. */
+/** How far `knownTools` may go to know a server's tools. */
+export interface KnownToolsOptions {
+  /** List every server, starting those not started. */
+  readonly refresh: boolean
+  /** List no server, started or not: only what is known already (the live listing, the schema cache). */
+  readonly cachedOnly?: boolean
+}
+
 export interface KnownTools {
   readonly items: ReadonlyArray<KnownTool>
   /** Servers never listed (not started in this process and not in the schema cache). */

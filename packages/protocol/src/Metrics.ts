@@ -122,20 +122,27 @@ export const recorder = (duration: Metric.Metric.Histogram<number>, calls: Metri
     }
     return labels
   }
+  /** Counts one operation of `method` that took `seconds`, failed with `error` (undefined: it succeeded). */
+  const observed = (method: string, seconds: number, error: string | undefined): void => {
+    const labels = labelsOf(method, error)
+    duration.unsafeUpdate(seconds, labels)
+    calls.unsafeUpdate(1, labels)
+  }
   /** Runs `self`, recording its duration and outcome under `method`. */
-  return <A, E, R>(method: string, self: Effect.Effect<A, E, R>, outcome: ErrorTypeOf<A, E> = errorType): Effect.Effect<A, E, R> =>
+  const timed = <A, E, R>(method: string, self: Effect.Effect<A, E, R>, outcome: ErrorTypeOf<A, E> = errorType): Effect.Effect<A, E, R> =>
     Effect.clockWith((clock: Clock.Clock) => {
       const start = clock.unsafeCurrentTimeNanos()
       return Effect.onExit(self, (exit) =>
-        Effect.sync(() => {
-          const labels = labelsOf(method, outcome(exit))
-          duration.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - start) / 1e9, labels)
-          calls.unsafeUpdate(1, labels)
-        }))
+        Effect.sync(() => observed(method, Number(clock.unsafeCurrentTimeNanos() - start) / 1e9, outcome(exit))))
     })
+  return Object.assign(timed, { observed })
 }
 
-/** Times a host's request (the server side). */
+/**
+ * Times a host's request (the server side). A tool call is not timed here but counted through
+ * `recordServer.observed` by its one observation (the gateway's CallObserver), which also feeds
+ * the call's log line and the live page.
+ */
 export const recordServer = recorder(serverDuration, serverCalls)
 /** Times a request to an upstream (the client side). */
 export const recordClient = recorder(clientDuration, clientCalls)

@@ -199,7 +199,8 @@ export const openHttp = (
       closed: Deferred.await(closedWith),
       stderrTail: Effect.succeed(""),
       openNotificationStream,
-      wire: "streamable-http"
+      wire: "streamable-http",
+      sessionId: Ref.get(session)
     }
     return connection
   })

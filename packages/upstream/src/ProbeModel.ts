@@ -36,6 +36,8 @@ export interface ProbeOptions {
    */
   readonly distrustCache?: boolean
   readonly session: SessionOptions
+  /** The Pool's lane the session is started for (`mcpx.lane` on its spans); none outside the Pool. */
+  readonly lane?: "modern" | "legacy"
 }
 
 /** What a start found out, for `mcpx-fx probe`, `/v1/protocol` and the `server.era.stale` event. */

@@ -286,7 +286,7 @@ const start = (
             })
           )
           : undefined
-        const traced = tracing ? { url: def.transport === "http" ? def.url : undefined } : undefined
+        const traced = tracing ? { url: def.transport === "http" ? def.url : undefined, lane: options.lane } : undefined
         const session = yield* makeSession(def.name, conn, { ...established, eraSource }, options.session, reinitialize, traced)
         const now = yield* Clock.currentTimeMillis
         const report: ProbeReport = {

@@ -43,7 +43,7 @@ import {
   TooManyInputRounds,
   UpstreamRpcError
 } from "./SessionErrors.js"
-import type { CallContext, Established, Session, SessionOptions } from "./SessionModel.js"
+import type { CallContext, Established, ParkedCalls, Session, SessionOptions } from "./SessionModel.js"
 import { type Connection, type RequestHints, TransportClosed } from "./Transport.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 import { makeAnswers } from "./internal/SessionAnswers.js"
@@ -70,11 +70,11 @@ export const makeSession = (
    * host request's fiber, which carries no services): each request gets a CLIENT span. The URL of
    * an HTTP upstream gives its spans `server.address` and `server.port`.
    */
-  traced?: { readonly url?: string | undefined }
+  traced?: { readonly url?: string | undefined; readonly lane?: "modern" | "legacy" | undefined }
 ): Effect.Effect<Session, never, Scope.Scope> =>
   Effect.gen(function*() {
     const maxRounds = options.maxInputRounds ?? 16
-    const spans = traced === undefined ? undefined : SessionSpans.make(name, conn, established, traced.url)
+    const spans = traced === undefined ? undefined : SessionSpans.make(name, conn, established, traced.url, traced.lane)
     const sessionScope = yield* Effect.scope
     let nextId = 1
     const inFlight: Array<CallContext> = []
@@ -316,6 +316,20 @@ export const makeSession = (
         })
       )
 
+    // Read by the Pool when another caller waits for a process: a session whose every call waits on
+    // a caller who walked away from a round serves nobody, and can be handed over.
+    const parked = (): ParkedCalls | undefined => {
+      if (inFlight.length === 0) return undefined
+      let since = 0
+      for (const ctx of inFlight) {
+        const at = ctx.parked?.since()
+        if (at === undefined) return undefined
+        since = Math.max(since, at)
+      }
+      const calls = [...inFlight]
+      return { since, giveWay: Effect.forEach(calls, (ctx) => ctx.parked?.giveWay ?? Effect.void, { discard: true }) }
+    }
+
     return {
       name,
       ...established,
@@ -333,7 +347,8 @@ export const makeSession = (
       closed: conn.closed,
       stderrTail: conn.stderrTail,
       ...(conn.heardAt !== undefined ? { heardAt: conn.heardAt } : {}),
-      eraDoubt: Effect.sync(() => Option.fromNullable(doubt))
+      eraDoubt: Effect.sync(() => Option.fromNullable(doubt)),
+      parked
     } satisfies Session
   })
 

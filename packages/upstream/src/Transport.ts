@@ -85,6 +85,11 @@ export interface Connection {
   /** Which wire this connection uses, for the era record. */
   readonly wire: "stdio" | "streamable-http" | "http+sse"
   /**
+   * Streamable HTTP only: the `Mcp-Session-Id` the server gave the legacy session, read when a
+   * request's span is ended (`mcp.session.id`); it changes when the session is initialized again.
+   */
+  readonly sessionId?: Effect.Effect<string | undefined>
+  /**
    * Whether `call` ends its wait for the answer when the call running in place in its fiber is
    * cut (internal/InPlace.ts), so the Pool may run a call on it without a fiber of its own.
    */

@@ -17,6 +17,7 @@ import * as Config from "@mcpx-fx/config/Config"
 import * as ConfigWatcher from "@mcpx-fx/daemon/ConfigWatcher"
 import * as DaemonFiles from "@mcpx-fx/daemon/DaemonFiles"
 import * as DaemonToken from "@mcpx-fx/daemon/DaemonToken"
+import * as CallObserver from "@mcpx-fx/gateway/CallObserver"
 import * as Gateway from "@mcpx-fx/gateway/Gateway"
 import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Settings from "@mcpx-fx/config/Settings"
@@ -110,6 +111,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       const sessionIdleTimeout = yield* Settings.get("transport.sessionIdleTimeout")
       const maxSessions = yield* Settings.get("transport.maxSessions")
       const maxStreams = yield* Settings.get("transport.maxStreams")
+      const sessionIdPrefix = yield* Layers.sessionIdPrefix
       const gateway = yield* Gateway.Gateway
       const inputSchemaOf = yield* ToolSchemas.make(gateway)
       // SIGHUP reloads the configuration, as a change to one of its files does.
@@ -123,11 +125,12 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // One task engine for every listener: a task made over TCP is read over the socket too.
       const tasks = yield* Layer.build(Layers.hostTasks)
       const hostTasks = Layer.succeedContext(tasks)
-      // One Backend too: `/v1` tasks call through it as MCP hosts' calls do. It and the Gateway the
-      // `/v1` routes use record each tool call in the live page's ring (`/v1/calls/recent`).
+      // One Backend too: `/v1` tasks call through it as MCP hosts' calls do. Its calls' observations
+      // and those of the `/v1` routes go to the live page's ring too (`/v1/calls/recent`).
       const recentCalls = RecentCalls.make()
-      const built = Context.get(yield* Layer.build(GatewayBackend.layer), Backend.Backend)
-      const backend = Layer.succeed(Backend.Backend, RecentCalls.recordingBackend(built, recentCalls))
+      const observed = Layer.succeed(CallObserver.CallSinks, { ring: RecentCalls.sink(recentCalls) })
+      const built = Context.get(yield* Layer.build(Layer.provide(GatewayBackend.layer, observed)), Backend.Backend)
+      const backend = Layer.succeed(Backend.Backend, built)
       const serverLayer = Server.Server.layer.pipe(
         Layer.provideMerge(backend),
         Layer.provide(Layers.requestState),
@@ -152,7 +155,8 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
               maxSessions,
               maxStreams,
               inputSchemaOf,
-              shutdown
+              shutdown,
+              ...(sessionIdPrefix === undefined ? {} : { sessionIdPrefix })
             }).pipe(Layer.provide(serverLayer))
           ).pipe(Effect.map(Context.get(HttpHost.HttpHost)))
           yield* metrics.gaugeSources({ sessionIds: host.sessionIds, tasks })
@@ -170,7 +174,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             }))
           )
           // Provided per request: the API's handlers read the Gateway from the request's context.
-          const v1 = stopsWith(Effect.provideService(api, Gateway.Gateway, RecentCalls.recordingGateway(gateway, recentCalls)), shutdown)
+          const v1 = stopsWith(Effect.provideService(api, Gateway.Gateway, RecentCalls.observingGateway(gateway, recentCalls)), shutdown)
           // `/mcp` never reaches this router: the listeners hand it to the `mcp` apps below first.
           const router = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
             const path = request.url.split("?")[0] ?? ""
@@ -233,7 +237,7 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting }), NodeHttpServer.layerContext)),
+      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting, fleet: true }), NodeHttpServer.layerContext)),
       // Outermost: everything is built seeing whether it traces, and the last spans are sent after it stops.
       Effect.provide(Telemetry.layer)
     )

@@ -19,6 +19,8 @@ export interface ReceivedSpan {
   readonly kind: number
   readonly attributes: Readonly<Record<string, unknown>>
   readonly serviceName: unknown
+  /** OTLP's Status: code 0 unset, 1 ok, 2 error, and its message. */
+  readonly status: { readonly code: number; readonly message?: string }
 }
 
 /** A running receiver. */
@@ -48,6 +50,12 @@ const plain = (value: unknown): unknown => {
 const attributesOf = (u: unknown): Record<string, unknown> =>
   Object.fromEntries(list(u).filter(isJson).map((a) => [String(a.key), plain(a.value)]))
 
+const statusOf = (u: unknown): ReceivedSpan["status"] => {
+  if (!isJson(u)) return { code: 0 }
+  const code = Number(u.code ?? 0)
+  return typeof u.message === "string" && u.message.length > 0 ? { code, message: u.message } : { code }
+}
+
 /** The spans of one export request body. */
 export const spansOf = (body: unknown): ReadonlyArray<ReceivedSpan> =>
   list(isJson(body) ? body.resourceSpans : undefined).filter(isJson).flatMap((rs) => {
@@ -60,7 +68,8 @@ export const spansOf = (body: unknown): ReadonlyArray<ReceivedSpan> =>
         name: String(s.name),
         kind: Number(s.kind),
         attributes: attributesOf(s.attributes),
-        serviceName
+        serviceName,
+        status: statusOf(s.status)
       }))
     )
   })

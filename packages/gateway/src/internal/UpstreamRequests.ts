@@ -51,7 +51,9 @@ export const make = (deps: RequestDeps) => {
     caller: Caller,
     method: string,
     params: JsonObject,
-    send: (session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError> = (session, ctx) => session.request(method, params, ctx)
+    send: (session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError> = (session, ctx) => session.request(method, params, ctx),
+    // A tool call's client metric comes from its one observation (CallObserver.ts), not from here.
+    observed = false
   ) =>
     Effect.flatMap(current(configured), (server) => {
       const timed = callDeadline(
@@ -61,13 +63,11 @@ export const make = (deps: RequestDeps) => {
         () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
       )
       const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
+      const run = pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
+        cutShort
+      })
       // Timed around the Pool too: what a caller waits for an upstream includes its start.
-      return Metrics.recordClient(
-        method,
-        pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
-          cutShort
-        })
-      )
+      return observed ? run : Metrics.recordClient(method, run)
     })
 
   // Every page, so hosts see the whole list; a server that never stops paging is cut off. A
@@ -75,7 +75,8 @@ export const make = (deps: RequestDeps) => {
   // could be asked would make every other caller's question on that process unattributable.
   const listAll = (server: GatewayServer, caller: Caller, method: string, key: string) =>
     Effect.gen(function*() {
-      const { cutShort: _cut, questions: _, ...lister } = caller
+      // Nor is a listing ever parked on anyone's answer.
+      const { cutShort: _cut, parked: _parked, questions: _, ...lister } = caller
       const items: Array<JsonObject> = []
       let cursor: string | undefined
       for (let page = 0; page < 100; page++) {

@@ -9,6 +9,7 @@ import * as Meta from "@mcpx-fx/protocol/Meta"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import * as TraceContext from "@mcpx-fx/protocol/TraceContext"
 import * as Tracing from "@mcpx-fx/protocol/Tracing"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -41,9 +42,25 @@ export const traced = (
     return Effect.useSpan(
       name,
       { kind: "server", attributes, captureStackTrace: false, ...(parent !== undefined ? { parent } : {}) },
-      (span) => Effect.tap(Effect.withParentSpan(handled, span), (response) => answered(span, era, context, response))
-    )
+      (span) =>
+        Effect.flatMap(Effect.withParentSpan(handled, span), (response) =>
+          Effect.zipRight(
+            answered(span, era, context, response),
+            JsonRpc.isErrorResponse(response) ? Effect.fail(new AnsweredWithError({ response })) : Effect.succeed(response)
+          ))
+    ).pipe(Effect.catchTag("AnsweredWithError", (e) => Effect.succeed(e.response)))
   })
+
+/**
+ * A request answered with a JSON-RPC error, as the span's failure: a span ends with the status
+ * its effect's exit gives it, so this is how the span gets status ERROR and the error's message.
+ * It never leaves `traced`, which answers the response it carries.
+ */
+class AnsweredWithError extends Data.TaggedError("AnsweredWithError")<{ readonly response: JsonRpc.ErrorResponse }> {
+  override get message(): string {
+    return this.response.error.message
+  }
+}
 
 const answered = (span: Tracer.Span, era: Revision.Era, context: RequestContext, response: JsonRpc.Response) => {
   if (JsonRpc.isErrorResponse(response)) Tracing.recordRpcError(span, response.error.code)

@@ -21,6 +21,7 @@ import type { Prober } from "../Prober.js"
 import type { ProbeOptions, Started } from "../ProbeModel.js"
 import type { TransportClosed } from "../Transport.js"
 import { formatMs } from "./formatMs.js"
+import { handOverParked, ParkedCheckEvery } from "./PoolParked.js"
 import {
   coolingError,
   errorMessage,
@@ -232,6 +233,24 @@ export const makeStarts = (env: StartsEnv) => {
     }).pipe(Effect.uninterruptible)
 
   /**
+   * Waits for a permit, at most startTimeout. A lane held by calls parked on callers who walked
+   * away hands one of their instances over (PoolParked.ts), looked for now and every
+   * ParkedCheckEvery after: a call becomes parked without telling the pool.
+   */
+  const awaitPermit = (pool: ServerPool, lane: LaneState, inst: Instance) =>
+    Effect.gen(function*() {
+      const until = (yield* Clock.currentTimeMillis) + pool.settings.startMs
+      for (;;) {
+        if (inst.scope !== undefined) return
+        yield* handOverParked(lane, inst)
+        const left = until - (yield* Clock.currentTimeMillis)
+        if (left <= 0) return
+        const permitted = yield* Deferred.await(inst.permitted).pipe(Effect.timeoutOption(Math.min(left, ParkedCheckEvery)))
+        if (Option.isSome(permitted)) return
+      }
+    })
+
+  /**
    * Waits for a permit (bounded by startTimeout: the lane is saturated), then starts the session.
    * Forked from a claim, which runs with interruption masked: the work is made interruptible
    * inside the `ensuring`, so even a start interrupted before its first step tells its callers.
@@ -239,7 +258,7 @@ export const makeStarts = (env: StartsEnv) => {
   const startInstance = (pool: ServerPool, lane: LaneState, inst: Instance) =>
     Effect.interruptible(Effect.gen(function*() {
       yield* grant(pool, lane)
-      yield* Deferred.await(inst.permitted).pipe(Effect.timeoutOption(pool.settings.startMs))
+      yield* awaitPermit(pool, lane, inst)
       const scope = yield* Effect.uninterruptible(Effect.gen(function*() {
         // Read from the instance rather than the wait: a permit granted as the wait timed out is kept.
         if (inst.scope !== undefined) return inst.scope
@@ -272,10 +291,10 @@ export const makeStarts = (env: StartsEnv) => {
       const reprobe = lane.reprobe
       lane.reprobe = false
       const options: ProbeOptions = lane.lane === "legacy"
-        ? { ...pool.server.probe, preference: "force-initialize" }
+        ? { ...pool.server.probe, preference: "force-initialize", lane: "legacy" }
         : reprobe
-        ? { ...pool.server.probe, distrustCache: true }
-        : pool.server.probe
+        ? { ...pool.server.probe, distrustCache: true, lane: "modern" }
+        : { ...pool.server.probe, lane: "modern" }
       const exit = yield* prober.start(pool.server.definition, options).pipe(
         Scope.extend(scope),
         Effect.timeoutFail({

@@ -20,7 +20,13 @@ export const peerOf = (url: string | undefined): { readonly address: string; rea
 }
 
 /** The spans of one session's requests. */
-export const make = (name: string, conn: Connection, established: Established, url: string | undefined) => {
+export const make = (
+  name: string,
+  conn: Connection,
+  established: Established,
+  url: string | undefined,
+  lane: "modern" | "legacy" | undefined
+) => {
   const base: Record<string, unknown> = {
     "mcp.protocol.version": established.negotiated,
     "network.transport": conn.wire === "stdio" ? "pipe" : "tcp",
@@ -28,6 +34,10 @@ export const make = (name: string, conn: Connection, established: Established, u
     "mcpx.era": established.era,
     "mcpx.era.source": established.eraSource
   }
+  if (lane !== undefined) base["mcpx.lane"] = lane
+  // A legacy HTTP session's id, read as each request ends (a re-initialized session has a new
+  // one); 2026-07-28 has no sessions, and the conventions forbid the attribute there.
+  const sessionId = established.era === "legacy" ? conn.sessionId : undefined
   const peer = peerOf(url)
   if (peer !== undefined) {
     base["server.address"] = peer.address
@@ -46,7 +56,13 @@ export const make = (name: string, conn: Connection, established: Established, u
     const { attributes, name: spanName } = Tracing.requestSpan(method, params)
     return Effect.useSpan(spanName, { kind: "client", attributes: { ...base, ...attributes }, captureStackTrace: false }, (span) => {
       spans.set(ctx, span)
-      return run(Tracing.propagate(params, span)).pipe(
+      const named = sessionId === undefined
+        ? run(Tracing.propagate(params, span))
+        : Effect.ensuring(
+          run(Tracing.propagate(params, span)),
+          Effect.map(sessionId, (id) => id === undefined ? undefined : span.attribute("mcp.session.id", id))
+        )
+      return named.pipe(
         Effect.withParentSpan(span),
         Effect.tap((result) => Tracing.recordResult(span, result)),
         Effect.tapError((e) =>

@@ -31,7 +31,12 @@ export const ToolsListing = Schema.Struct({
   tools: Schema.Array(JsonObject),
   failures: Schema.Array(ListingFailure),
   /** `tools`/`excludeTools` patterns that match none of their server's tools (a daemon before them sends none). */
-  warnings: Schema.optionalWith(Schema.Array(ListingFailure), { exact: true })
+  warnings: Schema.optionalWith(Schema.Array(ListingFailure), { exact: true }),
+  /**
+   * A browser's GET only (ApiCaller.fromBrowser): the servers whose tools are not known yet, which
+   * such a GET never lists or starts; the CLI's listing (or a POST search with `refresh`) does.
+   */
+  unlisted: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
 })
 
 /**

@@ -25,3 +25,14 @@ export const apiCaller = (session: string | undefined, headers: typeof CallerHea
     ...(revision !== undefined ? { revision } : {})
   }
 }
+
+/**
+ * Whether a request was made by a browser page rather than the CLI or another program: it carries
+ * an `Origin`, or a `Sec-Fetch-Site` other than `none` (`none` is a person typing the URL). Any
+ * page on a loopback origin passes the edge's Origin policy, and a GET needs no preflight (an
+ * `<img>` makes one), so such a GET is answered from what is known and never starts a server.
+ */
+export const fromBrowser = (headers: Readonly<Record<string, string | undefined>>): boolean => {
+  const site = headers["sec-fetch-site"]?.trim().toLowerCase()
+  return headers["origin"] !== undefined || (site !== undefined && site !== "" && site !== "none")
+}

@@ -13,6 +13,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as OpenApi from "@effect/platform/OpenApi"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpJsonBody from "@mcpx-fx/server/HttpJsonBody"
@@ -33,7 +34,7 @@ import { CallsLive } from "./CallsRoutes.js"
 import * as TaskRoutes from "./TaskRoutes.js"
 import type { TaskAccepted, TasksUnavailable } from "./TasksApi.js"
 import type { CallRequest, CallResponse } from "./ApiBodies.js"
-import type { CallerHeaders } from "./ApiCaller.js"
+import { type CallerHeaders, fromBrowser } from "./ApiCaller.js"
 import { callTool, probeServer, protocolReport, redactorOf, searchTools, serverRows, settingsSummary, toolsListing } from "./ApiShaping.js"
 import { ConfigWatcher } from "./ConfigWatcher.js"
 import * as Events from "./Events.js"
@@ -127,9 +128,9 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
           Effect.catchTag("UpstreamFailed", (e) => Effect.flip(forCaller(gateway, e, redactUpstream)))
         ))))
 
-const searchFor = (request: Parameters<typeof searchTools>[1]) =>
+const searchFor = (request: Parameters<typeof searchTools>[1], options: Parameters<typeof searchTools>[2] = {}) =>
   Effect.flatMap(Gateway, (gateway) =>
-    Effect.flatMap(searchTools(gateway, request), (found) =>
+    Effect.flatMap(searchTools(gateway, request, options), (found) =>
       forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }))))
 
 /** `POST /v1/call`: the call's result, or with `task` the task it runs as (202). */
@@ -143,14 +144,18 @@ const callOrTask = (
   Backend | HostTasks
 > => (payload.task === undefined ? callTool(gateway, payload, headers) : TaskRoutes.begin(gateway, payload, payload.task, headers))
 
+/** Whether the request in hand is a browser page's (ApiCaller.fromBrowser). */
+const browserGet = Effect.map(HttpServerRequest.HttpServerRequest, (request) => fromBrowser(request.headers))
+
 /** `/v1/tools`, `/v1/search`, `/v1/call`. */
 export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
   handlers
+    // A browser page's GET lists nothing and starts nothing: state changes only on other methods.
     .handle("list", ({ urlParams }) =>
-      Effect.flatMap(Gateway, (gateway) =>
-        Effect.flatMap(toolsListing(gateway, urlParams.ns), (listing) =>
+      Effect.flatMap(Effect.all([Gateway, browserGet]), ([gateway, cachedOnly]) =>
+        Effect.flatMap(toolsListing(gateway, urlParams.ns, { cachedOnly }), (listing) =>
           forCaller(gateway, listing, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
-    .handle("search", ({ urlParams }) => searchFor(urlParams))
+    .handle("search", ({ urlParams }) => Effect.flatMap(browserGet, (cachedOnly) => searchFor(urlParams, { cachedOnly })))
     .handle("searchFresh", ({ payload }) => searchFor(payload))
     .handle("call", ({ headers, payload }) =>
       Effect.flatMap(Gateway, (gateway) =>

@@ -27,10 +27,15 @@ import type { Settings } from "@mcpx-fx/config/Settings"
 type GatewayService = Gateway["Type"]
 type SettingsService = Settings["Type"]
 
-/** Every tool, or one server's (`ns`): `GET /v1/tools` and `mcpx-fx tools --json`. */
+/**
+ * Every tool, or one server's (`ns`): `GET /v1/tools` and `mcpx-fx tools --json`. With
+ * `cachedOnly` (a browser's GET, ApiCaller.fromBrowser), only what is known already, no server
+ * listed or started; the servers nothing is known of are `unlisted`.
+ */
 export const toolsListing = (
   gateway: GatewayService,
-  namespace?: string
+  namespace?: string,
+  options: { readonly cachedOnly?: boolean } = {}
 ): Effect.Effect<typeof ApiSchema.ToolsListing.Type, UnknownName> =>
   Effect.gen(function*() {
     const servers = namespace === undefined
@@ -40,8 +45,16 @@ export const toolsListing = (
       const known = gateway.servers.map((s) => s.namespace)
       return yield* new UnknownName({ kind: "server", name: namespace, suggestions: [...Suggest.closest(namespace, known)] })
     }
-    const listing = yield* gateway.listTools({})
     const names = new Set(servers.map((s) => s.name))
+    if (options.cachedOnly === true) {
+      const known = yield* gateway.knownTools({}, { refresh: false, cachedOnly: true })
+      return {
+        tools: known.items.filter((i) => names.has(i.server.name)).map((i) => i.tool),
+        failures: known.failures.filter((f) => names.has(f.server)),
+        unlisted: known.unlisted.filter((s) => names.has(s))
+      }
+    }
+    const listing = yield* gateway.listTools({})
     const tools = namespace === undefined
       ? listing.items
       : listing.items.filter((t) => servers.some((s) => !s.prefixed || String(t.name).startsWith(`${s.namespace}__`)))
@@ -52,15 +65,20 @@ export const toolsListing = (
     }
   })
 
-/** `/v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started unless `refresh`. */
+/**
+ * `/v1/search` and `mcpx-fx search`: what is known, ranked; servers not started are never started
+ * unless `refresh`. With `cachedOnly` (a browser's GET), no server is listed at all.
+ */
 export const searchTools = (
   gateway: GatewayService,
-  query: typeof ApiSchema.SearchRequest.Type
+  query: typeof ApiSchema.SearchRequest.Type,
+  options: { readonly cachedOnly?: boolean } = {}
 ): Effect.Effect<typeof ApiSchema.SearchListing.Type> =>
   ToolSearch.search(gateway, {}, {
     query: query.q ?? "",
     ...(query.limit !== undefined ? { limit: query.limit } : {}),
-    ...(query.refresh === true ? { refresh: true } : {})
+    ...(query.refresh === true ? { refresh: true } : {}),
+    ...(options.cachedOnly === true ? { cachedOnly: true } : {})
   })
 
 /**

@@ -121,7 +121,7 @@ export const begin = (
     const move = yield* pending.begin(
       tool,
       QuestionFit.asker(capabilities),
-      (questions) => gateway.callTool({ ...caller, questions }, tool, args),
+      (questions, parked) => gateway.callTool({ ...caller, questions, ...(parked === undefined ? {} : { parked }) }, tool, args),
       waitOf(request.waitMs)
     ).pipe(Effect.mapError(toAskError(tool)))
     return statusOf(tool, move)

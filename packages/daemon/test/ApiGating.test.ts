@@ -8,11 +8,16 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, it } from "@effect/vitest"
 import { Pool } from "@mcpx-fx/upstream/Pool"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as ApiHandlers from "../src/ApiHandlers.js"
 import * as Ask from "../src/Ask.js"
+import { Gateway } from "@mcpx-fx/gateway/Gateway"
 import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
+import { ToolCatalog } from "@mcpx-fx/gateway/ToolCatalog"
 import * as Redact from "@mcpx-fx/gateway/Redact"
 import { call, dependencies, json, webHandler } from "./support/ApiHarness.js"
 import * as TestGateway from "@mcpx-fx/testing/gateway/TestGateway"
@@ -99,6 +104,74 @@ describe("/v1 request gating", () => {
       assert.include((posted.body.tools as ReadonlyArray<Record<string, unknown>>).map((t) => t.name), "alpha__echo")
       assert.isTrue(yield* started("alpha"))
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
+})
+
+describe("/v1 GETs from a browser page", () => {
+  /** A GET with exactly these headers. */
+  const get = (handler: (request: Request) => Promise<Response>, path: string, headers: Record<string, string>) =>
+    Effect.flatMap(Effect.promise(() => handler(new Request(`http://mcpx.test${path}`, { headers }))), json)
+  const namesOf = (body: Record<string, unknown>) => (body.tools as ReadonlyArray<Record<string, unknown>>).map((t) => t.name)
+
+  // What a page on another loopback port sends: same-site (an <img>, a fetch), or its Origin.
+  const pages: ReadonlyArray<Record<string, string>> = [
+    { "sec-fetch-site": "same-site", "sec-fetch-dest": "image" },
+    { "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors" },
+    { origin: "http://127.0.0.1:3000" }
+  ]
+
+  it.scopedLive("v1/tools: a browser page's GET answers from what is known and starts no server; the CLI's (no Sec-Fetch-*) and a typed URL's start them", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      for (const headers of pages) {
+        const listed = yield* get(web.handler, "/v1/tools", headers)
+        assert.strictEqual(listed.status, 200, JSON.stringify(headers))
+        assert.deepStrictEqual(listed.body.tools, [], JSON.stringify(headers))
+        assert.deepStrictEqual(listed.body.unlisted, ["alpha", "beta"], JSON.stringify(headers))
+        const searched = yield* get(web.handler, "/v1/search?q=echo", headers)
+        assert.deepStrictEqual(searched.body.unlisted, ["alpha", "beta"], JSON.stringify(headers))
+        assert.isFalse(yield* started("alpha"), JSON.stringify(headers))
+        assert.isFalse(yield* started("beta"), JSON.stringify(headers))
+      }
+      // A URL typed into the address bar (Sec-Fetch-Site: none) lists, as the CLI does.
+      const typed = yield* get(web.handler, "/v1/tools?ns=alpha", { "sec-fetch-site": "none", "sec-fetch-mode": "navigate" })
+      assert.include(namesOf(typed.body), "alpha__echo")
+      assert.notProperty(typed.body, "unlisted")
+      assert.isTrue(yield* started("alpha"))
+      const cli = yield* get(web.handler, "/v1/tools", {})
+      assert.includeMembers(namesOf(cli.body), ["alpha__echo", "beta__echo"])
+      assert.isTrue(yield* started("beta"))
+      // Once known, a page sees the tools too, still without reaching an upstream.
+      for (const headers of pages) {
+        const listed = yield* get(web.handler, "/v1/tools", headers)
+        assert.includeMembers(namesOf(listed.body), ["alpha__echo", "beta__echo"], JSON.stringify(headers))
+        assert.deepStrictEqual(listed.body.unlisted, [], JSON.stringify(headers))
+      }
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual"), beta: era("dual") }))))
+
+  it.scopedLive("v1/search: a browser page's GET lists no server, not even a started one whose listing would start a process", () =>
+    Effect.gen(function*() {
+      const web = yield* webHandler
+      const gateway = yield* Gateway
+      const catalog = Option.getOrThrow(yield* Effect.serviceOption(ToolCatalog))
+      // Pooled per session: session s1's process is up, and its tools change, so nothing is known live.
+      const changes = yield* gateway.changes
+      assert.strictEqual((yield* call(web.handler, "POST", "/v1/call", { tool: "alpha__echo", arguments: { message: "hi" }, session: "s1" })).status, 200)
+      assert.strictEqual((yield* call(web.handler, "POST", "/v1/call", { tool: "alpha__notify_changes", session: "s1" })).status, 200)
+      for (;;) if ((yield* Queue.take(changes))._tag === "ToolsListChanged") break
+      assert.isTrue(Option.isNone(yield* catalog.live("alpha")))
+      // Listing it for a caller of no session would start a process of its own (a `call` key).
+      const events = yield* Effect.flatMap(Pool, (pool) => pool.subscribe)
+      const starts = Effect.map(Queue.takeAll(events), (all) => Chunk.toReadonlyArray(all).filter((e) => e.type === "server.start").length)
+      for (const headers of pages) {
+        const searched = yield* get(web.handler, "/v1/search?q=echo", headers)
+        assert.strictEqual(searched.status, 200, JSON.stringify(headers))
+        assert.strictEqual(yield* starts, 0, JSON.stringify(headers))
+      }
+      // The CLI's search lists a started server, as it always has.
+      const cli = yield* get(web.handler, "/v1/search?q=echo", {})
+      assert.include(namesOf(cli.body), "alpha__echo")
+      assert.strictEqual(yield* starts, 1)
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual", { protocol: "force-initialize", pool: { scope: "session" } }) }))))
 })
 
 describe("/v1 questions belong to their caller", () => {

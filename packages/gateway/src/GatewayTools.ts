@@ -12,7 +12,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Pool } from "@mcpx-fx/upstream/Pool"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Caller, GatewayCallError, GatewayServer, KnownTools, ListingFailure, UnknownName } from "./GatewayModel.js"
+import type { Caller, GatewayCallError, GatewayServer, KnownTools, KnownToolsOptions, ListingFailure, UnknownName } from "./GatewayModel.js"
 import * as Suggest from "@mcpx-fx/config/Suggest"
 import * as Names from "./Names.js"
 import type { ToolCatalog } from "./ToolCatalog.js"
@@ -133,7 +133,7 @@ export const make = (deps: Deps) => {
    * The visible tools known without starting a server: a listing since the server's last change,
    * a started server listed now, the schema cache's; `refresh` lists every server.
    */
-  const knownTools = (caller: Caller, options: { readonly refresh: boolean }): Effect.Effect<KnownTools> =>
+  const knownTools = (caller: Caller, options: KnownToolsOptions): Effect.Effect<KnownTools> =>
     Effect.gen(function*() {
       const snapshot = yield* deps.pool.snapshot
       const started = new Set(snapshot.filter((p) => p.instances.some((i) => i.state === "ready")).map((p) => p.server))
@@ -143,7 +143,7 @@ export const make = (deps: Deps) => {
           // A started server is listed (it answers at once); one not started is never started here.
           const tools = Option.isSome(live)
             ? live.value.tools
-            : options.refresh || started.has(server.name)
+            : options.refresh || (options.cachedOnly !== true && started.has(server.name))
             ? yield* Effect.either(listServerTools(server, caller)).pipe(
               Effect.map((r) => (r._tag === "Right" ? r.right : { failure: r.left.message }))
             )

@@ -7,6 +7,7 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import { answerAlone, type Question, type QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/Questions"
+import type { Parked } from "@mcpx-fx/upstream/SessionModel"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
@@ -181,14 +182,16 @@ export interface PendingCallsService {
   /** This instance's id, carried by every handle it mints. */
   readonly instance: string
   /**
-   * Runs a call that may ask; `run` gets the handler to give the upstream call. Ends at the call's
-   * first move. Without `wait`, interrupting it (the caller left) ends the call; with one, the call
-   * is left `Running` when no move came in time.
+   * Runs a call that may ask; `run` gets the handler to give the upstream call, and what tells the
+   * Pool when the call is parked on its caller's answer (to hand to the upstream call as
+   * `CallContext.parked`; a registry that gives none leaves its parked calls holding their
+   * processes until `questions.ttl`). Ends at the call's first move. Without `wait`, interrupting it (the
+   * caller left) ends the call; with one, the call is left `Running` when no move came in time.
    */
   readonly begin: (
     label: string,
     asker: Asker,
-    run: (questions: QuestionHandler) => Effect.Effect<JsonObject, GatewayCallError>,
+    run: (questions: QuestionHandler, parked?: Parked) => Effect.Effect<JsonObject, GatewayCallError>,
     wait?: Duration.DurationInput
   ) => Effect.Effect<Move, PendingError>
   /** Answers a round and waits for the upstream's next move (`wait` as for `begin`). */

@@ -47,6 +47,8 @@ export interface SearchRequest {
   readonly query: string
   readonly limit?: number
   readonly refresh?: boolean
+  /** Look at what is known only, listing no server (Gateway.knownTools); wins over `refresh`. */
+  readonly cachedOnly?: boolean
 }
 
 const oneLine = (s: unknown): string => {
@@ -56,7 +58,7 @@ const oneLine = (s: unknown): string => {
 
 /** Searches every visible tool. */
 export const search = (gateway: Gateway["Type"], caller: Caller, request: SearchRequest): Effect.Effect<SearchResult> =>
-  Effect.map(gateway.knownTools(caller, { refresh: request.refresh === true }), (known) => {
+  Effect.map(gateway.knownTools(caller, request.cachedOnly === true ? { refresh: false, cachedOnly: true } : { refresh: request.refresh === true }), (known) => {
     const items = known.items.map(({ server, tool }) => ({
       name: String(tool.name),
       tool: String(tool.name).slice(server.prefixed ? server.namespace.length + 2 : 0),

@@ -7,7 +7,9 @@
  * - Concurrent calls for the same key share one instance, and concurrent first calls share one
  *   start. Each lane admits at most `max` live instances (a permit each, held until the instance's
  *   scope has closed); a new key in a full lane evicts that lane's least-recently-used idle instance,
- *   or waits for one to become idle for at most `startTimeout`.
+ *   or waits for one to become idle for at most `startTimeout`. An instance held only by calls
+ *   parked on callers who walked away from a round of questions (CallContext.parked) is handed
+ *   over to such a waiting key: its calls are ended for their callers (internal/PoolParked.ts).
  * - Instances with no call in flight for `idleTimeout` are closed. `call` keys are closed as soon as
  *   their call ends.
  * - A failed start is remembered per lane: calls fail fast until a cooldown (base, doubling with

@@ -64,6 +64,25 @@ export interface CallContext {
    * the task in its related-task `_meta` is this call's, wherever it arrives.
    */
   readonly task?: string
+  /**
+   * Set by a caller that may walk away from a round of questions and leave the call waiting (a
+   * 2026-07-28 host's pending call): whether the call is parked on that caller's answer now.
+   */
+  readonly parked?: Parked
+}
+
+/**
+ * A call parked on its caller's answer: its round was handed to a caller who has not come back,
+ * and nothing else moves it. The Pool may end it so its process serves another caller.
+ */
+export interface Parked {
+  /** When the round now waiting was handed out (epoch ms); undefined while the call is not parked. */
+  readonly since: () => number | undefined
+  /**
+   * Ends the call on its caller's behalf, as if the caller had abandoned it: its questions
+   * answered as nobody could answer them, the upstream request cancelled, a late retry refused.
+   */
+  readonly giveWay: Effect.Effect<void>
 }
 
 /** A live, negotiated upstream connection. */
@@ -97,6 +116,18 @@ export interface Session extends Established {
    * Always none over stdio.
    */
   readonly eraDoubt: Effect.Effect<Option.Option<string>>
+  /**
+   * Whether the session is held only by calls parked on their callers' answers (CallContext.parked):
+   * when the latest of them was parked, and how to end them all; undefined while any call in flight
+   * is not parked, or none is in flight.
+   */
+  readonly parked?: () => ParkedCalls | undefined
+}
+
+/** The calls a session holds, all parked on their callers' answers. */
+export interface ParkedCalls {
+  readonly since: number
+  readonly giveWay: Effect.Effect<void>
 }
 
 /** Options every session shares. */

@@ -61,7 +61,7 @@ export interface Entry {
 }
 
 /** How a call that is no longer registered ended, remembered so a late retry is told which. */
-export type Ending = "completed" | "expired" | "abandoned" | "failed"
+export type Ending = "completed" | "expired" | "abandoned" | "reclaimed" | "failed"
 
 /**
  * How many ended calls are remembered for that, the oldest forgotten first (a few dozen bytes
@@ -93,6 +93,14 @@ export const gone = (endings: ReadonlyMap<string, Ending>, id: string, byHandle:
       )
     case "abandoned":
       return refuse(reason("abandoned"), `${what} was abandoned (its caller left, or it was cancelled)${again}`)
+    case "reclaimed":
+      return refuse(
+        reason("abandoned"),
+        `${what} was ended while it waited for its caller's answer, so that its server's process could serve another caller ` +
+          `(the server's pool.max processes were all taken); its questions were answered for the caller and the call cancelled${
+            byHandle ? "; call again without the requestState" : ""
+          }`
+      )
     case "failed":
       return refuse("unknown", `${what} has ended with an error${again}`)
     case undefined:

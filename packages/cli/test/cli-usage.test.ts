@@ -163,7 +163,7 @@ describe("mcpx-fx --completions", () => {
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx --config settings st"), ["status", "stop"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx --pool-max 3 settings g"), ["get"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx settings get pool.m"), ["pool.max"])
-      assert.deepStrictEqual(yield* complete(script, "mcpx-fx tools --lo"), ["--local", "--log-level"])
+      assert.deepStrictEqual(yield* complete(script, "mcpx-fx tools --lo"), ["--local", "--log-format", "--log-level"])
       assert.deepStrictEqual(yield* complete(script, "mcpx-fx serve --log-level w"), ["warning"])
       assert.includeMembers([...(yield* complete(script, "mcpx-fx settings list --"))], SettingsRegistry.registry.map((s) => s.flag))
     }))

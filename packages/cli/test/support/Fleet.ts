@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import * as DaemonProcess from "./DaemonProcess.js"
+import * as DebianPackage from "./DebianPackage.js"
 import * as Nginx from "./Nginx.js"
 import type { Sandbox } from "./Sandbox.js"
 
@@ -72,7 +73,7 @@ const stderrShows = (child: ChildProcess, text: () => string, seen: (s: string) 
   })
 
 /** Starts `--instances n` daemons with `config` (a file in the sandbox). */
-export const start = (sandbox: Sandbox, config: string, instances: number): Effect.Effect<Fleet, FleetError | Nginx.NginxError, Scope.Scope> =>
+export const start = (sandbox: Sandbox, config: string, instances: number): Effect.Effect<Fleet, FleetError | DebianPackage.PackageError, Scope.Scope> =>
   Effect.gen(function*() {
     yield* Nginx.ensureInstalled
     const secret = randomBytes(32).toString("base64url")

@@ -8,11 +8,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as DebianPackage from "./DebianPackage.js"
 
 export const Binary = "/usr/bin/prometheus"
 
@@ -23,33 +24,11 @@ export class PrometheusError extends Data.TaggedError("PrometheusError")<{ reado
   }
 }
 
-const run = (command: string, args: ReadonlyArray<string>) =>
-  Effect.async<string, PrometheusError>((resume) => {
-    // RUNLEVEL=1 keeps the package's maintainer scripts from starting a system-wide Prometheus.
-    const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive", RUNLEVEL: "1" }
-    execFile(command, [...args], { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resume(
-        error === null
-          ? Effect.succeed(stdout)
-          : Effect.fail(new PrometheusError({ detail: `${command} ${args.join(" ")} failed: ${error.message}\n${stderr.slice(-2000)}` }))
-      ))
-  })
-
-/** Installs Debian's `prometheus` package unless its binary is there (the test machine runs as root). */
-export const ensureInstalled: Effect.Effect<void, PrometheusError> = Effect.suspend(() => {
-  if (existsSync(Binary)) return Effect.void
-  const install = run("apt-get", ["install", "-y", "--no-install-recommends", "prometheus"])
-  // An image whose package lists were never fetched knows no such package until they are.
-  return install.pipe(
-    Effect.orElse(() => Effect.zipRight(run("apt-get", ["update"]), install)),
-    Effect.flatMap(() =>
-      existsSync(Binary)
-        ? Effect.void
-        : Effect.fail(new PrometheusError({ detail: `apt-get installed prometheus but ${Binary} is missing` }))
-    ),
-    Effect.mapError((e) => new PrometheusError({ detail: `could not install Prometheus (apt-get install -y prometheus): ${e.detail}` }))
-  )
-})
+/** Installs Debian's `prometheus` package unless its binary is there. */
+export const ensureInstalled: Effect.Effect<void, PrometheusError> = Effect.mapError(
+  DebianPackage.ensure(Binary, "prometheus"),
+  (e) => new PrometheusError({ detail: e.detail })
+)
 
 const freePort = Effect.async<number>((resume) => {
   const server = createServer()

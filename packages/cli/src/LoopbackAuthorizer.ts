@@ -7,7 +7,7 @@
  * A browser is only started for a person at a terminal with a desktop: never without a TTY (so
  * never in tests or CI), never with `--no-browser` or MCPX_NO_BROWSER set.
  */
-import { AuthorizationFailed, type Authorizer } from "@mcpx-fx/upstream/AuthModel"
+import { AuthorizationFailed, type Authorizer } from "@mcpx-fx/upstream/auth/AuthModel"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -7,7 +7,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as MetricsCollector from "@mcpx-fx/daemon/MetricsCollector"
 import type { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
-import type { Pool } from "@mcpx-fx/upstream/Pool"
+import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 

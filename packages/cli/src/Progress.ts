@@ -3,8 +3,8 @@
  * minute): while any server is starting, stderr shows which ones and for how long, rewritten in
  * place. Only on a terminal; a pipe or a log file gets nothing.
  */
-import { Pool } from "@mcpx-fx/upstream/Pool"
-import type { PoolStatus } from "@mcpx-fx/upstream/PoolStatus"
+import { Pool } from "@mcpx-fx/upstream/pool/Pool"
+import type { PoolStatus } from "@mcpx-fx/upstream/pool/PoolStatus"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Pool } from "@mcpx-fx/upstream/Pool"
-import type { PoolStatus } from "@mcpx-fx/upstream/PoolStatus"
+import { Pool } from "@mcpx-fx/upstream/pool/Pool"
+import type { PoolStatus } from "@mcpx-fx/upstream/pool/PoolStatus"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"

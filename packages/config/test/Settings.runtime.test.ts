@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { AcceptedPreferenceNames } from "@mcpx-fx/upstream/Preference"
+import { AcceptedPreferenceNames } from "@mcpx-fx/upstream/era/Preference"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

@@ -4,10 +4,10 @@
  * commands print the same shapes without building the API.
  */
 import * as RevisionSchema from "@mcpx-fx/protocol/RevisionSchema"
-import { EraRecord } from "@mcpx-fx/upstream/EraCache"
-import { Lane } from "@mcpx-fx/upstream/PoolModel"
-import { PoolEvent } from "@mcpx-fx/upstream/PoolEvents"
-import { Preferences } from "@mcpx-fx/upstream/Preference"
+import { EraRecord } from "@mcpx-fx/upstream/era/EraCache"
+import { Lane } from "@mcpx-fx/upstream/pool/PoolModel"
+import { PoolEvent } from "@mcpx-fx/upstream/pool/PoolEvents"
+import { Preferences } from "@mcpx-fx/upstream/era/Preference"
 import * as Schema from "effect/Schema"
 import { ConfigEvent, ConfigState } from "./ConfigWatcher.js"
 import { SettingRow, Source } from "@mcpx-fx/config/SettingsModel"

@@ -5,9 +5,9 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
-import type { Pool } from "@mcpx-fx/upstream/Pool"
-import type { PoolStatus } from "@mcpx-fx/upstream/PoolStatus"
-import { type AuthStatus, UpstreamAuth } from "@mcpx-fx/upstream/UpstreamAuth"
+import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
+import type { PoolStatus } from "@mcpx-fx/upstream/pool/PoolStatus"
+import { type AuthStatus, UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

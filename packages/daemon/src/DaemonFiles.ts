@@ -22,8 +22,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as ProcessTable from "@mcpx-fx/upstream/ProcessTable"
-import * as StateFile from "@mcpx-fx/upstream/StateFile"
+import * as ProcessTable from "@mcpx-fx/upstream/os/ProcessTable"
+import * as StateFile from "@mcpx-fx/upstream/os/StateFile"
 import { StateDir } from "@mcpx-fx/config/StateDir"
 
 /** What `daemon.json` says about a running daemon. */

@@ -6,8 +6,8 @@
  * framed as Server-Sent Events with the type as the `event:` name, and `:` comments to keep idle
  * connections (and the proxies between) from timing out.
  */
-import { Pool } from "@mcpx-fx/upstream/Pool"
-import type { PoolEvent } from "@mcpx-fx/upstream/PoolEvents"
+import { Pool } from "@mcpx-fx/upstream/pool/Pool"
+import type { PoolEvent } from "@mcpx-fx/upstream/pool/PoolEvents"
 import { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
 import type { QuestionEvent } from "@mcpx-fx/gateway/PendingQuestions"
 import * as Duration from "effect/Duration"

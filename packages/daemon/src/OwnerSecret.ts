@@ -12,7 +12,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { StateDir } from "@mcpx-fx/config/StateDir"
-import * as StateFile from "@mcpx-fx/upstream/StateFile"
+import * as StateFile from "@mcpx-fx/upstream/os/StateFile"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"

@@ -9,7 +9,7 @@
  * that is itself unknown.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Pool } from "@mcpx-fx/upstream/Pool"
+import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Caller, GatewayCallError, GatewayServer, KnownTools, KnownToolsOptions, ListingFailure, UnknownName } from "./GatewayModel.js"

@@ -15,7 +15,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import { cacheKey } from "@mcpx-fx/upstream/EraCache"
+import { cacheKey } from "@mcpx-fx/upstream/era/EraCache"
 import type { ServerDefinition } from "@mcpx-fx/upstream/ServerDefinition"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"

@@ -3,7 +3,7 @@
  * the upstream asked waits for its answer (TestClock throughout).
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
+import type { QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import type { Abort } from "@mcpx-fx/upstream/Abortable"
 import { abortable } from "@mcpx-fx/upstream/Abortable"
-import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
+import type { CallContext } from "@mcpx-fx/upstream/session/SessionModel"
 import { callDeadline } from "../src/internal/CallTimeout.js"
 import * as Deadlines from "../src/internal/Deadlines.js"
 

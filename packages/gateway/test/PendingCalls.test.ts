@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Question, QuestionHandler } from "@mcpx-fx/upstream/Questions"
+import type { Question, QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"

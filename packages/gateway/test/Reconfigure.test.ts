@@ -4,7 +4,7 @@
  * and settings taking a reloaded file's values.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Pool } from "@mcpx-fx/upstream/Pool"
+import { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import { StdioDefinition } from "@mcpx-fx/upstream/ServerDefinition"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"

@@ -4,7 +4,7 @@
  * and the era cache consume them.
  */
 import * as Schema from "effect/Schema"
-import { PreferenceFromString } from "./Preference.js"
+import { PreferenceFromString } from "./era/Preference.js"
 
 /** An upstream run as a child process speaking NDJSON on stdin/stdout. */
 export class StdioDefinition extends Schema.Class<StdioDefinition>("@mcpx-fx/upstream/StdioDefinition")({

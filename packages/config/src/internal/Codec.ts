@@ -7,7 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { AcceptedPreferenceNames, type Preference, PreferenceFromString } from "@mcpx-fx/upstream/Preference"
+import { AcceptedPreferenceNames, type Preference, PreferenceFromString } from "@mcpx-fx/upstream/era/Preference"
 import * as Durations from "./Duration.js"
 
 /** How one kind of value is read from text and from JSON, and how it is shown again. */

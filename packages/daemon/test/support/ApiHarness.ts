@@ -4,8 +4,8 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
-import type { EraCache } from "@mcpx-fx/upstream/EraCache"
-import type { Pool } from "@mcpx-fx/upstream/Pool"
+import type { EraCache } from "@mcpx-fx/upstream/era/EraCache"
+import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { DaemonInfo } from "../../src/Api.js"

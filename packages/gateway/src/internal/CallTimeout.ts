@@ -8,8 +8,8 @@
  * `cutShort` (no fiber of its own per call, where a race against a watchdog forks two).
  */
 import type { Abort, AbortHook } from "@mcpx-fx/upstream/Abortable"
-import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
-import type { CallContext } from "@mcpx-fx/upstream/SessionModel"
+import type { QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
+import type { CallContext } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Deadlines from "./Deadlines.js"

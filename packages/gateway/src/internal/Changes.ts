@@ -4,7 +4,7 @@
  * modern upstream's own `subscriptions/listen` for a watched resource.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import type { Pool } from "@mcpx-fx/upstream/Pool"
+import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"

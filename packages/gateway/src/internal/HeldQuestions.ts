@@ -6,7 +6,7 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import { type Question, QuestionRefused } from "@mcpx-fx/upstream/Questions"
+import { type Question, QuestionRefused } from "@mcpx-fx/upstream/session/Questions"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"

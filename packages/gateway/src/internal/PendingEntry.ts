@@ -3,7 +3,7 @@
  * and what it tells a caller about a call it no longer holds.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Question, QuestionRefused } from "@mcpx-fx/upstream/Questions"
+import type { Question, QuestionRefused } from "@mcpx-fx/upstream/session/Questions"
 import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"

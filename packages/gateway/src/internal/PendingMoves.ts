@@ -4,7 +4,7 @@
  * next one.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/Questions"
+import type { QuestionHandler, QuestionRefused } from "@mcpx-fx/upstream/session/Questions"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"

@@ -4,7 +4,7 @@
  * attributed held in another (HeldQuestions.ts).
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Parked } from "@mcpx-fx/upstream/SessionModel"
+import type { Parked } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -13,7 +13,7 @@
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Abort } from "@mcpx-fx/upstream/Abortable"
-import type { QuestionHandler } from "@mcpx-fx/upstream/Questions"
+import type { QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { CapabilitiesLacking, type CutShort } from "../GatewayModel.js"

@@ -5,7 +5,7 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
-import { type QuestionHandler, QuestionRefused, withPing } from "@mcpx-fx/upstream/Questions"
+import { type QuestionHandler, QuestionRefused, withPing } from "@mcpx-fx/upstream/session/Questions"
 import * as Effect from "effect/Effect"
 
 const propertiesOf = (schema: unknown): JsonObject =>

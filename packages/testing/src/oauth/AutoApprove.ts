@@ -5,7 +5,7 @@
  * the callback. Nothing listens on the redirect URI; it only has to be a loopback URL the server
  * accepts.
  */
-import { AuthorizationFailed, type Authorizer } from "@mcpx-fx/upstream/AuthModel"
+import { AuthorizationFailed, type Authorizer } from "@mcpx-fx/upstream/auth/AuthModel"
 import * as Effect from "effect/Effect"
 
 /** The redirect URI given to authorization servers; nothing listens there. */

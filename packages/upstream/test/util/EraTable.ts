@@ -2,7 +2,7 @@
  * Seed 000's table: what each `upstream.protocol` value ends with against a server that speaks
  * only the old era (era-server legacy-32601), both (dual) or only the new one (modern-only).
  */
-import type { Preference } from "../../src/Preference.js"
+import type { Preference } from "../../src/era/Preference.js"
 
 export const eraTable: ReadonlyArray<readonly [Preference, string, "legacy" | "modern" | "fails"]> = [
   ["prefer-discover", "legacy-32601", "legacy"],

@@ -11,7 +11,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { callThroughStream, Transport, TransportClosed, type Connection, type TransportError } from "../../src/Transport.js"
+import { callThroughStream, Transport, TransportClosed, type Connection, type TransportError } from "../../src/transport/Transport.js"
 
 /** How the fake answers one request: a message, an error, or nothing (Effect.never). */
 export type Script = (req: JsonRpc.Request, opened: number) => Effect.Effect<JsonRpc.Response, TransportError>

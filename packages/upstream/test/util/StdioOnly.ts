@@ -2,8 +2,8 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { openStdio } from "../../src/StdioTransport.js"
-import { Transport, TransportClosed } from "../../src/Transport.js"
+import { openStdio } from "../../src/transport/StdioTransport.js"
+import { Transport, TransportClosed } from "../../src/transport/Transport.js"
 
 export const stdioTransport: Layer.Layer<Transport, never, CommandExecutor.CommandExecutor> = Layer.effect(
   Transport,

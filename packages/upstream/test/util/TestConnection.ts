@@ -1,8 +1,8 @@
 /** A Connection for Session tests: answers through `request`, quiet everywhere else unless told otherwise. */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { Established } from "../../src/SessionModel.js"
-import { callThroughStream, type Connection } from "../../src/Transport.js"
+import type { Established } from "../../src/session/SessionModel.js"
+import { callThroughStream, type Connection } from "../../src/transport/Transport.js"
 
 export const testConnection = (request: Connection["request"], overrides: Partial<Connection> = {}): Connection => ({
   request,

@@ -1,0 +1,206 @@
+/**
+ * The Streamable HTTP transport, for both eras: every message is its own POST, a request's reply
+ * is one JSON body or an SSE stream of what the upstream says about it, and a legacy session adds
+ * `Mcp-Session-Id`, the GET notification stream and a DELETE when the connection closes.
+ *
+ * It moves frames and reports HTTP outcomes in transport terms; which era a request belongs to
+ * comes from the caller's hints, never from looking at the message.
+ */
+import * as Method from "@mcpx-fx/protocol/Method"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Mailbox from "effect/Mailbox"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as HttpExchange from "./internal/HttpExchange.js"
+import { DefaultMaxFrameBytes } from "./Sse.js"
+import * as HttpNotificationStream from "./internal/HttpNotificationStream.js"
+import * as HttpReplies from "./internal/HttpReplies.js"
+import {
+  CancelReason,
+  cancelled,
+  headerValue,
+  isOk,
+  mediaType,
+  readBody,
+  rpcErrorOf,
+  singleMessage,
+  statusError
+} from "./internal/SseHttp.js"
+import type { HttpDefinition } from "../ServerDefinition.js"
+import type { Credentials } from "../auth/AuthModel.js"
+import { callThroughStream, type Connection, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
+
+/** Tunables of the Streamable HTTP transport. */
+export interface HttpOptions {
+  /** The largest JSON body or SSE event accepted from the upstream, in bytes (default 16 MiB). */
+  readonly maxFrameBytes?: number
+  /** How long the DELETE that ends a legacy session may take when the connection closes (default 2 s). */
+  readonly closeTimeout?: Duration.DurationInput
+  /** How long the `notifications/cancelled` POST for an abandoned legacy request may take (default 5 s). */
+  readonly cancelTimeout?: Duration.DurationInput
+  /** How many unsolicited messages are kept for a slow consumer before the oldest are dropped (default 1024). */
+  readonly unsolicitedCapacity?: number
+  /** OAuth for this server (UpstreamAuth): the Authorization header of each request, and what a 401/403 means. */
+  readonly auth?: Credentials
+}
+
+const defaults = {
+  maxFrameBytes: DefaultMaxFrameBytes,
+  closeTimeout: "2 seconds",
+  cancelTimeout: "5 seconds",
+  unsolicitedCapacity: 1024
+} as const
+
+/**
+ * Opens a Streamable HTTP connection to `def.url`. Nothing is sent until the first message; the
+ * scope owns the legacy session (DELETEd on close, bounded by `closeTimeout`) and the GET
+ * notification stream. Requires an HttpClient, which the CLI provides (fetch or Node).
+ */
+export const openHttp = (
+  def: HttpDefinition,
+  options: HttpOptions = {}
+): Effect.Effect<Connection, TransportError, Scope.Scope | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
+    const closeTimeout = options.closeTimeout ?? defaults.closeTimeout
+    const cancelTimeout = options.cancelTimeout ?? defaults.cancelTimeout
+    if (!URL.canParse(def.url)) return yield* new TransportClosed({ reason: `not a URL: ${def.url}` })
+
+    const exchange = yield* HttpExchange.make(def, { maxFrameBytes, auth: options.auth })
+    const { baseRequest, currentAuthorization, expire, legacyVersion, post, refusedBody, scoped, session, sessionFor, source } = exchange
+    const closedWith = yield* Deferred.make<TransportClosed>()
+    const unsolicited = yield* Mailbox.make<JsonRpc.Parsed>({
+      capacity: options.unsolicitedCapacity ?? defaults.unsolicitedCapacity,
+      strategy: "sliding"
+    })
+    const fibers = yield* FiberSet.make()
+
+    const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) =>
+      done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
+    const failOnClose = Effect.flatMap(Deferred.await(closedWith), Effect.fail)
+
+    const toUnsolicited = (parsed: JsonRpc.Parsed) => Effect.asVoid(unsolicited.offer(parsed))
+    const { jsonReply, refused, sseReply } = HttpReplies.make(exchange, toUnsolicited)
+    const openNotificationStream = yield* HttpNotificationStream.make(exchange, { ensureOpen, fibers, toUnsolicited })
+
+    /** Sends a notification or response: accepted is 2xx (202, or 200 from lenient servers). */
+    const send = (message: JsonRpc.Notification | JsonRpc.Response, hints: RequestHints | undefined) =>
+      Effect.scoped(Effect.gen(function*() {
+        yield* ensureOpen
+        const sid = yield* sessionFor(hints, undefined)
+        const response = yield* post(JsonRpc.encodeFrame(message), hints, sid)
+        if (isOk(response.status)) {
+          // Reading the (normally empty) body lets the connection be reused.
+          return yield* Effect.ignore(readBody(def.url, response, maxFrameBytes))
+        }
+        if (response.status === 404 && sid !== undefined) return yield* expire(sid)
+        const body = yield* refusedBody(response)
+        return yield* statusError(response.status, body, rpcErrorOf(singleMessage(body)))
+      }))
+
+    // Legacy servers do not read a closed POST as cancellation, so an abandoned legacy request is
+    // cancelled explicitly, on the session it was sent on. Forked into the connection's scope so
+    // the interruption that caused it is not held up by the round trip.
+    const cancelUpstream = (id: JsonRpc.RequestId, hints: RequestHints | undefined, sid: string | undefined) => {
+      const version = headerValue(hints?.headers, HttpExchange.VersionHeader)
+      const cancelHints: RequestHints = { era: "legacy", ...(version === undefined ? {} : { headers: { [HttpExchange.VersionHeader]: version } }) }
+      return Effect.scoped(
+        Effect.flatMap(
+          post(JsonRpc.encodeFrame(cancelled(id, CancelReason)), cancelHints, sid),
+          (response) => Effect.ignore(readBody(def.url, response, maxFrameBytes))
+        )
+      ).pipe(
+        Effect.timeout(cancelTimeout),
+        Effect.catchAllCause((cause) => Effect.logDebug(`could not cancel request ${JSON.stringify(id)} on ${source}`, cause)),
+        // Forked from a finalizer, it would inherit uninterruptibility and hold up the connection's close.
+        Effect.interruptible
+      )
+    }
+
+    const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        yield* ensureOpen
+        const sid = yield* sessionFor(hints, req.method)
+        const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
+        // Clients must not cancel initialize; an abandoned one simply never becomes a session.
+        const cancellable = legacy && req.method !== Method.Initialize
+        // Set once nothing can be running upstream any more: answered, refused, or never sent.
+        const answered = yield* Ref.make(false)
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function*() {
+            if (!cancellable || (yield* Ref.get(answered)) || (yield* Deferred.isDone(closedWith))) return
+            yield* FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))
+          })
+        )
+        const response = yield* post(JsonRpc.encodeFrame(req), hints, sid).pipe(
+          Effect.tapError(() => Ref.set(answered, true))
+        )
+        if (!isOk(response.status)) {
+          yield* Ref.set(answered, true)
+          return yield* refused(response, req, sid)
+        }
+        switch (mediaType(response)) {
+          case "text/event-stream":
+            return sseReply(response, req, answered, legacy ? { hints, sid } : undefined)
+          case "application/json":
+            return yield* jsonReply(response, req, answered)
+          default: {
+            yield* Ref.set(answered, true)
+            const body = yield* refusedBody(response)
+            return yield* statusError(response.status, body, undefined)
+          }
+        }
+      })).pipe(Stream.interruptWhen(failOnClose))
+
+    const deleteSession = (sid: string) =>
+      Effect.gen(function*() {
+        const version = yield* Ref.get(legacyVersion)
+        const request = baseRequest(HttpClientRequest.del(def.url), undefined, sid, yield* currentAuthorization).pipe(
+          version === undefined ? (r) => r : HttpClientRequest.setHeader(HttpExchange.VersionHeader, version)
+        )
+        const response = yield* scoped.execute(request)
+        yield* Effect.logDebug(`ended session ${sid} on ${source}: HTTP ${response.status}`)
+      }).pipe(
+        Effect.scoped,
+        // Finalizers run uninterruptibly; without this the timeout could not stop a hung DELETE.
+        Effect.interruptible,
+        Effect.timeout(closeTimeout),
+        Effect.catchAllCause((cause) => Effect.logDebug(`could not end session ${sid} on ${source}`, cause))
+      )
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        // First, so in-flight requests fail with TransportClosed rather than cancel one by one.
+        yield* Deferred.succeed(closedWith, new TransportClosed({ reason: `connection to ${def.url} closed` }))
+        yield* FiberSet.clear(fibers)
+        const sid = yield* Ref.get(session)
+        if (sid !== undefined) yield* deleteSession(sid)
+        yield* unsolicited.end
+      })
+    )
+
+    const connection: Connection = {
+      request,
+      call: callThroughStream(request),
+      notify: Effect.fn("HttpTransport.notify")(function*(notification: JsonRpc.Notification, hints?: RequestHints) {
+        yield* send(notification, hints)
+      }),
+      respond: Effect.fn("HttpTransport.respond")(function*(response: JsonRpc.Response, hints?: RequestHints) {
+        yield* send(response, hints)
+      }),
+      unsolicited: Mailbox.toStream(unsolicited),
+      closed: Deferred.await(closedWith),
+      stderrTail: Effect.succeed(""),
+      openNotificationStream,
+      wire: "streamable-http",
+      sessionId: Ref.get(session)
+    }
+    return connection
+  })

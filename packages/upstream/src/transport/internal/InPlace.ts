@@ -1,0 +1,95 @@
+/**
+ * A call run in its caller's own fiber that can still be cut short from outside (its upstream
+ * crashed, its time ran out, the process is stopping), for the one kind of call whose only wait is
+ * for its answer: a request on a legacy stdio session. `Abortable` forks a fiber per call so that
+ * an abort can interrupt it wherever it waits, which was an eighth of a call's CPU; here the
+ * transport says where the call waits (`waitingOn`), an abort ends that wait, and the Pool turns
+ * the end back into the abort's error.
+ *
+ * The transport finds the call by the fiber it runs in, so a question answered in a fiber of its
+ * own is never mistaken for the call. The calls are kept by fiber in a plain map, not a FiberRef:
+ * setting a FiberRef copies the fiber's whole map of them, twice per call.
+ */
+import type * as Fiber from "effect/Fiber"
+import type { Abort } from "../../Abortable.js"
+
+/** The defect with which a cut wait ends; only the Pool that cut it ever sees it. */
+export class CutInPlace extends Error {
+  constructor() {
+    super("a call waiting in place was cut short")
+  }
+}
+
+/** What the transport sees of a call running in place. */
+export interface WaitingCall {
+  /** Whether the call has been cut. */
+  readonly isCut: boolean
+  /** The call waits on something `end` stops (at once if it was cut already); answers how to stop watching. */
+  readonly waitingOn: (end: () => void) => () => void
+}
+
+/** One call running in place: its abort, and the wait an abort ends. */
+export class InPlaceCall<E> implements WaitingCall {
+  private cut: { readonly error: E } | undefined
+  private endWait: (() => void) | undefined
+  private over = false
+
+  /** Ends the call with `error`, unless it has already ended or been cut. */
+  readonly abort: Abort<E> = (error) => {
+    if (this.over || this.cut !== undefined) return
+    this.cut = { error }
+    const end = this.endWait
+    this.endWait = undefined
+    end?.()
+  }
+
+  /** The error the call was cut with, if it was. */
+  get error(): { readonly error: E } | undefined {
+    return this.cut
+  }
+
+  /** Whether the call has been cut. */
+  get isCut(): boolean {
+    return this.cut !== undefined
+  }
+
+  readonly waitingOn = (end: () => void): (() => void) => {
+    if (this.cut !== undefined) {
+      end()
+      return () => {}
+    }
+    this.endWait = end
+    return () => {
+      if (this.endWait === end) this.endWait = undefined
+    }
+  }
+
+  /** The call is over: later aborts change nothing. */
+  finish(): void {
+    this.over = true
+    this.endWait = undefined
+  }
+}
+
+type AnyFiber = Fiber.RuntimeFiber<unknown, unknown>
+
+const running = new Map<AnyFiber, WaitingCall>()
+
+/** The call running in place in `fiber` (undefined when none is). */
+export const inPlaceIn = (fiber: AnyFiber): WaitingCall | undefined => running.get(fiber)
+
+/** `call` now runs in place in `fiber`; answers the call it runs within (or undefined), for `leave`. */
+export const enter = (fiber: AnyFiber, call: WaitingCall): WaitingCall | undefined => {
+  const outer = running.get(fiber)
+  running.set(fiber, call)
+  return outer
+}
+
+/** The call `enter` began is over: `fiber` is back in `outer` (or in none). */
+export const leave = (fiber: AnyFiber, outer: WaitingCall | undefined): void => {
+  if (outer === undefined) running.delete(fiber)
+  else running.set(fiber, outer)
+}
+
+/** How many fibers have a call in place (tests: none once every call has ended). */
+export const runningCount = (): number => running.size

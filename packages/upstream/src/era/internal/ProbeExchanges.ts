@@ -12,7 +12,6 @@ import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -22,9 +21,6 @@ import type { Negotiation } from "../Negotiator.js"
 import type { ProbeError, ProbeFailed } from "../ProbeModel.js"
 import type { Established, SessionOptions } from "../../session/SessionModel.js"
 import type { Connection } from "../../transport/Transport.js"
-
-/** The stdio process exited while its era was being probed. */
-export class ClosedDuringProbe extends Data.TaggedError("ClosedDuringProbe")<{ readonly reason: string }> {}
 
 export type Outcome =
   | { readonly _tag: "Modern"; readonly established: Omit<Established, "eraSource"> }

@@ -37,8 +37,10 @@ import type * as Http from "node:http"
 
 /** The request as the app sees it: the node request, with its body read on demand. */
 class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest, ClientDetach.Detachable {
-  readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
-  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  // On the prototype (below the class), not defined on every request: a symbol-keyed field is
+  // a property definition per construction.
+  declare readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId
+  declare readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId
   private body: Effect.Effect<Uint8Array, HttpServerError.RequestError> | undefined
   /** Set once the app said its client's going away must not interrupt it (on the original, not a copy). */
   detached = false
@@ -128,10 +130,12 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
         source.off("error", onError)
         source.off("close", onClose)
       }
+      // `on`, not `once`: the first of them removes all four, and `once` wraps each listener in an
+      // object of its own, three per request.
       source.on("data", onData)
-      source.once("end", onEnd)
-      source.once("error", onError)
-      source.once("close", onClose)
+      source.on("end", onEnd)
+      source.on("error", onError)
+      source.on("close", onClose)
       // No canceller: an interrupted read leaves its listeners only until the body ends, fails or
       // its connection closes, one of which always comes, and a canceller wraps every read in an
       // interruption handler of a few operations more.
@@ -184,6 +188,9 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   }
 }
 
+Object.defineProperty(NodeRequest.prototype, HttpServerRequest.TypeId, { value: HttpServerRequest.TypeId })
+Object.defineProperty(NodeRequest.prototype, HttpIncomingMessage.TypeId, { value: HttpIncomingMessage.TypeId })
+
 const headersOf = (response: HttpServerResponse.HttpServerResponse): Http.OutgoingHttpHeaders => {
   if (Cookies.isEmpty(response.cookies)) return response.headers
   const existing = response.headers["set-cookie"]
@@ -193,56 +200,61 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse): Http.Outgoi
   }
 }
 
-/** Writes the response; a stream body is written as it comes, waiting for the socket when it is full. */
-const write = (res: Http.ServerResponse, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    // A detached request's client may be gone: its reply is dropped.
-    if (res.writableEnded || res.destroyed) return Effect.void
-    const body = response.body
-    switch (body._tag) {
-      case "Empty":
-        res.writeHead(response.status, headersOf(response)).end()
-        return Effect.void
-      case "Uint8Array":
+/**
+ * Writes the response; a stream body is written as it comes, waiting for the socket when it is
+ * full. A whole body is written by the call itself, not by the effect it returns: every caller
+ * runs that effect at once (a fiber's continuation, a fork), and an `Effect.suspend` around it
+ * was one more operation per request.
+ */
+const write = (res: Http.ServerResponse, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> => {
+  // A detached request's client may be gone: its reply is dropped.
+  if (res.writableEnded || res.destroyed) return Effect.void
+  const body = response.body
+  switch (body._tag) {
+    case "Empty":
+      res.writeHead(response.status, headersOf(response)).end()
+      return Effect.void
+    case "Uint8Array":
+      res.writeHead(response.status, headersOf(response)).end(body.body)
+      return Effect.void
+    case "Raw":
+      if (typeof body.body === "string" || body.body instanceof Uint8Array) {
         res.writeHead(response.status, headersOf(response)).end(body.body)
         return Effect.void
-      case "Raw":
-        if (typeof body.body === "string" || body.body instanceof Uint8Array) {
-          res.writeHead(response.status, headersOf(response)).end(body.body)
-          return Effect.void
-        }
-        return Effect.die(new Error("NodeHttpApp: a raw body must be a string or bytes"))
-      case "FormData":
-        return Effect.die(new Error("NodeHttpApp: form data bodies are not served here"))
-      case "Stream": {
-        res.writeHead(response.status, headersOf(response))
-        // Headers go out now: a client waiting for them must not wait for the first event.
-        res.flushHeaders()
-        const drained = Effect.unsafeMakeLatch(true)
-        res.on("drain", () => drained.unsafeOpen())
-        return body.stream.pipe(
-          Stream.orDie,
-          Stream.runForEachChunk((chunk) => {
-            let full = false
-            for (const bytes of Chunk.toReadonlyArray(chunk)) full = !res.write(bytes) || full
-            if (!full) return Effect.void
-            drained.unsafeClose()
-            return drained.await
-          }),
-          Effect.ensuring(Effect.sync(() => {
-            if (!res.writableEnded) res.end()
-          }))
-        )
       }
+      return Effect.die(new Error("NodeHttpApp: a raw body must be a string or bytes"))
+    case "FormData":
+      return Effect.die(new Error("NodeHttpApp: form data bodies are not served here"))
+    case "Stream": {
+      res.writeHead(response.status, headersOf(response))
+      // Headers go out now: a client waiting for them must not wait for the first event.
+      res.flushHeaders()
+      const drained = Effect.unsafeMakeLatch(true)
+      res.on("drain", () => drained.unsafeOpen())
+      return body.stream.pipe(
+        Stream.orDie,
+        Stream.runForEachChunk((chunk) => {
+          let full = false
+          for (const bytes of Chunk.toReadonlyArray(chunk)) full = !res.write(bytes) || full
+          if (!full) return Effect.void
+          drained.unsafeClose()
+          return drained.await
+        }),
+        Effect.ensuring(Effect.sync(() => {
+          if (!res.writableEnded) res.end()
+        }))
+      )
     }
-  })
+  }
+}
 
 /** A detached request interrupted by the app (a cancellation) ends with its reply in its cause. */
 const answerCarried = (res: Http.ServerResponse) => (exit: Exit.Exit<unknown, unknown>): void => {
   if (Exit.isSuccess(exit) || res.writableEnded || res.destroyed) return
   const carried = ClientDetach.carriedResponse(exit.cause)
   // Writing needs no service: the default runtime will do.
-  if (carried !== undefined) Effect.runFork(write(res, carried))
+  // Suspended: a write that throws (a header node refuses) must fail that fiber, not this observer.
+  if (carried !== undefined) Effect.runFork(Effect.suspend(() => write(res, carried)))
 }
 
 /** A failure of the app, answered as the platform would (a 500 unless the error says otherwise). */
@@ -271,10 +283,11 @@ export const makeHandler = (
       context,
       runtimeFlags: runtime.runtimeFlags,
       fiberRefs: runtime.fiberRefs
-    }))(served)
+    }), served)
     const onEnd = hooks.onEnd
     if (onEnd !== undefined) fiber.addObserver(() => onEnd())
-    res.once("close", () => {
+    // `on`: a response closes once, and `once` would wrap the listener in an object per request.
+    res.on("close", () => {
       if (!res.writableEnded && !request.detached) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
     })
   }

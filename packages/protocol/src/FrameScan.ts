@@ -83,11 +83,14 @@ export const isExactNumber = (token: string): boolean => {
  */
 export const scan = (text: string, maxDepth: number): Scan => {
   const inexactIds: Array<{ index: number; text: string }> = []
-  // Per open container: 1 an object, 2 an array.
-  const kinds = new Uint8Array(maxDepth + 1)
+  // Per open container: 1 an object, 2 an array. The scan is synchronous, so one buffer serves
+  // every scan within the usual bounds (each frame in both directions is scanned: a buffer each
+  // was half a kilobyte of a call's garbage); only a slot a scan has opened is ever read.
+  const kinds = maxDepth < shared.length ? shared : new Uint8Array(maxDepth + 1)
   let depth = 0
   let expectKey = false
-  let lastKey = ""
+  // Whether the key just read is "id" (compared in place: a slice per key was garbage per key).
+  let keyIsId = false
   // Which top-level batch element the scan is in (0 for a single message).
   let element = 0
   const length = text.length
@@ -97,8 +100,7 @@ export const scan = (text: string, maxDepth: number): Scan => {
     if (c === Quote) {
       const end = skipString(text, i)
       if (expectKey && kinds[depth - 1] === 1) {
-        const raw = text.slice(i + 1, end - 1)
-        lastKey = raw.includes("\\") ? decodeKey(raw) : raw
+        keyIsId = isIdKey(text, i + 1, end - 1)
         expectKey = false
       }
       i = end
@@ -127,7 +129,7 @@ export const scan = (text: string, maxDepth: number): Scan => {
       i++
       // A message's own id: the object at the top, or directly inside the top-level batch.
       const atMessage = kinds[depth - 1] === 1 && (depth === 1 || (depth === 2 && kinds[0] === 2))
-      if (atMessage && lastKey === "id") {
+      if (atMessage && keyIsId) {
         while (i < length && isSpace(text.charCodeAt(i))) i++
         const start = i
         while (i < length && isNumberChar(text.charCodeAt(i))) i++
@@ -136,12 +138,27 @@ export const scan = (text: string, maxDepth: number): Scan => {
           if (!isExactNumber(token)) inexactIds.push({ index: element, text: token })
         }
       }
-      lastKey = ""
+      keyIsId = false
       continue
     }
     i++
   }
   return { tooDeep: false, inexactIds }
+}
+
+/** Shared by every scan whose bound fits (MaxUpstreamDepth and below). */
+const shared = new Uint8Array(1024)
+
+/** The longest raw key that can spell "id": each letter escaped as `\uXXXX`. */
+const MaxIdKeyText = 12
+
+/** Whether the key text between `start` and `end` (no quotes) is "id", escapes read as JSON does. */
+const isIdKey = (text: string, start: number, end: number): boolean => {
+  const length = end - start
+  if (length === 2) return text.charCodeAt(start) === 105 && text.charCodeAt(start + 1) === 100
+  if (length > MaxIdKeyText || length < 2) return false
+  const raw = text.slice(start, end)
+  return raw.includes("\\") && decodeKey(raw) === "id"
 }
 
 const decodeKey = (raw: string): string => {

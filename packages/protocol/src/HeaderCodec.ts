@@ -118,7 +118,10 @@ export const outgoingHeaders = (
 export class HeaderMismatch extends Data.TaggedError("HeaderMismatch")<{ readonly header: string; readonly reason: string }> {}
 
 const mismatch = (header: string, reason: string) => Either.left(new HeaderMismatch({ header, reason }))
-const trimmed = (s: string): string => s.replace(/^[ \t]+|[ \t]+$/g, "")
+const isBlank = (c: number): boolean => c === 32 || c === 9
+// Header values almost never have blanks around them: those are given back without a regex run.
+const trimmed = (s: string): string =>
+  s.length > 0 && (isBlank(s.charCodeAt(0)) || isBlank(s.charCodeAt(s.length - 1))) ? s.replace(/^[ \t]+|[ \t]+$/g, "") : s
 const ok: Either.Either<void, HeaderMismatch> = Either.right(undefined)
 
 /**
@@ -205,11 +208,22 @@ export const checkIncoming = (
   message: JsonRpc.Request | JsonRpc.Notification,
   options: { readonly inputSchema?: unknown } = {}
 ): Either.Either<void, HeaderMismatch> =>
-  Either.flatMap(checkStandard(headers, message), () => {
-    if (message.method !== Method.ToolsCall || options.inputSchema === undefined) return ok
-    const params = headerParamsOf(options.inputSchema)
-    return Either.isLeft(params) ? ok : checkParams(headers, message.params?.arguments, params.right)
-  })
+  Either.flatMap(checkStandard(headers, message), () => checkToolParams(headers, message, options.inputSchema))
+
+/**
+ * The second half of `checkIncoming`, for a message whose standard headers `checkStandard` has
+ * passed already (Classify does, for every modern POST): its `Mcp-Param-*` headers against the
+ * called tool's `inputSchema`, when it is a `tools/call`.
+ */
+export const checkToolParams = (
+  headers: Headers,
+  message: JsonRpc.Request | JsonRpc.Notification,
+  inputSchema: unknown
+): Either.Either<void, HeaderMismatch> => {
+  if (message.method !== Method.ToolsCall || inputSchema === undefined) return ok
+  const params = headerParamsOf(inputSchema)
+  return Either.isLeft(params) ? ok : checkParams(headers, message.params?.arguments, params.right)
+}
 
 /** The `-32020` error response for a header check failure. */
 export const mismatchResponse = (id: JsonRpc.RequestId | undefined, e: HeaderMismatch): JsonRpc.ErrorResponse =>

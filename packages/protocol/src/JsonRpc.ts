@@ -236,7 +236,8 @@ export const MaxUpstreamDepth = 512
  * deep is refused as a frame error.
  */
 export const decodeUpstreamFrame = (text: string, maxDepth: number = MaxUpstreamDepth): Either.Either<Frame, FrameError> => {
-  if (!FrameScan.scan(text, maxDepth).tooDeep) return decodeFrame(text)
+  // Nesting past the bound takes more than `maxDepth` characters: a shorter line needs no scan.
+  if (text.length <= maxDepth || !FrameScan.scan(text, maxDepth).tooDeep) return decodeFrame(text)
   return Either.flatMap(parseJson(text), (value) => {
     const tooDeep = `nests deeper than ${maxDepth} levels`
     if (isJsonObject(value) && isRequestId(value.id) && (hasKey(value, "result") || hasKey(value, "error"))) {

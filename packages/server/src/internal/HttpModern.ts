@@ -43,17 +43,6 @@ export const makeModern = (deps: Deps & {
     return meta !== undefined && (meta[Meta.ProgressTokenKey] !== undefined || meta[Meta.LogLevelKey] !== undefined)
   }
 
-  /** `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. */
-  const checkParams = (request: HttpServerRequest.HttpServerRequest, message: JsonRpc.Request) => {
-    const lookup = deps.inputSchemaOf
-    const name = message.params?.name
-    if (lookup === undefined || message.method !== Method.ToolsCall || typeof name !== "string") {
-      return Effect.succeed(Either.right<void>(undefined))
-    }
-    return Effect.map(lookup(name), (inputSchema) =>
-      inputSchema === undefined ? Either.right<void>(undefined) : HeaderCodec.checkIncoming(request.headers, message, { inputSchema }))
-  }
-
   /** A modern POST: notifications are accepted, responses refused, requests checked against their headers and run. */
   const modern = (
     request: HttpServerRequest.HttpServerRequest,
@@ -67,7 +56,14 @@ export const makeModern = (deps: Deps & {
     }
     // A relayed stdio body has no mirrored headers to compare: stdio has none.
     if (relayed) return modernRequest(message, accept)
-    return Effect.flatMap(checkParams(request, message), (params) => {
+    // `Mcp-Param-*` need the called tool's schema, which only the integrator's lookup has. The
+    // standard headers were checked when the request was classified (Classify), so only these are
+    // left; anything but a tools/call has none to check and is run at once.
+    const lookup = deps.inputSchemaOf
+    const name = message.params?.name
+    if (lookup === undefined || message.method !== Method.ToolsCall || typeof name !== "string") return modernRequest(message, accept)
+    return Effect.flatMap(lookup(name), (inputSchema) => {
+      const params = HeaderCodec.checkToolParams(request.headers, message, inputSchema)
       if (Either.isRight(params)) return modernRequest(message, accept)
       const response = HeaderCodec.mismatchResponse(message.id, params.left)
       return Effect.succeed(Wire.reply(HttpStatus.modernStatus(response), response, accept))
@@ -95,9 +91,13 @@ export const makeModern = (deps: Deps & {
     if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
       return Effect.suspend(() => {
         let said: Array<JsonRpc.Message> | undefined
-        const backlog = new Backlog("a 2026-07-28 POST")
+        // Made by the first message: almost no call says anything before its response.
+        let backlog: Backlog | undefined
         const send = (m: JsonRpc.Message) =>
-          Effect.suspend(() => (backlog.admits(said?.length ?? 0, m) ? Effect.sync(() => void (said ??= []).push(m)) : backlog.refused))
+          Effect.suspend(() => {
+            backlog ??= new Backlog("a 2026-07-28 POST")
+            return backlog.admits(said?.length ?? 0, m) ? Effect.sync(() => void (said ??= []).push(m)) : backlog.refused
+          })
         const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
         return Effect.map(settled(message, server.handle(message, context)), (response) => {
           if (said === undefined) return answer(response)

@@ -11,6 +11,7 @@ import * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { Buffer } from "node:buffer"
 
 export const JsonType = "application/json"
 export const EventStreamType = "text/event-stream"
@@ -34,9 +35,9 @@ export interface Accepts {
   readonly eventStream: boolean
 }
 
-export const accepts = (request: HttpServerRequest.HttpServerRequest): Accepts => {
-  const raw = header(request, "accept")
-  if (raw === undefined) return { json: true, eventStream: true }
+const acceptsAnything: Accepts = { json: true, eventStream: true }
+
+const acceptsOf = (raw: string): Accepts => {
   const types = mediaTypes(raw)
   const wildcard = types.includes("*/*")
   return {
@@ -45,15 +46,47 @@ export const accepts = (request: HttpServerRequest.HttpServerRequest): Accepts =
   }
 }
 
+/**
+ * Answers by header value, remembered: a client sends the same Accept and Content-Type on every
+ * request, and taking them apart allocated a dozen strings and arrays per POST. Bounded: past
+ * `MaxRemembered` values (a client varying them on purpose) it starts over.
+ */
+const remembered = <A>(of: (raw: string) => A) => {
+  const known = new Map<string, A>()
+  return (raw: string): A => {
+    const hit = known.get(raw)
+    if (hit !== undefined) return hit
+    const answer = of(raw)
+    if (known.size >= MaxRemembered) known.clear()
+    known.set(raw, answer)
+    return answer
+  }
+}
+
+const MaxRemembered = 64
+
+const acceptsRemembered = remembered(acceptsOf)
+const isJsonRemembered = remembered((raw) => mediaTypes(raw)[0] === JsonType)
+
+export const accepts = (request: HttpServerRequest.HttpServerRequest): Accepts => {
+  const raw = header(request, "accept")
+  return raw === undefined ? acceptsAnything : acceptsRemembered(raw)
+}
+
 /** Whether the body is declared as JSON (parameters such as charset are allowed). */
 export const isJsonBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const raw = header(request, "content-type")
-  return raw !== undefined && mediaTypes(raw)[0] === JsonType
+  return raw !== undefined && isJsonRemembered(raw)
 }
 
 /** A JSON body: one message, or a batch array. */
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.text(JSON.stringify(body), { status, contentType: JsonType, headers })
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse => {
+  // The text itself, not its UTF-8 bytes: node joins a string body to the status line and headers
+  // as one string, where bytes were first copied into a Uint8Array of their own and then went out
+  // as a buffer beside them. Its length is counted in bytes without encoding it.
+  const text = JSON.stringify(body)
+  return HttpServerResponse.raw(text, { status, contentType: JsonType, contentLength: Buffer.byteLength(text, "utf8"), headers })
+}
 
 /** A refusal with an id-less JSON-RPC error body (or the request's id when it could be read). */
 export const refuse = (
@@ -91,6 +124,16 @@ export class BodyUnreadable extends Data.TaggedError("BodyUnreadable")<{ readonl
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
+const unreadable = (e: { readonly message: string }) => Effect.fail(new BodyUnreadable({ reason: e.message }))
+
+const decodeUtf8 = (buffer: ArrayBuffer): Effect.Effect<string, BodyUnreadable> => {
+  try {
+    return Effect.succeed(utf8.decode(buffer))
+  } catch {
+    return Effect.fail(new BodyUnreadable({ reason: "the body is not UTF-8" }))
+  }
+}
+
 /** How far past the limit a body without a length is still read (and dropped) to answer 413. */
 const DrainFactor = 4
 
@@ -110,12 +153,8 @@ export const readBody = (
   // A declared length within the limit bounds the body (the HTTP parser reads no more than it), so
   // it is read whole, without a Stream: almost every POST comes this way.
   if (Number.isFinite(declared)) {
-    return request.arrayBuffer.pipe(
-      Effect.mapError((e) => new BodyUnreadable({ reason: e.message })),
-      Effect.flatMap((buffer) =>
-        Effect.try({ try: () => utf8.decode(buffer), catch: () => new BodyUnreadable({ reason: "the body is not UTF-8" }) })
-      )
-    )
+    // One step after the read rather than three (mapError, flatMap, try): every POST comes here.
+    return Effect.matchEffect(request.arrayBuffer, { onFailure: unreadable, onSuccess: decodeUtf8 })
   }
   // Past the limit the rest is read and dropped (up to a bound) rather than left unread: a client
   // still sending would otherwise see its connection reset and never read the 413.

@@ -286,7 +286,7 @@ export const openStdio = (
     // Still pending when the caller stops listening: the caller gave up, so tell the server to
     // stop too (stdio has no other cancellation signal). Except initialize, which clients must not
     // cancel.
-    const forget = (req: JsonRpc.Request, token: string | undefined) => {
+    const forget = (req: JsonRpc.Request, token: Waiting.Key | undefined) => {
       if (token !== undefined) progress.delete(token)
       callers.delete(Waiting.idKey(req.id))
       if (!pending.delete(Waiting.idKey(req.id)) || req.method === Method.Initialize) return
@@ -294,7 +294,7 @@ export const openStdio = (
     }
 
     // The request waits on `box` for its answer (by id) and its progress (by token); answers the token.
-    const track = (req: JsonRpc.Request, box: Waiting.Box, hints: RequestHints | undefined): string | undefined => {
+    const track = (req: JsonRpc.Request, box: Waiting.Box, hints: RequestHints | undefined): Waiting.Key | undefined => {
       pending.set(Waiting.idKey(req.id), box)
       if (hints?.caller !== undefined) callers.set(Waiting.idKey(req.id), hints.caller)
       const token = Waiting.requestProgressKey(req.params)
@@ -328,7 +328,7 @@ export const openStdio = (
         const refused = backedUp(req)
         if (refused !== undefined) return Effect.succeed(refused)
         let letGo: (() => void) | undefined
-        let token: string | undefined
+        let token: Waiting.Key | undefined
         const box = new CallBox(() => {
           letGo?.()
           forget(req, token)

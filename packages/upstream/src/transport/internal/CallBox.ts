@@ -117,7 +117,9 @@ export class CallBox implements Box {
   private readonly take: Effect.Effect<Taken> = Effect.suspend(() => {
     if (this.queued.length > 0 || this.ended !== undefined) return Effect.succeed(this.drain())
     return Effect.async<Taken>((resume) => {
-      this.wake = () => resume(Effect.sync(() => this.drain()))
+      // Taken when woken, not when the fiber next runs: what arrives in between waits for the
+      // next take, which finds it at once. An `Effect.sync` and its closure per wake were garbage.
+      this.wake = () => resume(Effect.succeed(this.drain()))
       return Effect.sync(() => {
         this.wake = undefined
         this.abandon()

@@ -24,25 +24,32 @@ export interface Box {
   readonly unsafeDone: (exit: Exit.Exit<void, TransportError>) => boolean
 }
 
-/** JSON-RPC ids are strings or numbers, and `1` and `"1"` are different ids. */
-export const idKey = (id: JsonRpc.RequestId): string => `${typeof id}:${id}`
+/**
+ * What a request is waited on by: its id (or progress token) itself. JSON-RPC ids are strings or
+ * numbers, and `1` and `"1"` are different ids, as they are different Map keys (SameValueZero);
+ * a string built of type and value per lookup was garbage, several times per call.
+ */
+export type Key = JsonRpc.RequestId
+
+/** The key of a request id. */
+export const idKey = (id: JsonRpc.RequestId): Key => id
 
 /** The key of a progress token, when the value is one. */
-export const tokenKey = (token: unknown): string | undefined =>
-  typeof token === "string" || typeof token === "number" ? idKey(token) : undefined
+export const tokenKey = (token: unknown): Key | undefined =>
+  typeof token === "string" || typeof token === "number" ? token : undefined
 
 /** A request opts into progress with `_meta.progressToken`; the notifications name it at top level. */
-export const requestProgressKey = (params: JsonRpc.Request["params"]): string | undefined => {
+export const requestProgressKey = (params: JsonRpc.Request["params"]): Key | undefined => {
   const meta = params?._meta
   return typeof meta === "object" && meta !== null ? tokenKey((meta as Record<string, unknown>).progressToken) : undefined
 }
 
 /** The waiting requests of one connection. */
 export interface Waiting {
-  readonly pending: Map<string, Box>
-  readonly progress: Map<string, Box>
+  readonly pending: Map<Key, Box>
+  readonly progress: Map<Key, Box>
   /** The caller of each pending request that listens (`RequestHints.caller`), by the request's key. */
-  readonly callers: Map<string, unknown>
+  readonly callers: Map<Key, unknown>
   /** Delivers a message to the request it belongs to; false when it belongs to none. */
   readonly route: (parsed: JsonRpc.Parsed) => Effect.Effect<boolean>
   /** `route`, done in place: a reader handling many lines at once needs no Effect per line. */
@@ -53,9 +60,9 @@ export interface Waiting {
 
 /** An empty set of waiting requests. */
 export const make = (): Waiting => {
-  const pending = new Map<string, Box>()
-  const progress = new Map<string, Box>()
-  const callers = new Map<string, unknown>()
+  const pending = new Map<Key, Box>()
+  const progress = new Map<Key, Box>()
+  const callers = new Map<Key, unknown>()
   // The one caller whose requests listen, when there is exactly one.
   const soleCaller = (): { readonly caller: unknown } | undefined => {
     let found: { readonly caller: unknown } | undefined
@@ -69,10 +76,10 @@ export const make = (): Waiting => {
     const m = parsed.message
     if (isResponse(m)) {
       const id = idOf(m)
-      const box = id === undefined ? undefined : pending.get(idKey(id))
+      const box = id === undefined ? undefined : pending.get(id)
       if (id === undefined || box === undefined) return false
-      pending.delete(idKey(id))
-      callers.delete(idKey(id))
+      pending.delete(id)
+      callers.delete(id)
       box.unsafeOffer(parsed)
       box.unsafeDone(Exit.void)
       return true

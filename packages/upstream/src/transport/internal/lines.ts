@@ -10,12 +10,15 @@ import { FrameTooLarge } from "../Transport.js"
  * complete lines of a chunk, or FrameTooLarge once a line (or the unterminated rest) exceeds `max`
  * characters; an unterminated last line waits for the next chunk.
  */
+/** One options object for every chunk's decode, rather than one per chunk. */
+const streaming = { stream: true } as const
+
 export const makeLineSplitter = (max: number) => {
   const decoder = new TextDecoder()
   let buffered = ""
   return {
     push: (bytes: Uint8Array): ReadonlyArray<string> | FrameTooLarge => {
-      const parts = (buffered + decoder.decode(bytes, { stream: true })).split("\n")
+      const parts = (buffered + decoder.decode(bytes, streaming)).split("\n")
       buffered = parts.pop() ?? ""
       let tooLong = buffered.length > max
       for (let i = 0; i < parts.length; i++) {

@@ -5,6 +5,7 @@
  * exact commands that answer it — the call waits in the daemon for `questions.ttl`, or, with no
  * daemon to keep it, is cancelled upstream.
  */
+import * as Terminal from "@effect/platform/Terminal"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Ask from "@mcpx-fx/daemon/Ask"
 import { choices } from "@mcpx-fx/gateway/QuestionFit"
@@ -139,14 +140,14 @@ export const describePending = (status: Status, kept: boolean): string => {
 const say = (line: string) => Console.error(line)
 
 /** Asks a round's questions at the terminal; the answers by key. */
-const askHere = (status: Status, read: Prompt.ReadLine) =>
+const askHere = (status: Status, terminal: Terminal.Terminal) =>
   Effect.gen(function*() {
     const answers: Record<string, unknown> = {}
     for (const q of status.questions) {
-      if (q.method === Method.ElicitationCreate) answers[q.key] = yield* Prompt.askElicitation(q.params, read, say)
+      if (q.method === Method.ElicitationCreate) answers[q.key] = yield* Prompt.askElicitation(q.params, say)
     }
     return answers
-  })
+  }).pipe(Effect.provideService(Terminal.Terminal, terminal))
 
 /**
  * Follows a call from `status` to its result. `interactive`: questions are asked at the terminal;
@@ -170,7 +171,7 @@ export const follow = <E>(route: Route<E>, first: Status, interactive: boolean, 
             yield* json ? Console.log(JSON.stringify(status, null, 2)) : say(describePending(status, route.keeps))
             return yield* new QuestionsPending({ tool: status.tool, kept: route.keeps })
           }
-          const answers = yield* askHere(status, terminal.read)
+          const answers = yield* askHere(status, terminal)
           status = yield* route.answer(status.id, answers)
           continue
         }

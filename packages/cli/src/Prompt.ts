@@ -1,15 +1,20 @@
 /**
  * Asking a person at a terminal what an upstream asked (`mcpx-fx call` on a tool that elicits): a
  * form is asked field by field from its schema (type, enum, default, required), a URL elicitation
- * shows the URL and asks for consent. `!decline` declines, `!cancel` or end of input cancels.
+ * shows the URL and asks for consent. `!decline` declines, `!cancel`, Ctrl-C or Ctrl-D cancels.
  * Prompts go to stderr; stdout stays the command's output.
+ *
+ * Each field is an @effect/cli text prompt, which does the line editing and asks again, with the
+ * reason, until the answer fits. Its typed prompts (select, confirm, integer) are not used: they
+ * cannot take `!decline` or leave an optional field empty, and every field must offer both.
+ * Only a terminal is asked (Asking.ts): piped stdin never comes here.
  */
+import * as Prompt from "@effect/cli/Prompt"
+import * as Terminal from "@effect/platform/Terminal"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
-import { createInterface } from "node:readline"
-
-/** Reads one line after showing `prompt`; undefined at end of input. */
-export type ReadLine = (prompt: string) => Effect.Effect<string | undefined>
+import type * as Scope from "effect/Scope"
 
 /** What the person said to one field: a value, nothing (keep it empty), or a way out. */
 export type FieldInput =
@@ -31,8 +36,7 @@ const enumOf = (property: JsonObject): ReadonlyArray<string> | undefined => {
 }
 
 /** Reads one line typed for a field of `property` (a JSON Schema primitive, as elicitation forms allow). */
-export const parseField = (property: JsonObject, line: string | undefined): FieldInput => {
-  if (line === undefined) return { _tag: "Cancel" }
+export const parseField = (property: JsonObject, line: string): FieldInput => {
   const text = line.trim()
   if (text === "!decline") return { _tag: "Decline" }
   if (text === "!cancel") return { _tag: "Cancel" }
@@ -79,20 +83,29 @@ export const describeField = (name: string, property: JsonObject, required: bool
     : typeof property.type === "string" ? property.type : "text"
   const description = typeof property.description === "string" ? ` — ${property.description}` : ""
   const fallback = property.default !== undefined ? ` [${JSON.stringify(property.default)}]` : ""
-  return `  ${title} (${kind}${required ? ", required" : ""})${description}${fallback}: `
+  return `${title} (${kind}${required ? ", required" : ""})${description}${fallback}`
 }
 
-const MaxTries = 3
+/** Asks one field until the answer fits it (or is a way out); what was answered. */
+const askField = (name: string, property: JsonObject, required: boolean) =>
+  Prompt.text({
+    message: describeField(name, property, required),
+    validate: (line) => {
+      const input = parseField(property, line)
+      if (input._tag === "Invalid") return Effect.fail(input.reason)
+      if (input._tag === "Empty" && required && property.default === undefined) return Effect.fail("this field is required")
+      return Effect.succeed(line)
+    }
+  }).pipe(Prompt.map((line) => parseField(property, line)))
 
 /** Asks an elicitation at the terminal; the ElicitResult to answer it with. */
-export const askElicitation = (params: JsonObject, read: ReadLine, say: (line: string) => Effect.Effect<void>) =>
+export const askElicitation = (params: JsonObject, say: (line: string) => Effect.Effect<void>) =>
   Effect.gen(function*() {
     const message = typeof params.message === "string" ? params.message : "The server asks:"
     yield* say(`? ${message}   (!decline to decline, !cancel or Ctrl-D to cancel)`)
     if (params.mode === "url") {
       yield* say(`  open: ${String(params.url)}`)
-      const line = yield* read("  press Enter when done (or !decline): ")
-      const input = parseField({ type: "string" }, line)
+      const input = parseField({ type: "string" }, yield* Prompt.text({ message: "press Enter when done (or !decline)" }))
       return input._tag === "Decline" ? { action: "decline" } : input._tag === "Cancel" ? { action: "cancel" } : { action: "accept" }
     }
     const schema = isJsonObject(params.requestedSchema) ? params.requestedSchema : {}
@@ -101,44 +114,27 @@ export const askElicitation = (params: JsonObject, read: ReadLine, say: (line: s
     const content: Record<string, unknown> = {}
     for (const [name, raw] of Object.entries(properties)) {
       const property = isJsonObject(raw) ? raw : {}
-      for (let tries = 0; ; tries++) {
-        const input = parseField(property, yield* read(describeField(name, property, required.includes(name))))
-        if (input._tag === "Decline") return { action: "decline" }
-        if (input._tag === "Cancel") return { action: "cancel" }
-        if (input._tag === "Value") {
-          content[name] = input.value
-          break
-        }
-        if (input._tag === "Empty") {
-          if (property.default !== undefined) content[name] = property.default
-          if (property.default !== undefined || !required.includes(name)) break
-          yield* say("    this field is required")
-        } else {
-          yield* say(`    ${input.reason}`)
-        }
-        if (tries + 1 >= MaxTries) return { action: "cancel" }
-      }
+      const input = yield* askField(name, property, required.includes(name))
+      if (input._tag === "Decline") return { action: "decline" }
+      if (input._tag === "Cancel") return { action: "cancel" }
+      if (input._tag === "Value") content[name] = input.value
+      else if (property.default !== undefined) content[name] = property.default
     }
     return { action: "accept", content }
-  })
+  }).pipe(
+    // Ctrl-C and Ctrl-D end a prompt with QuitException: the person walked away from the form.
+    Effect.catchTag("QuitException", () => Effect.succeed({ action: "cancel" }))
+  )
 
-/** Lines from this process's stdin, prompts on stderr; the interface closes with the scope. */
-export const terminal = Effect.acquireRelease(
-  Effect.sync(() => {
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true })
-    let closed = false
-    rl.on("close", () => (closed = true))
-    const read: ReadLine = (prompt) =>
-      Effect.async<string | undefined>((resume) => {
-        if (closed) return resume(Effect.succeed(undefined))
-        const onClose = () => resume(Effect.succeed(undefined))
-        rl.once("close", onClose)
-        rl.question(prompt, (answer) => {
-          rl.off("close", onClose)
-          resume(Effect.succeed(answer))
-        })
-      })
-    return { rl, read }
-  }),
-  ({ rl }) => Effect.sync(() => rl.close())
-)
+/**
+ * This process's terminal for prompts: keys from stdin, drawn on stderr (the platform's terminal
+ * draws on stdout, which is the command's output). Raw mode is held only while a prompt reads.
+ */
+export const terminal: Effect.Effect<Terminal.Terminal, never, Scope.Scope> = Effect.map(NodeTerminal.make(), (keys) =>
+  Terminal.Terminal.of({
+    ...keys,
+    columns: Effect.sync(() => process.stderr.columns ?? 0),
+    rows: Effect.sync(() => process.stderr.rows ?? 0),
+    isTTY: Effect.sync(() => process.stderr.isTTY === true),
+    display: (text) => Effect.sync(() => void process.stderr.write(text))
+  }))

@@ -10,7 +10,7 @@
  * or hung server only ever delays what is asked of it.
  *
  * The filter of what hosts may see (`tools` / `excludeTools`) is compiled with the config
- * (internal/ToolPattern.ts); the ranking of search results is `rank` below.
+ * (internal/ToolPattern.ts); search ranks what it reads here with SearchIndex.ts.
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
@@ -170,70 +170,4 @@ function make(store: SchemaStore.SchemaStore) {
         })
     })
   })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Search ranking
-// ---------------------------------------------------------------------------------------------
-
-/** A tool as search sees it: the name hosts call, the upstream's own name, where it lives, what it does. */
-export interface Searchable {
-  readonly name: string
-  readonly tool: string
-  readonly namespace: string
-  readonly description: string
-}
-
-/** How well one term matched, best first. */
-export const MatchKinds = ["exact", "prefix", "substring", "namespace", "description"] as const
-export type MatchKind = (typeof MatchKinds)[number]
-
-/** A search hit: how many terms matched, and the best match of each. */
-export interface Ranked<A extends Searchable> {
-  readonly item: A
-  readonly matched: number
-  readonly score: number
-  readonly best: MatchKind
-}
-
-const matchOf = (term: string, item: Searchable): MatchKind | undefined => {
-  const name = item.name.toLowerCase()
-  const tool = item.tool.toLowerCase()
-  if (name === term || tool === term) return "exact"
-  if (name.startsWith(term) || tool.startsWith(term)) return "prefix"
-  if (tool.includes(term)) return "substring"
-  if (item.namespace.toLowerCase().includes(term)) return "namespace"
-  if (item.description.toLowerCase().includes(term)) return "description"
-  return undefined
-}
-
-/**
- * Ranks tools for a query of whitespace-separated terms: more terms matched first, then better
- * matches (an exact name, a name prefix, a name substring, the namespace, the description), then
- * by name. A tool no term matches is left out; an empty query lists every tool by name.
- */
-export const rank = <A extends Searchable>(query: string, items: ReadonlyArray<A>, limit: number): ReadonlyArray<Ranked<A>> => {
-  const terms = query.toLowerCase().split(/\s+/).filter((t) => t.length > 0)
-  const hits: Array<Ranked<A>> = []
-  for (const item of items) {
-    if (terms.length === 0) {
-      hits.push({ item, matched: 0, score: 0, best: "exact" })
-      continue
-    }
-    let matched = 0
-    let score = 0
-    let best: number = MatchKinds.length
-    for (const term of terms) {
-      const kind = matchOf(term, item)
-      if (kind === undefined) continue
-      const tier = MatchKinds.indexOf(kind)
-      matched += 1
-      score += tier
-      best = Math.min(best, tier)
-    }
-    if (matched > 0) hits.push({ item, matched, score, best: MatchKinds[best] ?? "description" })
-  }
-  return hits
-    .sort((a, b) => b.matched - a.matched || a.score - b.score || a.item.name.localeCompare(b.item.name))
-    .slice(0, Math.max(0, limit))
 }

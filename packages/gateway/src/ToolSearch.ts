@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import type { Gateway } from "./Gateway.js"
 import type { Caller, GatewayServer, ListingFailure } from "./GatewayModel.js"
 import type { ExposeMode } from "@mcpx-fx/config/SettingsRegistry"
-import { type MatchKind, rank } from "./ToolCatalog.js"
+import { type MatchKind, ranking, type Searchable } from "./SearchIndex.js"
 
 /** The meta-tools' names. */
 export const SearchName = "mcpx_search"
@@ -56,10 +56,24 @@ const oneLine = (s: unknown): string => {
   return line.length > 200 ? `${line.slice(0, 197)}...` : line
 }
 
+interface Item extends Searchable {
+  readonly server: string
+}
+
+// One ranking (and so one cached index) per gateway: each has its own servers and tools.
+const rankings = new WeakMap<Gateway["Type"], ReturnType<typeof ranking<Item>>>()
+const rankingOf = (gateway: Gateway["Type"]) => {
+  const existing = rankings.get(gateway)
+  if (existing !== undefined) return existing
+  const made = ranking<Item>()
+  rankings.set(gateway, made)
+  return made
+}
+
 /** Searches every visible tool. */
 export const search = (gateway: Gateway["Type"], caller: Caller, request: SearchRequest): Effect.Effect<SearchResult> =>
   Effect.map(gateway.knownTools(caller, request.cachedOnly === true ? { refresh: false, cachedOnly: true } : { refresh: request.refresh === true }), (known) => {
-    const items = known.items.map(({ server, tool }) => ({
+    const items = known.items.map(({ server, tool }): Item => ({
       name: String(tool.name),
       tool: String(tool.name).slice(server.prefixed ? server.namespace.length + 2 : 0),
       namespace: server.namespace,
@@ -68,7 +82,7 @@ export const search = (gateway: Gateway["Type"], caller: Caller, request: Search
     }))
     const limit = Math.min(MaxLimit, Math.max(1, Math.floor(request.limit ?? DefaultLimit)))
     return {
-      tools: rank(request.query, items, limit).map((r) => ({
+      tools: rankingOf(gateway).rank(items, request.query, limit).map((r) => ({
         name: r.item.name,
         server: r.item.server,
         description: oneLine(r.item.description),

@@ -7,6 +7,19 @@
  * It exists because a race forks a fiber for each side and a timeout forks two, on every call; here
  * the reasons register a callback instead (a pool instance's crash, a shared deadline timer), and
  * the call costs one fiber however many reasons it has.
+ *
+ * The contract (docs/cancellation.md; upstream/test/Abortable.property.test.ts), kept too by the
+ * in-place twin for calls with no fiber of their own (transport/internal/InPlace.ts):
+ * - exactly one outcome, decided by whatever comes first;
+ * - a call that ended on its own before any abort keeps its outcome, even if an abort comes in
+ *   the same instant;
+ * - otherwise the first abort's error is the outcome; later aborts and a later interruption of
+ *   the caller change nothing;
+ * - an abort or the caller's interruption interrupts the call, so its finalizers (which cancel the
+ *   upstream request) run, exactly once; a call that ended on its own is not interrupted;
+ * - when the caller has its outcome, the call's fiber has ended.
+ * Arming and disarming the reasons (`AbortHook`) is the registrar's part: Pool.withSession arms
+ * them as the call begins and lets go of them as it ends.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

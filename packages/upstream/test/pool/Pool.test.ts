@@ -1,4 +1,4 @@
-import { assert, describe, it } from "@effect/vitest"
+import { afterEach, assert, beforeEach, describe, it } from "@effect/vitest"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Chunk from "effect/Chunk"
@@ -29,6 +29,7 @@ import {
   discoverResult,
   err,
   type FakeConnection,
+  type FakeKind,
   fakeTransport,
   initializeResult,
   ok,
@@ -90,14 +91,27 @@ const serve = (
 
 // --- harness
 
+/**
+ * The kind of fake the running suite uses (set per test by `describe.each` below). Under
+ * "in-place" a stdio connection cuts calls in place as StdioTransport does, and a server refuses
+ * `server/discover` so that its session settles legacy: the Pool then runs calls on it in the
+ * caller's fiber (pool/internal/PoolInPlace.ts), the path production takes for most calls.
+ */
+let kind: FakeKind = "general"
+let lastRecorder: Recorder | undefined
+
+const legacyServed = (script: Script): Script => (req, n) =>
+  req.method === "server/discover" ? err(req, ErrorCode.MethodNotFound, "no such method") : script(req, n)
+
 const setup = (script: Script, wire: "stdio" | "streamable-http" = "stdio") => {
   const connections = new Map<number, FakeConnection>()
-  const recorder: Recorder = { sent: [], opened: 0, connections }
+  const recorder: Recorder = { sent: [], opened: 0, connections, inPlace: [], cancelled: [] }
+  lastRecorder = recorder
   const layer = Pool.layer.pipe(
     Layer.provide(Prober.layer),
     Layer.provideMerge(EraCache.layerMemory),
     Layer.provide(Negotiator.layer),
-    Layer.provide(fakeTransport(script, recorder, wire))
+    Layer.provide(fakeTransport(kind === "in-place" ? legacyServed(script) : script, recorder, wire, kind))
   )
   return { recorder, connections, layer }
 }
@@ -131,6 +145,14 @@ const who = (s: Session) =>
   })
 
 const call = (server: PoolServer, caller: Caller) => Effect.flatMap(Pool, (pool) => pool.withSession(server, caller, who))
+
+/** Starts the caller's instance without a call, so that the next call finds it serving (in place, when it can be). */
+const warm = (server: PoolServer, caller: Caller) => Effect.flatMap(Pool, (pool) => pool.withSession(server, caller, () => Effect.void))
+
+/** Under the in-place suite, the calls sent so far ran in place (the production path). */
+const tookInPlace = (recorder: Recorder, methods: ReadonlyArray<string>) => {
+  if (kind === "in-place") assert.deepStrictEqual(recorder.inPlace, methods)
+}
 
 const statusOf = (name: string) =>
   Effect.flatMap(Pool, (pool) => pool.snapshot).pipe(Effect.map((all) => all.find((s) => s.server === name)))
@@ -191,7 +213,23 @@ const poolErrorOf = (e: unknown): PoolError => {
   return e as PoolError
 }
 
-describe("Pool", () => {
+describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) => {
+  // Tests of eras and lanes need a server that speaks the modern era, which the in-place suite's
+  // servers refuse (see `kind`); they run in the general suite only.
+  const ofModernServers = suiteKind === "general"
+  const ownEra = ofModernServers ? "modern" as const : "legacy" as const
+
+  beforeEach(() => {
+    kind = suiteKind
+    lastRecorder = undefined
+  })
+  // The suite must take the path it names: under "in-place" a call the pool served on the
+  // server's own lane ran in its caller's fiber.
+  afterEach(() => {
+    const ran = lastRecorder?.inPlace?.length ?? 0
+    if (suiteKind === "general") assert.strictEqual(ran, 0)
+  })
+
   describe("sharing", () => {
     it.effect("pool/shared-start: concurrent first calls share one start and one instance", () => {
       const gate = Deferred.unsafeMake<void>(FiberId.none)
@@ -255,7 +293,7 @@ describe("Pool", () => {
   })
 
   describe("capacity", () => {
-    it.scoped("pool/lru: a new key in a full lane evicts that lane's least-recently-used idle instance only", () => {
+    if (ofModernServers) it.scoped("pool/lru: a new key in a full lane evicts that lane's least-recently-used idle instance only", () => {
       const { layer, connections } = setup(serve(dual))
       return Effect.gen(function*() {
         const events = yield* subscribe
@@ -385,7 +423,7 @@ describe("Pool", () => {
   })
 
   describe("start failures", () => {
-    it.scoped("pool/cooldown: failed starts fail fast for a cooldown that doubles up to the cap and resets on success", () => {
+    if (ofModernServers) it.scoped("pool/cooldown: failed starts fail fast for a cooldown that doubles up to the cap and resets on success", () => {
       let healthy = false
       const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))
       const { layer, recorder } = setup(serve(flaky))
@@ -461,7 +499,7 @@ describe("Pool", () => {
       )
     })
 
-    it.effect("pool/start-timeout: a start that takes longer than startTimeout fails and cools down", () => {
+    if (ofModernServers) it.effect("pool/start-timeout: a start that takes longer than startTimeout fails and cools down", () => {
       const silent: Handshake = (req, n) => (req.method === "server/discover" ? Effect.never : dual(req, n))
       const { layer } = setup(serve(silent))
       return Effect.gen(function*() {
@@ -483,8 +521,10 @@ describe("Pool", () => {
       return Effect.gen(function*() {
         const events = yield* subscribe
         const server = serverOf("prefer-discover", {}, "crashy")
+        yield* warm(server, modern())
         const inFlight = yield* Effect.fork(Effect.flip(call(server, modern())))
         yield* Deferred.await(entered)
+        tookInPlace(recorder, ["1:tools/call"])
         yield* connections.get(1)!.crash({ reason: "the process exited", stderr: "panic: out of cheese\n", exitCode: 2 })
         const e = poolErrorOf(yield* Fiber.join(inFlight))
         assert.strictEqual(e.reason, "crashed")
@@ -520,7 +560,7 @@ describe("Pool", () => {
     })
   })
 
-  describe("follow", () => {
+  if (ofModernServers) describe("follow", () => {
     it.effect("pool/follow/dual: modern callers get the server's own session, legacy callers a forced legacy-only one", () => {
       const { layer, recorder } = setup(serve(dual))
       return Effect.gen(function*() {
@@ -666,10 +706,13 @@ describe("Pool", () => {
       const { layer, recorder, connections } = setup(serve(dual, { hold: () => ++calls === 1, entered }))
       return Effect.gen(function*() {
         const server = serverOf("prefer-discover")
+        yield* warm(server, modern())
         const fiber = yield* Effect.fork(call(server, modern()))
         yield* Deferred.await(entered)
+        tookInPlace(recorder, ["1:tools/call"])
         assert.strictEqual((yield* status()).instances[0]?.busy, 1)
         yield* Fiber.interrupt(fiber)
+        assert.deepStrictEqual(recorder.cancelled, ["1:tools/call"])
         const s = yield* status()
         assert.deepStrictEqual(s.instances.map((i) => [i.busy, i.state]), [[0, "ready"]])
         assert.strictEqual(connections.get(1)?.ended(), "open")
@@ -717,7 +760,7 @@ describe("Pool", () => {
           )
           yield* TestClock.adjust("10 seconds")
           const served = yield* Fiber.join(next)
-          assert.deepStrictEqual(served, Either.right("modern"))
+          assert.deepStrictEqual(served, Either.right(ownEra))
           const s = yield* status()
           assert.deepStrictEqual([s.lanes[0]?.live, s.lanes[0]?.queued], [1, 0])
           assert.deepStrictEqual(s.instances.map((i) => [i.state, i.busy]), [["ready", 0]])
@@ -746,7 +789,7 @@ describe("Pool", () => {
             Effect.zipWith(Fiber.poll(waiter), statusOf("fake"), (done, s) => Option.isSome(done) || s?.lanes[0]?.queued === 1)
           )
           yield* TestClock.adjust("10 seconds")
-          assert.deepStrictEqual(yield* Fiber.join(waiter), Either.right(["modern" as const]))
+          assert.deepStrictEqual(yield* Fiber.join(waiter), Either.right([ownEra]))
           const s = yield* status()
           assert.deepStrictEqual([s.lanes[0]?.live, s.lanes[0]?.queued], [1, 0])
           assert.isAtMost(recorder.opened, 2)
@@ -756,7 +799,7 @@ describe("Pool", () => {
   })
 
   describe("events and control", () => {
-    it.scoped("pool/events: start, era.stale and stop", () => {
+    if (ofModernServers) it.scoped("pool/events: start, era.stale and stop", () => {
       const { layer } = setup(serve(modernOnly))
       return Effect.gen(function*() {
         const events = yield* subscribe
@@ -783,7 +826,7 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
-    it.scoped("pool/events: a discover that answers after initialize settled the process tells server.era.stale then", () => {
+    if (ofModernServers) it.scoped("pool/events: a discover that answers after initialize settled the process tells server.era.stale then", () => {
       const lateDiscover: Handshake = (req, n) =>
         req.method === "server/discover"
           ? Effect.zipRight(Effect.sleep("10 seconds"), dual(req, n))
@@ -811,7 +854,7 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
-    it.scoped("pool/era-change: a call refused as only a non-modern server refuses it is tried once more on a fresh probe, not again", () => {
+    if (ofModernServers) it.scoped("pool/era-change: a call refused as only a non-modern server refuses it is tried once more on a fresh probe, not again", () => {
       // Discover keeps saying modern, and every call keeps getting a bare 404.
       const refusing: Script = (req, n) =>
         req.method === "tools/call" ? Effect.fail(new HTTPStatusError({ status: 404, body: "Not Found" })) : modernOnly(req, n)
@@ -836,7 +879,7 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
-    it.effect("pool/reports: the last report of each server's own session", () => {
+    if (ofModernServers) it.effect("pool/reports: the last report of each server's own session", () => {
       const { layer } = setup(serve(dual))
       return Effect.gen(function*() {
         const pool = yield* Pool
@@ -856,8 +899,10 @@ describe("Pool", () => {
       const { layer, recorder } = setup(serve(dual, { hold: (n) => n === 1, entered }))
       return Effect.gen(function*() {
         const server = serverOf("prefer-discover")
+        yield* warm(server, modern())
         const inFlight = yield* Effect.fork(Effect.flip(call(server, modern())))
         yield* Deferred.await(entered)
+        tookInPlace(recorder, ["1:tools/call"])
         assert.strictEqual(yield* Effect.flatMap(Pool, (p) => p.stop("fake")), 1)
         const e = poolErrorOf(yield* Fiber.join(inFlight))
         assert.strictEqual(e.reason, "stopped")
@@ -874,11 +919,14 @@ describe("Pool", () => {
       return Effect.gen(function*() {
         const pool = yield* Pool
         const server = serverOf("prefer-discover")
+        yield* warm(server, modern())
         const inFlight = yield* Effect.fork(Effect.flip(call(server, modern())))
         yield* Deferred.await(entered)
+        tookInPlace(recorder, ["1:tools/call"])
         yield* pool.stopCalls
         const e = poolErrorOf(yield* Fiber.join(inFlight))
         assert.strictEqual(e.reason, "shutdown")
+        assert.deepStrictEqual(recorder.cancelled, ["1:tools/call"])
         assert.include(e.message, "shutting down")
         const later = poolErrorOf(yield* Effect.flip(call(server, modern())))
         assert.strictEqual(later.reason, "shutdown")
@@ -886,7 +934,7 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
-    it.effect("pool/restart: stops every instance, forgets the cooldown and starts the kept keys again", () => {
+    if (ofModernServers) it.effect("pool/restart: stops every instance, forgets the cooldown and starts the kept keys again", () => {
       let healthy = true
       const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))
       const { layer, recorder } = setup(serve(flaky))
@@ -921,7 +969,7 @@ describe("Pool", () => {
       }).pipe(Effect.provide(layer))
     })
 
-    it.effect("pool/exit: closing the layer closes every instance", () => {
+    if (ofModernServers) it.effect("pool/exit: closing the layer closes every instance", () => {
       const { layer, connections } = setup(serve(dual))
       return Effect.gen(function*() {
         yield* Effect.scoped(Effect.gen(function*() {

@@ -9,8 +9,10 @@
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import { CutInPlace, inPlaceIn } from "../../src/transport/internal/InPlace.js"
 import { callThroughStream, Transport, TransportClosed, type Connection, type TransportError } from "../../src/transport/Transport.js"
 
 /** How the fake answers one request: a message, an error, or nothing (Effect.never). */
@@ -35,6 +37,8 @@ export interface Recorder {
   readonly connections?: Map<number, FakeConnection>
   /** When present, requests given up on before their answer (interrupted), as `n:method`. */
   readonly cancelled?: Array<string>
+  /** When present, calls that ran in place (pool/internal/PoolInPlace.ts), as `n:method`. */
+  readonly inPlace?: Array<string>
 }
 
 export const ok = (req: JsonRpc.Request, result: Record<string, unknown>): Effect.Effect<JsonRpc.Response> =>
@@ -58,7 +62,42 @@ export const discoverResult = (versions: ReadonlyArray<string>) => ({
   _meta: { "io.modelcontextprotocol/serverInfo": { name: "fake", version: "1" } }
 })
 
-export const fakeTransport = (script: Script, recorder: Recorder, wire: Connection["wire"] = "stdio"): Layer.Layer<Transport> =>
+/**
+ * How the fake's connections run a call. "general": the Pool runs every call under `Abortable`.
+ * "in-place": a stdio connection cuts calls in place as StdioTransport does, so the Pool runs a
+ * call on a serving legacy session in its caller's fiber (pool/internal/PoolInPlace.ts), the path
+ * production takes.
+ */
+export type FakeKind = "general" | "in-place"
+
+/**
+ * `call` as the in-place transports do it: a call running in place is cut by ending its wait with
+ * CutInPlace (at once if it was cut already); the script's side is then interrupted, which is how
+ * the fake records a cancelled request.
+ */
+const callInPlace = (request: Connection["request"], ranInPlace: (req: JsonRpc.Request) => void): Connection["call"] => {
+  const general = callThroughStream(request)
+  return (req, onMessage, hints) =>
+    Effect.withFiberRuntime((fiber) => {
+      const inPlace = inPlaceIn(fiber)
+      if (inPlace === undefined) return general(req, onMessage, hints)
+      ranInPlace(req)
+      if (inPlace.isCut) return Effect.die(new CutInPlace())
+      return Effect.flatMap(Deferred.make<never>(), (cut) => {
+        const letGo = inPlace.waitingOn(() => Deferred.unsafeDone(cut, Exit.die(new CutInPlace())))
+        return Effect.raceFirst(general(req, onMessage, hints), Deferred.await(cut)).pipe(
+          Effect.ensuring(Effect.sync(letGo))
+        )
+      })
+    })
+}
+
+export const fakeTransport = (
+  script: Script,
+  recorder: Recorder,
+  wire: Connection["wire"] = "stdio",
+  kind: FakeKind = "general"
+): Layer.Layer<Transport> =>
   Layer.succeed(Transport, {
     open: () =>
       Effect.gen(function*() {
@@ -101,16 +140,20 @@ export const fakeTransport = (script: Script, recorder: Recorder, wire: Connecti
             )
           )
         }
+        const inPlace = kind === "in-place" && wire === "stdio"
         const conn: Connection = {
           request,
-          call: callThroughStream(request),
+          call: inPlace
+            ? callInPlace(request, (req) => void recorder.inPlace?.push(`${n}:${req.method}`))
+            : callThroughStream(request),
           notify: (note) => Effect.sync(() => void recorder.sent.push(`${n}:${note.method}`)),
           respond: () => Effect.void,
           unsolicited: Stream.never,
           closed: Deferred.await(closed),
           stderrTail: Effect.sync(() => stderr),
           openNotificationStream: Effect.void,
-          wire
+          wire,
+          cutsInPlace: inPlace
         }
         return conn
       })

@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: mcpx-fx against a direct stdio client, a trivial Node HTTP server (the floor)
- * and punkpeye/mcp-proxy, all up at once in one process tree, in front of the same stdio upstream.
+ * `npm run bench`: mcpx-fx against a direct stdio client, a trivial Node HTTP server (the floor),
+ * a minimal Node gateway (bench/minimal-gateway.ts) and punkpeye/mcp-proxy, all up at once in one
+ * process tree, in front of the same upstream; then again in front of each other upstream
+ * (bench/lib/upstreams.ts: legacy-only stdio, dual-era stdio, Streamable HTTP).
  *
  * Each round runs every scenario (modern 2026-07-28 tools/call at c=1, 16 and 64; a legacy
  * 2025-11-25 session at c=16) on every target, in an order that rotates from round to round, so
@@ -9,11 +11,13 @@
  * each run. Then cold starts against `node -e 0`, the daemon's memory with 50 started upstreams,
  * and a long run for memory growth. The result is written to docs/performance.md.
  *
- *   npm run bench                      5 rounds of 3 s per run, 500k-call soak; writes the doc
+ *   npm run bench                      3 rounds of 3 s per run per upstream, 500k-call soak; writes the doc
  *   npm run bench -- --quick           1 round of 1 s, no soak, prints only (for development)
  *   npm run bench -- --cold-only       only the cold starts, printed with the load average (for development)
  *   options: --rounds N --seconds S --soak CALLS --starts N --write / --no-write
- *            --only mcpx-fx,mcp-proxy,floor,direct
+ *            --only mcpx-fx,mcp-proxy,minimal,floor,direct
+ *            --upstream legacy,dual,http   which upstreams, in this order (default all three); the
+ *                                          first is the one the memory, soak and issue-11 targets use
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -24,7 +28,7 @@ import { flag, option } from "./lib/args.js"
 import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
-import { type Measurement, type Report, renderCold, renderReport, writeReport } from "./lib/report.js"
+import { type Measurement, type Report, renderCold, type UpstreamResults, renderReport, writeReport } from "./lib/report.js"
 import { median, quantile, rotate } from "./lib/stats.js"
 import { runStdioLoad, startStdio, type StdioClient } from "./lib/stdio-client.js"
 import {
@@ -33,22 +37,25 @@ import {
   startFloor,
   startMcpProxy,
   startMcpxFx,
+  startMinimal,
   type Target,
-  upstreamArgs,
   writeConfig
 } from "./lib/targets.js"
+import { parseUpstreams, startUpstream, type Upstream, upstreamLabel } from "./lib/upstreams.js"
 
 // This file runs bundled, from bench/dist/.
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const paths = pathsFrom(root)
 
 const quick = flag("quick")
-const rounds = Number(option("rounds") ?? (quick ? 1 : 5))
+const rounds = Number(option("rounds") ?? (quick ? 1 : 3))
 const seconds = Number(option("seconds") ?? (quick ? 1 : 3))
 const soakCalls = Number(option("soak") ?? (quick ? 0 : 500_000))
 const starts = Number(option("starts") ?? (quick ? 3 : 10))
 const write = flag("write") || (!quick && !flag("no-write"))
 const only = option("only")?.split(",")
+const upstreamKinds = parseUpstreams(option("upstream"))
+const wanted = (name: string) => only === undefined || only.includes(name)
 
 const log = (s: string) => process.stderr.write(`${s}\n`)
 
@@ -103,6 +110,61 @@ const summarize = (r: LoadResult, cpuPerCall: number | undefined, maxRss: number
   ...(maxRss === undefined ? {} : { maxRss })
 })
 
+/** The minimal gateway and mcp-proxy in front of `upstream` (mcp-proxy only in front of a stdio one). */
+const startGateways = async (upstream: Upstream): Promise<Array<Target>> => {
+  const out: Array<Target> = []
+  if (wanted("minimal")) out.push(await startMinimal(paths, upstream.spec))
+  if (wanted("mcp-proxy") && "stdio" in upstream.spec) out.push(await startMcpProxy(paths, upstream.spec))
+  return out
+}
+
+/**
+ * Every scenario on every target (and the direct client), `rounds` times in rotating order, after a
+ * warm-up; RSS after the warm-up goes into `idleRss`. Answers the measurements by target and scenario.
+ */
+const runRounds = async (
+  kind: string,
+  targets: ReadonlyArray<Target>,
+  direct: StdioClient | undefined,
+  idleRss: Record<string, number>
+): Promise<{ readonly names: ReadonlyArray<string>; readonly results: Record<string, Record<string, Array<Measurement>>> }> => {
+  const results: Record<string, Record<string, Array<Measurement>>> = {}
+  const record = (target: string, scenario: string, m: Measurement) => {
+    const byScenario = (results[target] ??= {})
+    ;(byScenario[scenario] ??= []).push(m)
+  }
+  // Legacy sessions are opened once per target and kept for every round, as a host keeps its session.
+  const legacyShapes = new Map<string, RequestShape>()
+  for (const t of targets) legacyShapes.set(t.name, await t.legacy())
+
+  log(`bench: warming up (${kind} upstream)`)
+  for (const t of targets) {
+    await runLoad(t.modern, { concurrency: 16, durationMs: quick ? 500 : 2000 })
+    await runLoad(legacyShapes.get(t.name)!, { concurrency: 16, durationMs: quick ? 250 : 1000 })
+  }
+  if (direct !== undefined) await runStdioLoad(direct, { concurrency: 16, durationMs: 1000 })
+  for (const t of targets) idleRss[`${t.name} (after warm-up)`] = rssMb(t.pid)
+
+  const names = [...(direct !== undefined ? ["direct"] : []), ...targets.map((t) => t.name)]
+  for (let round = 0; round < rounds; round++) {
+    for (const [si, scenario] of Scenarios.entries()) {
+      for (const name of rotate(names, round + si)) {
+        if (name === "direct") {
+          if (scenario.legacy || direct === undefined) continue
+          const r = await runStdioLoad(direct, { concurrency: scenario.concurrency, durationMs: seconds * 1000, warmupCalls: 64 })
+          record("direct", scenario.id, summarize(r, undefined, undefined))
+          continue
+        }
+        const t = targets.find((x) => x.name === name)!
+        const shape = scenario.legacy ? legacyShapes.get(t.name)! : t.modern
+        record(t.name, scenario.id, await measureHttp(t, shape, scenario.concurrency))
+      }
+      log(`bench: ${kind} upstream, round ${round + 1}/${rounds} ${scenario.label} done`)
+    }
+  }
+  return { names, results }
+}
+
 const main = async () => {
   if (!existsSync(paths.cli)) throw new Error(`no CLI bundle at ${paths.cli}; run npm run bundle`)
   if (flag("cold-only")) {
@@ -115,18 +177,18 @@ const main = async () => {
   installPeers()
   const loadAtStart = os.loadavg()
   const startedAt = new Date()
-  const wanted = (name: string) => only === undefined || only.includes(name)
 
-  // ---- the targets, all up at once
-  log("bench: starting the targets")
-  const direct: StdioClient | undefined = wanted("direct") ? await startStdio(process.execPath, upstreamArgs(paths)) : undefined
+  // ---- the targets in front of the first upstream, all up at once
+  const first = await startUpstream(paths, upstreamKinds[0]!)
+  log(`bench: starting the targets (${first.kind} upstream)`)
+  const direct = wanted("direct") && "stdio" in first.spec ? await startStdio(process.execPath, first.spec.stdio) : undefined
   const targets: Array<Target> = []
   if (wanted("floor")) targets.push(await startFloor(paths))
-  if (wanted("mcp-proxy")) targets.push(await startMcpProxy(paths))
+  targets.push(...(await startGateways(first)))
   let mcpx: Target | undefined
   const idleRss: Record<string, number> = {}
   if (wanted("mcpx-fx")) {
-    mcpx = await startMcpxFx(paths)
+    mcpx = await startMcpxFx(paths, ["bench"], [], first.spec)
     await new Promise((r) => setTimeout(r, 500))
     idleRss["mcpx-fx (started, nothing called)"] = rssMb(mcpx.pid)
     // Idle as a daemon mostly is: its upstream started by a call, then nothing.
@@ -137,40 +199,32 @@ const main = async () => {
     idleRss["mcpx-fx (idle)"] = rssMb(mcpx.pid)
     targets.push(mcpx)
   }
-  const results: Record<string, Record<string, Array<Measurement>>> = {}
-  const record = (target: string, scenario: string, m: Measurement) => {
-    const byScenario = (results[target] ??= {})
-    ;(byScenario[scenario] ??= []).push(m)
-  }
 
   try {
-    // Legacy sessions are opened once per target and kept for every round, as a host keeps its session.
-    const legacyShapes = new Map<string, RequestShape>()
-    for (const t of targets) legacyShapes.set(t.name, await t.legacy())
-
-    log("bench: warming up")
-    for (const t of targets) {
-      await runLoad(t.modern, { concurrency: 16, durationMs: quick ? 500 : 2000 })
-      await runLoad(legacyShapes.get(t.name)!, { concurrency: 16, durationMs: quick ? 250 : 1000 })
-    }
-    if (direct !== undefined) await runStdioLoad(direct, { concurrency: 16, durationMs: 1000 })
-    for (const t of targets) idleRss[`${t.name} (after warm-up)`] = rssMb(t.pid)
-
-    const names = [...(direct !== undefined ? ["direct"] : []), ...targets.map((t) => t.name)]
-    for (let round = 0; round < rounds; round++) {
-      for (const [si, scenario] of Scenarios.entries()) {
-        for (const name of rotate(names, round + si)) {
-          if (name === "direct") {
-            if (scenario.legacy || direct === undefined) continue
-            const r = await runStdioLoad(direct, { concurrency: scenario.concurrency, durationMs: seconds * 1000, warmupCalls: 64 })
-            record("direct", scenario.id, summarize(r, undefined, undefined))
-            continue
-          }
-          const t = targets.find((x) => x.name === name)!
-          const shape = scenario.legacy ? legacyShapes.get(t.name)! : t.modern
-          record(t.name, scenario.id, await measureHttp(t, shape, scenario.concurrency))
-        }
-        log(`bench: round ${round + 1}/${rounds} ${scenario.label} done`)
+    const { names, results } = await runRounds(first.kind, targets, direct, idleRss)
+    const byUpstream: Array<UpstreamResults> = [{ kind: first.kind, label: upstreamLabel[first.kind], targets: names, results }]
+    const floorRuns = results["floor"]
+    // ---- the other upstreams, each with its own gateways (the floor has no upstream: measured once)
+    for (const kind of upstreamKinds.slice(1)) {
+      const upstream = await startUpstream(paths, kind)
+      const more: Array<Target> = []
+      let moreDirect: StdioClient | undefined
+      try {
+        log(`bench: starting the targets (${kind} upstream)`)
+        moreDirect = wanted("direct") && "stdio" in upstream.spec ? await startStdio(process.execPath, upstream.spec.stdio) : undefined
+        more.push(...(await startGateways(upstream)))
+        if (wanted("mcpx-fx")) more.push(await startMcpxFx(paths, ["bench"], [], upstream.spec))
+        const r = await runRounds(kind, more, moreDirect, {})
+        byUpstream.push({
+          kind,
+          label: upstreamLabel[kind],
+          targets: r.names,
+          results: floorRuns === undefined ? r.results : { ...r.results, floor: floorRuns }
+        })
+      } finally {
+        for (const t of more) await t.stop()
+        await moreDirect?.close()
+        await upstream.stop()
       }
     }
     for (const t of targets) idleRss[`${t.name} (after the rounds)`] = rssMb(t.pid)
@@ -226,6 +280,7 @@ const main = async () => {
       scenarios: Scenarios.map((s) => ({ id: s.id, label: s.label })),
       targets: names,
       results,
+      byUpstream,
       idleRss,
       ...(fifty === undefined ? {} : { fiftyUpstreamsRss: fifty }),
       ...(fiftyAtOnce === undefined ? {} : { fiftyUpstreamsRssAtOnce: fiftyAtOnce }),
@@ -241,6 +296,7 @@ const main = async () => {
   } finally {
     for (const t of targets) await t.stop()
     await direct?.close()
+    await first.stop()
   }
 }
 

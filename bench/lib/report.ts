@@ -18,6 +18,17 @@ export interface Measurement {
   readonly maxRss?: number
 }
 
+/** By target, then scenario: one measurement per round, in round order. */
+export type Results = Record<string, Record<string, ReadonlyArray<Measurement>>>
+
+/** The rounds in front of one upstream (issue 29's tables). */
+export interface UpstreamResults {
+  readonly kind: string
+  readonly label: string
+  readonly targets: ReadonlyArray<string>
+  readonly results: Results
+}
+
 export interface Report {
   readonly startedAt: string
   readonly machine: { readonly cpu: string; readonly cores: number; readonly memoryGb: number; readonly node: string; readonly kernel: string }
@@ -29,7 +40,9 @@ export interface Report {
   readonly scenarios: ReadonlyArray<{ readonly id: string; readonly label: string }>
   readonly targets: ReadonlyArray<string>
   /** By target, then scenario: one measurement per round, in round order. */
-  readonly results: Record<string, Record<string, ReadonlyArray<Measurement>>>
+  readonly results: Results
+  /** Every upstream's rounds, the first being the one `results` holds. */
+  readonly byUpstream: ReadonlyArray<UpstreamResults>
   readonly idleRss: Record<string, number>
   /** A minute after the last of the fifty started (the idle reading), and 0.5 s after it. */
   readonly fiftyUpstreamsRss?: number
@@ -49,16 +62,17 @@ export const End = "<!-- bench:end -->"
 const Us = "mcpx-fx"
 const Peer = "mcp-proxy"
 
-const runs = (r: Report, target: string, scenario: string): ReadonlyArray<Measurement> => r.results[target]?.[scenario] ?? []
+const runs = (r: { readonly results: Results }, target: string, scenario: string): ReadonlyArray<Measurement> =>
+  r.results[target]?.[scenario] ?? []
 
-const med = (r: Report, target: string, scenario: string, pick: (m: Measurement) => number | undefined): number | undefined => {
+const med = (r: { readonly results: Results }, target: string, scenario: string, pick: (m: Measurement) => number | undefined): number | undefined => {
   const xs = runs(r, target, scenario).map(pick).filter((x): x is number => x !== undefined && Number.isFinite(x))
   return xs.length === 0 ? undefined : median(xs)
 }
 
 /** The median over rounds of a ratio taken within each round. */
 const sameRound = (
-  r: Report,
+  r: { readonly results: Results },
   a: { readonly target: string; readonly scenario: string },
   b: { readonly target: string; readonly scenario: string },
   pick: (m: Measurement) => number
@@ -196,9 +210,53 @@ export const renderReport = (r: Report): string => {
       shown.map((s) => `${(s.calls / 1000).toFixed(0)}k ${s.rss.toFixed(0)} MB`).join(", ") + ".")
   }
   out.push("")
+  for (const u of r.byUpstream) out.push(renderAgainstMinimal(u), "")
   out.push(renderCold(cold))
   out.push("", End, "")
   return out.join("\n")
+}
+
+const Minimal = "minimal"
+
+/**
+ * Issue 29's table for one upstream: the floor, the minimal gateway, mcpx-fx and mcp-proxy, then
+ * mcpx-fx ÷ minimal (each ratio the median of same-round ratios) against its goal.
+ */
+export const renderAgainstMinimal = (u: UpstreamResults): string => {
+  const rps = (t: string, s: string) => fmt(med(u, t, s, (m) => m.rps), 0)
+  const rows = ["floor", Minimal, Us, Peer].map((t) => {
+    const measured = u.results[t] !== undefined
+    const note = t === "floor" && !u.targets.includes("floor") ? " (no upstream; measured once, with the first)" : ""
+    if (!measured) return [t, t === Peer && u.kind === "http" ? "– (fronts stdio servers only)" : "not run", "–", "–", "–"]
+    return [
+      `${t}${note}`,
+      rps(t, "modern-c16"),
+      rps(t, "modern-c64"),
+      fmt(med(u, t, "modern-c16", (m) => m.cpuPerCall), 3),
+      fmt(med(u, t, "modern-c1", (m) => m.p50), 3)
+    ]
+  })
+  const ratio = (s: string, pick: (m: Measurement) => number) => sameRound(u, { target: Us, scenario: s }, { target: Minimal, scenario: s }, pick)
+  const c16 = ratio("modern-c16", (m) => m.rps)
+  const c64 = ratio("modern-c64", (m) => m.rps)
+  const cpu = ratio("modern-c16", (m) => m.cpuPerCall ?? NaN)
+  const p50 = ratio("modern-c1", (m) => m.p50)
+  rows.push(
+    ["**mcpx-fx ÷ minimal** (same round)", x(c16), x(c64), x(cpu), x(p50)],
+    ["goal", "≥ 0.5×", "≥ 0.5×", "≤ 2×", "≤ 1.5×"],
+    [
+      "",
+      check(c16, (v) => v >= 0.5),
+      check(c64, (v) => v >= 0.5),
+      check(cpu, (v) => v <= 2),
+      check(p50, (v) => v <= 1.5)
+    ]
+  )
+  return [
+    `### Against the minimal gateway (issue 29): ${u.label}`,
+    "",
+    table(["target", "modern c=16 calls/s", "modern c=64 calls/s", "gateway CPU per call at c=16 (ms)", "c=1 p50 (ms)"], rows)
+  ].join("\n")
 }
 
 /** The cold-start table alone (also what `--cold-only` prints). */

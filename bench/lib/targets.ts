@@ -1,8 +1,9 @@
 /**
  * The gateways under test, each a child process of the bench in front of its own copy of the same
- * stdio upstream (the era fixture in `legacy-32601` mode: a legacy-only server, as most servers in
- * the wild are): the floor (a trivial Node HTTP server with no upstream), punkpeye/mcp-proxy and
- * the mcpx-fx daemon. Each answers how to send it a modern (2026-07-28) echo call and how to open
+ * stdio upstream (by default the era fixture in `legacy-32601` mode: a legacy-only server, as most
+ * servers in the wild are; see upstreams.ts for the others): the floor (a trivial Node HTTP server
+ * with no upstream), the minimal gateway (bench/minimal-gateway.ts), punkpeye/mcp-proxy and the
+ * mcpx-fx daemon. Each answers how to send it a modern (2026-07-28) echo call and how to open
  * a legacy (2025-11-25) session and send echo calls in it.
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -21,6 +22,7 @@ export interface Paths {
   readonly cli: string
   readonly eraServer: string
   readonly floorServer: string
+  readonly minimalGateway: string
   readonly mcpProxy: string
 }
 
@@ -29,6 +31,7 @@ export const pathsFrom = (root: string): Paths => ({
   cli: join(root, "packages/cli/dist/mcpx-fx.js"),
   eraServer: join(root, "packages/testing/dist/era-server.js"),
   floorServer: join(root, "bench/dist/floor-server.js"),
+  minimalGateway: join(root, "bench/dist/minimal-gateway.js"),
   mcpProxy: join(root, "bench/peers/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs")
 })
 
@@ -37,6 +40,15 @@ export const withBuild = (paths: Paths, dir: string): Paths => ({ ...paths, cli:
 
 /** The upstream every gateway fronts, and the direct client talks to. */
 export const upstreamArgs = (paths: Paths): ReadonlyArray<string> => [paths.eraServer, "--mode", "legacy-32601"]
+
+/**
+ * What a gateway fronts: a stdio server (its arguments to this node; each gateway starts its own
+ * copy) or a Streamable HTTP endpoint (one server, which the gateways share as they are measured
+ * one after another).
+ */
+export type UpstreamSpec = { readonly stdio: ReadonlyArray<string> } | { readonly url: string }
+
+export const legacyUpstream = (paths: Paths): UpstreamSpec => ({ stdio: upstreamArgs(paths) })
 
 export interface Target {
   readonly name: string
@@ -97,7 +109,7 @@ export const openLegacySession = async (url: URL, tool: string): Promise<Request
 }
 
 /** Resolves with the child's first stdout line, parsed as JSON. */
-const firstLine = (child: ChildProcess, what: string, timeoutMs = 30_000): Promise<Record<string, unknown>> =>
+export const firstLine = (child: ChildProcess, what: string, timeoutMs = 30_000): Promise<Record<string, unknown>> =>
   new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} said nothing within ${timeoutMs} ms`)), timeoutMs)
     const lines = createInterface({ input: child.stdout! })
@@ -118,7 +130,7 @@ const firstLine = (child: ChildProcess, what: string, timeoutMs = 30_000): Promi
   })
 
 /** Ends a child and everything it started (its process group), SIGKILL after `graceMs`. */
-const stopGroup = (child: ChildProcess, graceMs = 15_000): Promise<void> =>
+export const stopGroup = (child: ChildProcess, graceMs = 15_000): Promise<void> =>
   new Promise((resolve) => {
     const pid = child.pid!
     const signal = (s: NodeJS.Signals) => {
@@ -143,7 +155,7 @@ const stopGroup = (child: ChildProcess, graceMs = 15_000): Promise<void> =>
     signal("SIGTERM")
   })
 
-const spawnGateway = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+export const spawnGateway = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
@@ -195,9 +207,30 @@ export const startFloor = async (paths: Paths): Promise<Target> => {
   }
 }
 
-/** punkpeye/mcp-proxy in front of the upstream: Streamable HTTP on /mcp, 2026-07-28 served alongside. */
-export const startMcpProxy = async (paths: Paths): Promise<Target> => {
+/** The minimal gateway in front of `upstream`; its tool names carry a `bench__` prefix, as mcpx-fx's do. */
+export const startMinimal = async (paths: Paths, upstream: UpstreamSpec = legacyUpstream(paths)): Promise<Target> => {
+  const to = "url" in upstream ? ["--http", upstream.url] : ["--stdio", process.execPath, ...upstream.stdio]
+  const { child, stderrTail } = spawnGateway([paths.minimalGateway, ...to])
+  const ready = await firstLine(child, "the minimal gateway").catch((e: unknown) => {
+    throw new Error(`${String(e)}; stderr: ${stderrTail()}`)
+  })
+  const url = new URL(`http://127.0.0.1:${String(ready.port)}/mcp`)
+  return {
+    name: "minimal",
+    pid: child.pid!,
+    modern: modernShape(url, "bench__echo"),
+    legacy: () => openLegacySession(url, "bench__echo"),
+    stop: () => stopGroup(child)
+  }
+}
+
+/**
+ * punkpeye/mcp-proxy in front of the upstream: Streamable HTTP on /mcp, 2026-07-28 served
+ * alongside. It fronts a command only (stdio), so it has no place in front of an HTTP upstream.
+ */
+export const startMcpProxy = async (paths: Paths, upstream: UpstreamSpec = legacyUpstream(paths)): Promise<Target> => {
   if (!existsSync(paths.mcpProxy)) throw new Error(`mcp-proxy is not installed at ${paths.mcpProxy}`)
+  if ("url" in upstream) throw new Error("mcp-proxy fronts stdio servers only")
   const port = await freePort()
   const { child, stderrTail } = spawnGateway([
     paths.mcpProxy,
@@ -209,7 +242,7 @@ export const startMcpProxy = async (paths: Paths): Promise<Target> => {
     "stream",
     "--",
     process.execPath,
-    ...upstreamArgs(paths)
+    ...upstream.stdio
   ])
   child.stdout!.resume()
   const url = new URL(`http://127.0.0.1:${port}/mcp`)
@@ -226,9 +259,15 @@ export const startMcpProxy = async (paths: Paths): Promise<Target> => {
 }
 
 /** A config file with the given servers, each an upstream fixture; answers its path. */
-export const writeConfig = (dir: string, paths: Paths, names: ReadonlyArray<string>): string => {
+export const writeConfig = (
+  dir: string,
+  paths: Paths,
+  names: ReadonlyArray<string>,
+  upstream: UpstreamSpec = legacyUpstream(paths)
+): string => {
   const file = join(dir, "mcpx.json")
-  const mcpServers = Object.fromEntries(names.map((n) => [n, { command: process.execPath, args: upstreamArgs(paths) }]))
+  const entry = "url" in upstream ? { url: upstream.url } : { command: process.execPath, args: upstream.stdio }
+  const mcpServers = Object.fromEntries(names.map((n) => [n, entry]))
   writeFileSync(file, JSON.stringify({ mcpServers }))
   return file
 }
@@ -237,10 +276,11 @@ export const writeConfig = (dir: string, paths: Paths, names: ReadonlyArray<stri
 export const startMcpxFx = async (
   paths: Paths,
   servers: ReadonlyArray<string> = ["bench"],
-  nodeFlags: ReadonlyArray<string> = []
+  nodeFlags: ReadonlyArray<string> = [],
+  upstream: UpstreamSpec = legacyUpstream(paths)
 ): Promise<Target & { readonly dir: string }> => {
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-"))
-  const config = writeConfig(dir, paths, servers)
+  const config = writeConfig(dir, paths, servers, upstream)
   const { child, stderrTail } = spawnGateway(
     [...nodeFlags, paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"],
     { MCPX_STATE_DIR: join(dir, "state") }

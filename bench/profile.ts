@@ -5,6 +5,7 @@
  * here, before and after.
  *
  *   options: --seconds S (default 10) --legacy --keep (leave the .cpuprofile in out/profile/)
+ *   --upstream legacy|dual|http (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
  *            --concurrency C (default 16; 1 shows what a call costs when each one wakes the process)
  */
@@ -16,6 +17,7 @@ import { cpuMs } from "./lib/proc.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt } from "./lib/stats.js"
 import { pathsFrom, startMcpxFx } from "./lib/targets.js"
+import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const paths = pathsFrom(root)
@@ -42,7 +44,9 @@ const main = async () => {
   const dir = join(root, "out/profile")
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  const daemon = await startMcpxFx(paths, ["bench"], profiling ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [])
+  const at = argv.indexOf("--upstream")
+  const upstream = await startUpstream(paths, parseUpstreams(at < 0 ? "legacy" : argv[at + 1])[0]!)
+  const daemon = await startMcpxFx(paths, ["bench"], profiling ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [], upstream.spec)
   let calls = 0
   let cpu = 0
   try {
@@ -57,6 +61,7 @@ const main = async () => {
     }
   } finally {
     await daemon.stop()
+    await upstream.stop()
   }
   if (!profiling) return
   const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"))

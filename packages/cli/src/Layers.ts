@@ -78,7 +78,7 @@ export const printWarnings = (config: Config.LoadedConfig): Effect.Effect<void> 
  */
 export const configured = (
   globals: Globals
-): Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path> =>
+): Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path | Logging.LogFormatSwitch> =>
   Layer.unwrapEffect(
     Effect.map(ProcessEnvironment, (environment) =>
       Layer.mergeAll(
@@ -146,7 +146,7 @@ export interface GatewayOptions {
    * The configuration to build on, when the caller has already loaded it and said that no file was
    * found (else `configuredAndNoticed(globals)`).
    */
-  readonly configured?: Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path>
+  readonly configured?: Layer.Layer<Configured, ConfiguredError, ProcessEnvironment | FileSystem.FileSystem | Path.Path | Logging.LogFormatSwitch>
   /**
    * Whether this process joins the fleet `fleet.nats` names (the daemon). Other commands run
    * alone whatever the settings say: a one-shot `call` has nothing to offer the fleet.
@@ -178,7 +178,7 @@ export const gateway = (
   | ProcessGroups.ProcessGroups
   | Fleet.Fleet,
   ConfiguredError | GatewayModel.GatewayConfigError,
-  ProcessEnvironment | FileSystem.FileSystem | Path.Path
+  ProcessEnvironment | FileSystem.FileSystem | Path.Path | Logging.LogFormatSwitch
 > => {
   const eraCache = Layer.unwrapEffect(
     Effect.gen(function*() {

@@ -81,10 +81,9 @@ export const layer = (format: LogFormat, level: LogLevel.LogLevel, colors: boole
 
 /**
  * Adopts the config's `log.format`, once the config is read, unless the flag or the variable
- * fixed the format. Without a switch (tests, embedders) it does nothing.
+ * fixed the format. The switch is required, not looked up: every process that reads a config runs
+ * on this module's `layer` (Main.ts), and a test names the one it gives.
  */
-export const settle = (settings: Settings["Type"]): Effect.Effect<void> =>
-  Effect.flatMap(Effect.serviceOption(LogFormatSwitch), (found) =>
-    Option.isNone(found) || found.value.fixed
-      ? Effect.void
-      : Effect.map(settings.get("log.format"), (format) => found.value.set(format)))
+export const settle = (settings: Settings["Type"]): Effect.Effect<void, never, LogFormatSwitch> =>
+  Effect.flatMap(LogFormatSwitch, (found) =>
+    found.fixed ? Effect.void : Effect.map(settings.get("log.format"), (format) => found.set(format)))

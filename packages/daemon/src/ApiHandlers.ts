@@ -31,6 +31,7 @@ import { Api, BadArguments, DaemonInfo, OpenApiPath, UpstreamFailed } from "./Ap
 import { jsonClientErrors } from "./ApiErrors.js"
 import { AskLive } from "./Ask.js"
 import { CallsLive } from "./CallsRoutes.js"
+import type { RecentCalls } from "./RecentCalls.js"
 import * as TaskRoutes from "./TaskRoutes.js"
 import type { TaskAccepted, TasksUnavailable } from "./TasksApi.js"
 import type { CallRequest, CallResponse } from "./ApiBodies.js"
@@ -222,7 +223,7 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) => {
 // ---------------------------------------------------------------------------------------------
 
 /** What the API runs on. */
-export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo | Backend | HostTasks
+export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo | Backend | HostTasks | RecentCalls
 
 /**
  * The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`.

@@ -1,13 +1,12 @@
 /**
  * What `GET /v1/calls/recent` does (CallsApi.ts has the route): the owner reads the ring the daemon
- * provides (RecentCalls.ts); a daemon that keeps none (the API run without it, in tests) has no
- * calls to show.
+ * provides (RecentCalls.ts); a daemon that keeps none (`RecentCalls.off`, in tests) has no calls
+ * to show.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Redact from "@mcpx-fx/gateway/Redact"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
-import * as Option from "effect/Option"
 import { Api } from "./Api.js"
 import { CallsForbidden, type RecentQuery } from "./CallsApi.js"
 import * as OwnerChanges from "./OwnerChanges.js"
@@ -21,10 +20,9 @@ const forbidden = new CallsForbidden({
 export const recent = (query: typeof RecentQuery.Type) =>
   Effect.gen(function*() {
     if (!(yield* FiberRef.get(Redact.RawForOwner))) return yield* forbidden
-    const ring = yield* Effect.serviceOption(RecentCalls)
-    if (Option.isNone(ring)) return { calls: [], last: 0, capacity: 0 }
-    const found = yield* ring.value.since(query.after ?? -1, query.waitMs ?? 0)
-    return { ...found, capacity: ring.value.capacity }
+    const ring = yield* RecentCalls
+    const found = yield* ring.since(query.after ?? -1, query.waitMs ?? 0)
+    return { ...found, capacity: ring.capacity }
   })
 
 /** `/v1/calls/recent` and `/v1/ui/changes`. */

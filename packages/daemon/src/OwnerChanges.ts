@@ -55,12 +55,12 @@ const changedFrom = (after: string) =>
   Effect.scoped(Effect.gen(function*() {
     const statuses = yield* Effect.flatMap(HostTasks, (tasks) => tasks.statuses)
     const events = yield* Effect.flatMap(PendingCalls, (pending) => pending.events)
-    const ring = yield* Effect.serviceOption(RecentCalls)
+    const ring = yield* RecentCalls
     const somethingHappened = Effect.raceAll<Effect.Effect<unknown>>([
       Queue.take(statuses),
       Queue.take(events),
       Effect.sleep(Fallback),
-      ...(Option.isSome(ring) ? [ring.value.nudged] : [])
+      ring.nudged
     ])
     return yield* Effect.repeat(Effect.zipRight(somethingHappened, version), { until: (v) => v !== after })
   }))

@@ -10,6 +10,7 @@
  * open, the calls cost the ring nothing.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import * as CallResolution from "@mcpx-fx/gateway/CallResolution"
 import * as CallObserver from "@mcpx-fx/gateway/CallObserver"
 import type { CallSink, ObservedCall } from "@mcpx-fx/gateway/CallObserver"
 import type { Gateway } from "@mcpx-fx/gateway/Gateway"
@@ -20,6 +21,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
 /** One finished call. */
@@ -74,6 +76,20 @@ export class RecentCalls extends Context.Tag("@mcpx-fx/daemon/RecentCalls")<Rece
   /** Completes at the next call recorded or the next nudge (OwnerChanges.ts waits on it). */
   readonly nudged: Effect.Effect<void>
 }>() {}
+
+/**
+ * The ring of a daemon that keeps no calls (the API run in tests, embedders): an explicit layer, so
+ * the API's type says it reads the ring. It shows nothing and is never nudged.
+ */
+export const off: Layer.Layer<RecentCalls> = Layer.succeed(RecentCalls, {
+  capacity: 0,
+  record: () => Effect.void,
+  push: () => {},
+  since: () => Effect.succeed({ calls: [], last: 0 }),
+  read: () => false,
+  nudge: () => {},
+  nudged: Effect.never
+})
 
 /** How long after its last read a reader still counts as there (the page waits 20 s per read). */
 export const ReaderGrace = 60_000
@@ -183,7 +199,7 @@ export const observingGateway = (gateway: Gateway["Type"], ring: RecentCalls["Ty
   const told = (questions: NonNullable<Caller["questions"]>): NonNullable<Caller["questions"]> => (question) =>
     Effect.ensuring(Effect.zipRight(Effect.sync(ring.nudge), questions(question)), Effect.sync(ring.nudge))
   const callTool: Gateway["Type"]["callTool"] = (caller, name, args, meta, retry) => {
-    const observation = new CallObserver.Observation("v1", name, caller.sessionId, caller.revision, undefined)
+    const observation = new CallObserver.Observation("v1", CallResolution.hostName(name), caller.sessionId, caller.revision, undefined)
     const observed = caller.questions === undefined ? { ...caller, observation } : { ...caller, observation, questions: told(caller.questions) }
     return CallObserver.observe(sinks, observation, false, gateway.callTool(observed, name, args, meta, retry))
   }

@@ -42,6 +42,7 @@ const recordingGateway = (given: Array<LoadedConfig>) =>
     knownTools: () => Effect.succeed({ items: [], unlisted: [], failures: [] }),
     describeTool: () => Effect.dieMessage("unused"),
     peekTool: () => undefined,
+    resolveTool: () => Effect.dieMessage("unused"),
     reconfigure: (config) =>
       Effect.sync(() => {
         given.push(config)

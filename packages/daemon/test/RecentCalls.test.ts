@@ -15,6 +15,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import { createHash } from "node:crypto"
+import * as Redact from "@mcpx-fx/gateway/Redact"
+import * as CallsRoutes from "../src/CallsRoutes.js"
 import * as OwnerAccess from "../src/OwnerAccess.js"
 import * as RecentCalls from "../src/RecentCalls.js"
 
@@ -23,6 +25,15 @@ class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> 
 const finished = (tool: string): RecentCalls.Finished => ({ at: 0, tool, via: "v1", durationMs: 1, outcome: "ok" })
 
 describe("recent calls", () => {
+  it.effect("recent/off: a daemon that keeps no calls shows the owner none, at once", () =>
+    Effect.gen(function*() {
+      const shown = yield* CallsRoutes.recent({ waitMs: 60_000 }).pipe(
+        Effect.locally(Redact.RawForOwner, true),
+        Effect.provide(RecentCalls.off)
+      )
+      assert.deepStrictEqual(shown, { calls: [], last: 0, capacity: 0 })
+    }))
+
   it.effect("recent/ring: the last `capacity` calls, newest first, numbered from 1", () =>
     Effect.gen(function*() {
       const ring = RecentCalls.make(2)

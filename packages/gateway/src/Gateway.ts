@@ -36,6 +36,7 @@ import type * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { Config, type LoadedConfig } from "@mcpx-fx/config/Config"
 import * as CallObserver from "./CallObserver.js"
+import * as CallResolution from "./CallResolution.js"
 import * as Changes from "./internal/Changes.js"
 import * as Deadlines from "./internal/Deadlines.js"
 import * as ResourceWatches from "./internal/ResourceWatches.js"
@@ -87,6 +88,16 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
    */
   readonly peekTool: (name: string) => JsonObject | undefined
   /**
+   * The call's one resolution (CallResolution.ts): server, upstream name and visible tool behind a
+   * host-visible name, read in place from the live listing when it has it, else by listing that
+   * server alone (which may start it). What every path that names a tool goes through.
+   */
+  readonly resolveTool: (
+    caller: Caller,
+    name: string,
+    options?: { readonly suggest?: boolean }
+  ) => Effect.Effect<CallResolution.Resolution, GatewayCallError>
+  /**
    * Runs a reloaded configuration: unchanged servers keep their processes, removed ones stop and
    * redefined ones restart once their calls finish, and hosts are told the lists changed.
    */
@@ -94,13 +105,20 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly listPrompts: (caller: Caller) => Effect.Effect<Listing>
   readonly listResources: (caller: Caller) => Effect.Effect<Listing>
   readonly listResourceTemplates: (caller: Caller) => Effect.Effect<Listing>
-  /** Calls a tool by its qualified name; the upstream's result comes back unchanged. */
   /**
    * Calls a tool by its host-visible name, resolved (and held to the server's tool filters) on
-   * every round: `retry` is what a modern retry adds to the params (`inputResponses`, the
-   * upstream's `requestState`), and goes where the first round went only if the name still does.
+   * every round, or by the resolution the caller already made of it for this round (`resolveTool`:
+   * the same check, not made twice): `retry` is what a modern retry adds to the params
+   * (`inputResponses`, the upstream's `requestState`), and goes where the first round went only if
+   * the name still does. The upstream's result comes back unchanged.
    */
-  readonly callTool: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject, retry?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
+  readonly callTool: (
+    caller: Caller,
+    tool: string | CallResolution.Resolution,
+    args: JsonObject,
+    meta?: JsonObject,
+    retry?: JsonObject
+  ) => Effect.Effect<JsonObject, GatewayCallError>
   readonly getPrompt: (caller: Caller, name: string, args: JsonObject, meta?: JsonObject, retry?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
   readonly readResource: (caller: Caller, uri: string, meta?: JsonObject, retry?: JsonObject) => Effect.Effect<JsonObject, GatewayCallError>
   /** Sends any request to one server's session (completion, subscriptions, …) with the caller's context. */
@@ -223,6 +241,42 @@ const make = Effect.gen(function*() {
       return d
     })
 
+  /** A tool call to where its resolution points (Gateway.callTool: resolved once, by whoever asked first). */
+  const callResolved = (
+    caller: Caller,
+    found: CallResolution.Resolution,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    retry: JsonObject | undefined
+  ): Effect.Effect<JsonObject, GatewayCallError> => {
+    const params = withMeta({ name: found.name, arguments: args, ...retry }, meta)
+    // Upstream tasks are followed to their end for every host (TaskCall); a retry whose state
+    // names one answers its questions.
+    const resumed = TaskCall.resumedTask(retry?.requestState)
+    const answers = isJsonObject(retry?.inputResponses) ? retry.inputResponses : {}
+    // The call's one observation (CallObserver.ts) learns the server and the era here.
+    return CallObserver.withinCall(caller.observation, (observation) => {
+      observation.server = found.server.namespace
+      observation.upstream = true
+      const send = resumed !== undefined
+        ? (session: Session, ctx: Caller) => {
+          observation.era = session.era
+          return TaskCall.resume(session, resumed, answers, ctx)
+        }
+        : (session: Session, ctx: Caller) => {
+          observation.era = session.era
+          // A modern upstream may make any round a task, the last round of its questions included.
+          return TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
+            ? TaskCall.call(session, params, ctx)
+            : session.request(Method.ToolsCall, params, ctx)
+        }
+      return Effect.map(
+        request(found.server, caller, Method.ToolsCall, params, send, true),
+        (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
+      )
+    }, () => new CallObserver.Observation("gateway", CallResolution.hostName(found), caller.sessionId, caller.revision, undefined))
+  }
+
   return Gateway.of({
     get servers() {
       return table.servers
@@ -233,38 +287,14 @@ const make = Effect.gen(function*() {
     listResourceTemplates,
     knownTools: tools.knownTools,
     peekTool: tools.peekTool,
+    resolveTool: (caller, name, options) => resolveTool(caller, name, options?.suggest ?? true),
     describeTool: (caller, name, options) =>
       Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => Names.qualifyTool(found.server, found.tool)),
     reconfigure,
-    callTool: (caller, name, args, meta, retry) =>
-      Effect.flatMap(resolveTool(caller, name), (found) => {
-        const params = withMeta({ name: found.name, arguments: args, ...retry }, meta)
-        // Upstream tasks are followed to their end for every host (TaskCall); a retry whose state
-        // names one answers its questions.
-        const resumed = TaskCall.resumedTask(retry?.requestState)
-        const answers = isJsonObject(retry?.inputResponses) ? retry.inputResponses : {}
-        // The call's one observation (CallObserver.ts) learns the server and the era here.
-        return CallObserver.withinCall(caller.observation, (observation) => {
-          observation.server = found.server.namespace
-          observation.upstream = true
-          const send = resumed !== undefined
-            ? (session: Session, ctx: Caller) => {
-              observation.era = session.era
-              return TaskCall.resume(session, resumed, answers, ctx)
-            }
-            : (session: Session, ctx: Caller) => {
-              observation.era = session.era
-              // A modern upstream may make any round a task, the last round of its questions included.
-              return TaskCall.asTask(session, found.tool) && (retry === undefined || session.era === "modern")
-                ? TaskCall.call(session, params, ctx)
-                : session.request(Method.ToolsCall, params, ctx)
-            }
-          return Effect.map(
-            request(found.server, caller, Method.ToolsCall, params, send, true),
-            (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
-          )
-        }, () => new CallObserver.Observation("gateway", name, caller.sessionId, caller.revision, undefined))
-      }),
+    callTool: (caller, tool, args, meta, retry) =>
+      typeof tool === "string"
+        ? Effect.flatMap(resolveTool(caller, tool), (found) => callResolved(caller, found, args, meta, retry))
+        : callResolved(caller, tool, args, meta, retry),
     getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)
       return found === undefined

@@ -323,8 +323,8 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         const peeked = gateway.peekTool(name)
         return peeked !== undefined
           ? Effect.succeed(supportOf(peeked))
-          : Effect.map(Effect.option(gateway.describeTool(toGatewayCaller(caller), name, { suggest: false })), (found) =>
-            supportOf(found._tag === "Some" ? found.value : undefined))
+          : Effect.map(Effect.option(gateway.resolveTool(toGatewayCaller(caller), name, { suggest: false })), (found) =>
+            supportOf(found._tag === "Some" ? found.value.tool : undefined))
       },
       // A task cancelled while its call waits on questions: the pending call ends, its upstream
       // request (or the upstream's own task) cancelled. An upstream's own state holds nothing here.

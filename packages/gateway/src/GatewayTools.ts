@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Caller, GatewayCallError, GatewayServer, KnownTools, KnownToolsOptions, ListingFailure, UnknownName } from "./GatewayModel.js"
 import * as Suggest from "@mcpx-fx/config/Suggest"
+import * as CallResolution from "./CallResolution.js"
 import * as Names from "./Names.js"
 import type { ToolCatalog } from "./ToolCatalog.js"
 
@@ -32,11 +33,6 @@ export interface Deps {
 export const visible = (server: GatewayServer, tool: JsonObject): boolean => {
   const filter = server.configured.filter
   return filter === undefined || filter.all || (typeof tool.name === "string" && filter.allows(tool.name))
-}
-
-const visibleName = (server: GatewayServer, name: string): boolean => {
-  const filter = server.configured.filter
-  return filter === undefined || filter.all || filter.allows(name)
 }
 
 /** A server's visible tools under their host-visible names. */
@@ -109,24 +105,36 @@ export const make = (deps: Deps) => {
     })
 
   /**
-   * The tool behind a host-visible name, checked against its server's listing (listed now only
-   * when the catalog has nothing current for it). A listing the server cannot give at all (it has
-   * no tools/list) lets the call go ahead; a server that cannot be reached fails here.
+   * The call's resolution (CallResolution.ts): the tool behind a host-visible name, checked
+   * against its server's listing. The live listing answers in place (no listing, no upstream);
+   * otherwise the server is listed, and only when the catalog has nothing current for it. A
+   * listing the server cannot give at all (it has no tools/list) lets the call go ahead; a server
+   * that cannot be reached fails here.
    */
-  const resolveTool = (caller: Caller, name: string, suggest = true) =>
-    Effect.suspend(() => {
-      const found = Names.resolve(deps.servers(), name)
-      if (found === undefined || !visibleName(found.server, found.name)) return unknownTool(name, caller, suggest)
-      return catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
-        Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name }))),
-        Effect.flatMap((tool) => (Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed({ ...found, tool: tool.value })))
-      )
-    })
+  const resolveTool = (caller: Caller, name: string, suggest = true): Effect.Effect<CallResolution.Resolution, GatewayCallError> =>
+    // Read when run, not when built: an effect built once may run again after the servers or their listings changed.
+    Effect.suspend(() => resolveNow(caller, name, suggest))
 
-  /** The visible tool behind a host-visible name, if the catalog's live listing has it; nothing is listed or started. */
+  const resolveNow = (caller: Caller, name: string, suggest: boolean): Effect.Effect<CallResolution.Resolution, GatewayCallError> => {
+    const found = CallResolution.locate(deps.servers(), name)
+    if (found === undefined) return unknownTool(name, caller, suggest)
+    const live = catalog.peek(found.server.catalog, found.name)
+    if (live !== undefined) return Effect.succeed(CallResolution.resolved(found, live))
+    return catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
+      Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name }))),
+      Effect.flatMap((tool) =>
+        Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed(CallResolution.resolved(found, tool.value))
+      )
+    )
+  }
+
+  /**
+   * The visible tool behind a host-visible name, if the catalog's live listing has it; nothing is
+   * listed or started. The same resolution as `resolveTool`'s in-place answer, without its record.
+   */
   const peekTool = (name: string): JsonObject | undefined => {
-    const found = Names.resolve(deps.servers(), name)
-    return found === undefined || !visibleName(found.server, found.name) ? undefined : catalog.peek(found.server.catalog, found.name)
+    const found = CallResolution.locate(deps.servers(), name)
+    return found === undefined ? undefined : catalog.peek(found.server.catalog, found.name)
   }
 
   /**

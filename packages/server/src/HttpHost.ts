@@ -45,7 +45,8 @@ import * as Stream from "effect/Stream"
 import * as Wire from "./internal/HttpWire.js"
 import * as StopCut from "./internal/StopCut.js"
 import { makeLegacy } from "./internal/HttpLegacy.js"
-import { makeModern } from "./internal/HttpModern.js"
+import { makeModern, type SchemaLookup } from "./internal/HttpModern.js"
+export type { SchemaLookup } from "./internal/HttpModern.js"
 import type { Deps } from "./internal/HttpParts.js"
 import { makeOriginPolicy } from "./internal/HttpOrigin.js"
 import { makeQuestions } from "./internal/HttpQuestions.js"
@@ -101,9 +102,11 @@ export interface HttpHostOptions {
   readonly sessionIdPrefix?: string
   /**
    * The `inputSchema` of a tool by name, for checking a modern `tools/call`'s `Mcp-Param-*` headers
-   * against its `x-mcp-header` annotations. Without it only the standard headers are checked.
+   * against its `x-mcp-header` annotations, asked for the call's own caller (its `_meta`, already
+   * validated: nothing is looked up, so no upstream started, for a request that will be refused).
+   * Without it only the standard headers are checked.
    */
-  readonly inputSchemaOf?: (tool: string) => Effect.Effect<unknown>
+  readonly inputSchemaOf?: SchemaLookup
   /**
    * When the process stops: at `draining` GET streams and listens end (calls carry on) and no
    * legacy GET stream opens. Calls still running at `stopping` are cut short where their upstream

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { DaemonInfo } from "../../src/Api.js"
 import * as ApiHandlers from "../../src/ApiHandlers.js"
+import * as RecentCalls from "../../src/RecentCalls.js"
 import { Config } from "@mcpx-fx/config/Config"
 import type { Gateway } from "@mcpx-fx/gateway/Gateway"
 import type { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
@@ -30,11 +31,12 @@ export const daemon = { version: "9.9.9-test", pid: 4242, startedAt: Date.now(),
 export const dependencies = (
   mcpServers: Record<string, unknown>,
   options: TestGateway.Options = {}
-): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo | Backend | HostTasks> =>
+): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo | Backend | HostTasks | RecentCalls.RecentCalls> =>
   Layer.mergeAll(
     Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))),
     GatewayBackend.layer,
-    TestTasks.layer
+    TestTasks.layer,
+    RecentCalls.off
   ).pipe(Layer.provideMerge(TestGateway.layer(mcpServers, options)))
 
 /** A web handler for the API over the services already in context (disposed with the scope). */

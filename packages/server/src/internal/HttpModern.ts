@@ -9,6 +9,7 @@ import * as HttpStatus from "@mcpx-fx/protocol/HttpStatus"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Method from "@mcpx-fx/protocol/Method"
+import * as Revision from "@mcpx-fx/protocol/Revision"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
@@ -25,13 +26,21 @@ import type { StreamSlots } from "../Limits.js"
 import { Backlog } from "./Backlog.js"
 import { firstOf, Spoken } from "./FirstOf.js"
 import type { Deps } from "./HttpParts.js"
+import { sessionIdentity } from "./ServerParams.js"
 import * as Wire from "./HttpWire.js"
+
+/**
+ * The `inputSchema` of a tool by its host-visible name, asked for by the caller of the call whose
+ * headers are checked: its validated `_meta` (the object on the request, not a copy) and its
+ * session identity, if it names one. Undefined when no schema is known.
+ */
+export type SchemaLookup = (tool: string, meta: Meta.RequestMeta, sessionId: string | undefined) => Effect.Effect<unknown>
 
 /** The modern POST over the endpoint's shared parts. */
 export const makeModern = (deps: Deps & {
   /** Modern requests never read a connection; one shared placeholder satisfies RequestContext. */
   readonly modernConnection: Connection
-  readonly inputSchemaOf: ((tool: string) => Effect.Effect<unknown>) | undefined
+  readonly inputSchemaOf: SchemaLookup | undefined
   /** Places for open `subscriptions/listen` streams. */
   readonly listens: StreamSlots
 }) => {
@@ -62,7 +71,13 @@ export const makeModern = (deps: Deps & {
     const lookup = deps.inputSchemaOf
     const name = message.params?.name
     if (lookup === undefined || message.method !== Method.ToolsCall || typeof name !== "string") return modernRequest(message, accept)
-    return Effect.flatMap(lookup(name), (inputSchema) => {
+    // The lookup may list, so start, the tool's server: only for a request whose `_meta` the
+    // Server will accept, and as that request's caller. Any other is run at once, for the Server
+    // to refuse as it refuses it without headers (its look at the same `_meta` is remembered).
+    const meta = Meta.validateRequestMeta(message.params, Revision.ModernRevisions)
+    if (Either.isLeft(meta)) return modernRequest(message, accept)
+    if (!Revision.isModernRevision(meta.right[Meta.ProtocolVersionKey])) return modernRequest(message, accept)
+    return Effect.flatMap(lookup(name, meta.right, sessionIdentity(message.params)), (inputSchema) => {
       const params = HeaderCodec.checkToolParams(request.headers, message, inputSchema)
       if (Either.isRight(params)) return modernRequest(message, accept)
       const response = HeaderCodec.mismatchResponse(message.id, params.left)

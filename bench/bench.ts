@@ -28,19 +28,10 @@ import { flag, option } from "./lib/args.js"
 import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
-import { type Measurement, type Report, renderCold, type UpstreamResults, renderReport, writeReport } from "./lib/report.js"
+import { type Measurement, renderCold, renderReport, type Report, type UpstreamResults, writeReport } from "./lib/report.js"
 import { median, quantile, rotate } from "./lib/stats.js"
 import { runStdioLoad, startStdio, type StdioClient } from "./lib/stdio-client.js"
-import {
-  modernShape,
-  pathsFrom,
-  startFloor,
-  startMcpProxy,
-  startMcpxFx,
-  startMinimal,
-  type Target,
-  writeConfig
-} from "./lib/targets.js"
+import { modernShape, pathsFrom, startFloor, startMcpProxy, startMcpxFx, startMinimal, type Target, writeConfig } from "./lib/targets.js"
 import { parseUpstreams, startUpstream, type Upstream, upstreamLabel } from "./lib/upstreams.js"
 
 // This file runs bundled, from bench/dist/.

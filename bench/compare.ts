@@ -69,7 +69,9 @@ const main = async () => {
   }
   const ratio = (f: (s: Sample) => number) => median(samples.here.map((s, i) => f(s) / f(samples.there[i]!)))
   process.stdout.write(
-    `\n${legacy ? "legacy session" : "modern"} c=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${fmt(ratio((s) => s.cpuPerCall), 3)}×; ` +
+    `\n${legacy ? "legacy session" : "modern"} c=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${
+      fmt(ratio((s) => s.cpuPerCall), 3)
+    }×; ` +
       `calls/s ${fmt(ratio((s) => s.rps), 3)}×; medians ${fmt(median(samples.here.map((s) => s.cpuPerCall)), 3)} vs ` +
       `${fmt(median(samples.there.map((s) => s.cpuPerCall)), 3)} ms\n`
   )

@@ -88,10 +88,12 @@ const startDaemon = (flags: ReadonlyArray<string>): Promise<Daemon> => {
 
 /** `name=value` pairs of one `--trace-gc-nvp` line. */
 const pairs = (line: string): Map<string, string> =>
-  new Map(line.split(/\s+/).flatMap((kv) => {
-    const at = kv.indexOf("=")
-    return at > 0 ? [[kv.slice(0, at), kv.slice(at + 1)] as const] : []
-  }))
+  new Map(
+    line.split(/\s+/).flatMap((kv) => {
+      const at = kv.indexOf("=")
+      return at > 0 ? [[kv.slice(0, at), kv.slice(at + 1)] as const] : []
+    })
+  )
 
 const trace = async () => {
   const daemon = await startDaemon(["--trace-gc-nvp", ...nodeFlags])
@@ -203,7 +205,6 @@ const allocation = async () => {
     process.stdout.write(`${fmt(bytes / young.calls, 0).padStart(7)} B  ${site}\n`)
   }
 }
-
 ;(alloc ? allocation() : trace()).then(
   () => process.exit(0),
   (e: unknown) => {

@@ -75,7 +75,9 @@ const main = async () => {
   const med = (i: number, f: (s: Sample) => number) => median(samples[i]!.map(f))
   const ratio = (i: number, f: (s: Sample) => number) => median(samples[i]!.map((s, r) => f(s) / f(samples[0]![r]!)))
   process.stdout.write(`\nmodern c=${concurrency}, ${rounds} rounds of ${seconds} s; RSS 1 s and 15 s after one call, then the highest under load\n`)
-  process.stdout.write("| node flags | RSS 1 s after a call | RSS 15 s after | peak RSS c=64 | calls/s (÷ first) | CPU/call ms (÷ first) | p99/p50 |\n|---|---|---|---|---|---|---|\n")
+  process.stdout.write(
+    "| node flags | RSS 1 s after a call | RSS 15 s after | peak RSS c=64 | calls/s (÷ first) | CPU/call ms (÷ first) | p99/p50 |\n|---|---|---|---|---|---|---|\n"
+  )
   variants.forEach((v, i) => {
     process.stdout.write(
       `| ${v === "" ? "(none)" : `\`${v}\``} | ${fmt(justAfter[i], 0)} MB | ${fmt(settled[i], 0)} MB | ${fmt(med(i, (s) => s.peak), 0)} MB | ` +

@@ -85,8 +85,7 @@ const server = http.createServer((req, res) => {
   const chunks: Array<Buffer> = []
   req.on("data", (c: Buffer) => chunks.push(c))
   req.on("end", () => {
-    const reply: Reply = (status, body, headers = {}) =>
-      res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) }).end(body)
+    const reply: Reply = (status, body, headers = {}) => res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) }).end(body)
     const m = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Message
     if (m.id === undefined) return void res.writeHead(202).end()
     if (m.method === "initialize") {

@@ -88,7 +88,9 @@ const main = async () => {
     const lookup = lookupOf(f.url)
     const where = lookup !== undefined
       ? shorten(lookup.sourceOf(f.lineNumber, f.columnNumber) ?? "bundle")
-      : f.url === "" ? `(${f.functionName || "native"})` : shorten(f.url.replace(/^file:\/\//, ""))
+      : f.url === ""
+      ? `(${f.functionName || "native"})`
+      : shorten(f.url.replace(/^file:\/\//, ""))
     byFile.set(where, (byFile.get(where) ?? 0) + n)
     const name = `${f.functionName || "(anonymous)"}  ${where}`
     byFunction.set(name, (byFunction.get(name) ?? 0) + n)

@@ -11,5 +11,4 @@ export const option = (name: string): string | undefined => {
 export const flag = (name: string): boolean => argv.includes(`--${name}`)
 
 /** Every value given after `--name`, for an option that may be repeated. */
-export const options = (name: string): ReadonlyArray<string> =>
-  argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] !== undefined ? [argv[i + 1]!] : []))
+export const options = (name: string): ReadonlyArray<string> => argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] !== undefined ? [argv[i + 1]!] : []))

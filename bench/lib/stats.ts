@@ -24,5 +24,4 @@ export const rotate = <A>(xs: ReadonlyArray<A>, by: number): ReadonlyArray<A> =>
 }
 
 /** A number with `digits` decimals, or an en dash when there is none. */
-export const fmt = (x: number | undefined, digits = 2): string =>
-  x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(digits)
+export const fmt = (x: number | undefined, digits = 2): string => x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(digits)

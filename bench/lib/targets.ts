@@ -88,12 +88,16 @@ export const modernShape = (url: URL, tool: string, capabilities: Record<string,
 
 /** initialize + notifications/initialized, then tools/call of `tool` in that session. */
 export const openLegacySession = async (url: URL, tool: string): Promise<RequestShape> => {
-  const init = await postOnce(url, { accept }, JSON.stringify({
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: { protocolVersion: LegacyRevision, capabilities: {}, clientInfo: { name: "bench", version: "0" } }
-  }))
+  const init = await postOnce(
+    url,
+    { accept },
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: LegacyRevision, capabilities: {}, clientInfo: { name: "bench", version: "0" } }
+    })
+  )
   const session = init.headers["mcp-session-id"]
   if (init.status !== 200 || typeof session !== "string") {
     throw new Error(`initialize at ${url.href} answered ${init.status} without a session: ${init.body.slice(0, 300)}`)

@@ -16,18 +16,15 @@ const sgr = /\x1b\[[0-9;]*m/g
 /** `text` without its colour codes. */
 export const strip = (text: string): string => text.replace(sgr, "")
 
-const plainArgs = (args: ReadonlyArray<unknown>): ReadonlyArray<unknown> =>
-  args.map((a) => (typeof a === "string" ? strip(a) : a))
+const plainArgs = (args: ReadonlyArray<unknown>): ReadonlyArray<unknown> => args.map((a) => (typeof a === "string" ? strip(a) : a))
 
 /**
  * `base` with colour taken out of what goes to stdout (`log`, `info`, `debug`) unless `stdout`
  * allows it, and out of what goes to stderr (`error`, `warn`, `trace`) unless `stderr` does.
  */
 export const console = (base: Console.Console, allowed: { readonly stdout: boolean; readonly stderr: boolean }): Console.Console => {
-  const out = <R>(f: (...args: ReadonlyArray<unknown>) => R) =>
-    allowed.stdout ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
-  const err = <R>(f: (...args: ReadonlyArray<unknown>) => R) =>
-    allowed.stderr ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
+  const out = <R>(f: (...args: ReadonlyArray<unknown>) => R) => allowed.stdout ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
+  const err = <R>(f: (...args: ReadonlyArray<unknown>) => R) => allowed.stderr ? f : (...args: ReadonlyArray<unknown>) => f(...plainArgs(args))
   const unsafe = base.unsafe
   return {
     ...base,

@@ -18,8 +18,7 @@ const typeBlurb =
 /** The words in front of the description of an option or argument: `--pool-max VALUE` → `--pool-max`. */
 const optionName = (span: Span.Span): string => CommandTree.spanText(span).trim().split(/[\s,]/)[0] ?? ""
 
-const SettingsLine =
-  `Every setting is also a flag (--pool-max 3, --upstream-protocol follow, ${settingFlags.size} in all); ` +
+const SettingsLine = `Every setting is also a flag (--pool-max 3, --upstream-protocol follow, ${settingFlags.size} in all); ` +
   "mcpx-fx settings list shows each with its value, source, variable and default."
 
 /** The usage line with the setting flags folded into one `[setting flags]`, where the first of them stood. */
@@ -50,16 +49,17 @@ const trim = (doc: HelpDoc.HelpDoc): HelpDoc.HelpDoc => {
   }
 }
 
-const flatten = (doc: HelpDoc.HelpDoc): ReadonlyArray<HelpDoc.HelpDoc> =>
-  doc._tag === "Sequence" ? [...flatten(doc.left), ...flatten(doc.right)] : [doc]
+const flatten = (doc: HelpDoc.HelpDoc): ReadonlyArray<HelpDoc.HelpDoc> => doc._tag === "Sequence" ? [...flatten(doc.left), ...flatten(doc.right)] : [doc]
 
 /** The help without @effect/cli's COMMANDS section, whose every line repeats the setting flags (`commands` lists them instead). */
 const withoutCommands = (doc: HelpDoc.HelpDoc): HelpDoc.HelpDoc => {
   let inCommands = false
-  return HelpDoc.blocks(flatten(doc).filter((block) => {
-    if (block._tag === "Header") inCommands = CommandTree.spanText(block.value) === "COMMANDS"
-    return !inCommands
-  }))
+  return HelpDoc.blocks(
+    flatten(doc).filter((block) => {
+      if (block._tag === "Header") inCommands = CommandTree.spanText(block.value) === "COMMANDS"
+      return !inCommands
+    })
+  )
 }
 
 /** A group's commands, one line each (their own `--help` has the rest). */

@@ -172,5 +172,4 @@ export interface HasDescriptor {
 }
 
 /** The option of `node` spelled `word`, or undefined. */
-export const findOption = (node: Node, word: string): OptionSpec | undefined =>
-  node.options.find((o) => o.names.includes(word))
+export const findOption = (node: Node, word: string): OptionSpec | undefined => node.options.find((o) => o.names.includes(word))

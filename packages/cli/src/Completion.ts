@@ -34,8 +34,7 @@ const rows = (node: CommandTree.Node, path = ""): ReadonlyArray<Row> => [
 ]
 
 const optionNames = (node: CommandTree.Node): ReadonlyArray<string> => node.options.flatMap((o) => o.names)
-const valueOptions = (node: CommandTree.Node): ReadonlyArray<string> =>
-  node.options.filter((o) => o.takesValue).flatMap((o) => o.names)
+const valueOptions = (node: CommandTree.Node): ReadonlyArray<string> => node.options.filter((o) => o.takesValue).flatMap((o) => o.names)
 
 // Every word here is a command or option name or a setting path: none needs quoting beyond "…".
 const words = (list: ReadonlyArray<string>): string => list.join(" ")
@@ -52,48 +51,46 @@ const bash = (tree: CommandTree.Node, argumentWords: ArgumentWords): string => {
     ].join("\n")
   )
   const valueCases = [
-    ...Object.entries(optionValues).map(([option, values]) =>
-      `    ${option}) COMPREPLY=($(compgen -W "${words(values)}" -- "$cur")) ;;`
-    ),
+    ...Object.entries(optionValues).map(([option, values]) => `    ${option}) COMPREPLY=($(compgen -W "${words(values)}" -- "$cur")) ;;`),
     ...[...fileOptions].map((option) => `    ${option}) COMPREPLY=($(compgen -f -- "$cur")) ;;`),
     `    *) COMPREPLY=() ;;`
   ]
   return [
     "# mcpx-fx completion for bash. Load it with: source <(mcpx-fx --completions bash)",
     "_mcpx_fx_node() {",
-    '  case "$1" in',
+    "  case \"$1\" in",
     ...nodeCases,
-    '    *) children=""; options=""; values=""; arguments="" ;;',
+    "    *) children=\"\"; options=\"\"; values=\"\"; arguments=\"\" ;;",
     "  esac",
     "}",
     "_mcpx_fx() {",
     "  local cur prev path word i skip=0 children options values arguments",
-    '  cur="${COMP_WORDS[COMP_CWORD]}"',
-    '  prev="${COMP_WORDS[COMP_CWORD-1]}"',
-    '  path=""',
+    "  cur=\"${COMP_WORDS[COMP_CWORD]}\"",
+    "  prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
+    "  path=\"\"",
     "  for ((i = 1; i < COMP_CWORD; i++)); do",
-    '    word="${COMP_WORDS[i]}"',
-    '    if [[ $skip == 1 ]]; then skip=0; continue; fi',
-    '    _mcpx_fx_node "$path"',
-    '    case "$word" in',
+    "    word=\"${COMP_WORDS[i]}\"",
+    "    if [[ $skip == 1 ]]; then skip=0; continue; fi",
+    "    _mcpx_fx_node \"$path\"",
+    "    case \"$word\" in",
     "      --*=*) ;;",
-    '      -*) [[ " $values " == *" $word "* ]] && skip=1 ;;',
-    '      *) [[ " $children " == *" $word "* ]] && path="${path:+$path }$word" ;;',
+    "      -*) [[ \" $values \" == *\" $word \"* ]] && skip=1 ;;",
+    "      *) [[ \" $children \" == *\" $word \"* ]] && path=\"${path:+$path }$word\" ;;",
     "    esac",
     "  done",
-    '  _mcpx_fx_node "$path"',
-    '  if [[ $COMP_CWORD -gt 1 && " $values " == *" $prev "* ]]; then',
-    '    case "$prev" in',
+    "  _mcpx_fx_node \"$path\"",
+    "  if [[ $COMP_CWORD -gt 1 && \" $values \" == *\" $prev \"* ]]; then",
+    "    case \"$prev\" in",
     ...valueCases.map((c) => `  ${c}`),
     "    esac",
     "    return 0",
     "  fi",
-    '  if [[ "$cur" == -* ]]; then',
-    '    COMPREPLY=($(compgen -W "$options" -- "$cur"))',
-    '  elif [[ -n "$children" ]]; then',
-    '    COMPREPLY=($(compgen -W "$children" -- "$cur"))',
+    "  if [[ \"$cur\" == -* ]]; then",
+    "    COMPREPLY=($(compgen -W \"$options\" -- \"$cur\"))",
+    "  elif [[ -n \"$children\" ]]; then",
+    "    COMPREPLY=($(compgen -W \"$children\" -- \"$cur\"))",
     "  else",
-    '    COMPREPLY=($(compgen -W "$arguments" -- "$cur"))',
+    "    COMPREPLY=($(compgen -W \"$arguments\" -- \"$cur\"))",
     "  fi",
     "}",
     "complete -o default -F _mcpx_fx mcpx-fx",

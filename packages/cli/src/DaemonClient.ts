@@ -14,8 +14,9 @@ import type * as Option from "effect/Option"
 import { ProcessEnvironment } from "./Layers.js"
 
 /** This invocation's state directory, without reading any config file. */
-export const stateDir: Layer.Layer<StateDir.StateDir, never, ProcessEnvironment | FileSystem.FileSystem | Path.Path> =
-  Layer.unwrapEffect(Effect.map(ProcessEnvironment, (environment) => StateDir.StateDir.layer(environment)))
+export const stateDir: Layer.Layer<StateDir.StateDir, never, ProcessEnvironment | FileSystem.FileSystem | Path.Path> = Layer.unwrapEffect(
+  Effect.map(ProcessEnvironment, (environment) => StateDir.StateDir.layer(environment))
+)
 
 /** The running daemon of this state directory, if any. */
 export const running: Effect.Effect<

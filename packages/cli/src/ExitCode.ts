@@ -36,8 +36,7 @@ const needsAuthorization = (e: unknown): boolean =>
   (tagOf(e) === "UpstreamFailed" && (e as { readonly kind?: unknown }).kind === "AuthorizationRequired") ||
   (tagOf(e) === "PoolError" && (e as { readonly authorizationRequired?: unknown }).authorizationRequired === true)
 
-const isUsage = (e: unknown): boolean =>
-  e instanceof UsageError || e instanceof ConfigFile.ConfigError || e instanceof SettingsModel.SettingsError
+const isUsage = (e: unknown): boolean => e instanceof UsageError || e instanceof ConfigFile.ConfigError || e instanceof SettingsModel.SettingsError
 
 const messageOf = (e: unknown): Option.Option<string> =>
   typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" && e.message !== ""

@@ -43,8 +43,7 @@ const semiSpaceMb = (): number => {
 }
 
 /** Whether the user gave Node a flag matching `pattern`, on its command line or in NODE_OPTIONS. */
-const chosenByUser = (pattern: RegExp): boolean =>
-  [...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((flag) => pattern.test(flag))
+const chosenByUser = (pattern: RegExp): boolean => [...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((flag) => pattern.test(flag))
 
 /** The growth factor as this module last set it; 0 until it does. */
 let factor = 0

@@ -51,8 +51,7 @@ export class ProcessEnvironment extends Context.Tag("mcpx-fx/ProcessEnvironment"
   ConfigFile.Environment
 >() {
   /** The given environment, as read by Main.ts from `process`. */
-  static readonly layer = (environment: ConfigFile.Environment): Layer.Layer<ProcessEnvironment> =>
-    Layer.succeed(ProcessEnvironment, environment)
+  static readonly layer = (environment: ConfigFile.Environment): Layer.Layer<ProcessEnvironment> => Layer.succeed(ProcessEnvironment, environment)
 }
 
 /** The inputs of config discovery for this invocation. */
@@ -112,8 +111,7 @@ export const noticeNoConfig = (config: Config.LoadedConfig): Effect.Effect<void>
  * that must work while a file is broken (`config --path`): a bad flag value is still refused.
  */
 export const checkFlags = (globals: Globals): Effect.Effect<void, SettingsModel.SettingsError, ProcessEnvironment> =>
-  Effect.flatMap(ProcessEnvironment, (environment) =>
-    Effect.asVoid(Settings.resolveAll({ env: environment.env, flags: globals.flags })))
+  Effect.flatMap(ProcessEnvironment, (environment) => Effect.asVoid(Settings.resolveAll({ env: environment.env, flags: globals.flags })))
 
 /** The OAuth token store of this invocation's state directory, shared with every other process using it. */
 export const tokenStore: Layer.Layer<TokenStore.TokenStore, never, StateDir.StateDir | FileSystem.FileSystem | Path.Path> = Layer
@@ -130,8 +128,7 @@ export const upstreamAuth = (
   UpstreamAuth.UpstreamAuth.layer(options).pipe(Layer.provide(tokenStore))
 
 /** `configured`, and the notice on stderr when no config file was found. */
-export const configuredAndNoticed = (globals: Globals) =>
-  Layer.tap(configured(globals), (context) => noticeNoConfig(Context.get(context, Config.Config)))
+export const configuredAndNoticed = (globals: Globals) => Layer.tap(configured(globals), (context) => noticeNoConfig(Context.get(context, Config.Config)))
 
 /** How `gateway` and `watched` are built. */
 export interface GatewayOptions {
@@ -233,10 +230,12 @@ export const fleet: Layer.Layer<Fleet.Fleet, GatewayModel.GatewayConfigError, Se
     if (nats === "") return Fleet.Fleet.singleWith(instance)
     const secret = yield* Settings.get("fleet.secret")
     if (secret.length < 32) {
-      return Layer.fail(new GatewayConfigError({
-        detail: "fleet.nats is set, so fleet.secret (MCPX_FLEET_SECRET, --fleet-secret) must be the secret the fleet's " +
-          "instances share, of at least 32 characters: without it no instance can open another's requestState"
-      }))
+      return Layer.fail(
+        new GatewayConfigError({
+          detail: "fleet.nats is set, so fleet.secret (MCPX_FLEET_SECRET, --fleet-secret) must be the secret the fleet's " +
+            "instances share, of at least 32 characters: without it no instance can open another's requestState"
+        })
+      )
     }
     if (!/^postgres(ql)?:/.test(yield* Settings.get("tasks.store"))) {
       yield* Console.error("mcpx-fx: warning: fleet.nats is set but tasks.store is not PostgreSQL, so tasks are not shared with the other instances")
@@ -295,8 +294,8 @@ export const requestState: Layer.Layer<RequestState.RequestState, never, Setting
  * store's rows name its process id, and in a fleet an update or cancel of a task another instance
  * runs goes to that instance; `serve`, which builds no fleet, keeps tasks alone.
  */
-export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> =
-  Layer.unwrapEffect(
+export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> = Layer
+  .unwrapEffect(
     Effect.gen(function*() {
       const url = yield* Settings.get("tasks.store")
       const millis = (d: Duration.Duration) => Math.round(Duration.toMillis(d))
@@ -314,11 +313,16 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, T
       const fleet = yield* Effect.serviceOption(Fleet.Fleet)
       const instance = Option.getOrUndefined(Option.map(fleet, (f) => f.instance))
       const store = url === ""
-        ? SqlTaskStore.layerSqlite(join(
-          yield* Effect.flatMap(StateDir.StateDir, (dir) =>
-            Effect.mapError(dir.ensure, (e) => new TaskStore.TaskStoreError({ operation: "open the embedded task store", reason: e.message }))),
-          "tasks.db"
-        ), instance)
+        ? SqlTaskStore.layerSqlite(
+          join(
+            yield* Effect.flatMap(
+              StateDir.StateDir,
+              (dir) => Effect.mapError(dir.ensure, (e) => new TaskStore.TaskStoreError({ operation: "open the embedded task store", reason: e.message }))
+            ),
+            "tasks.db"
+          ),
+          instance
+        )
         : SqlTaskStore.layerPostgres(url, instance)
       const tasks = Option.isSome(fleet) && fleet.value.alone !== true
         ? HostTasks.HostTasks.layerFleet(policy).pipe(Layer.provide(Layer.succeed(Fleet.Fleet, fleet.value)))
@@ -334,6 +338,5 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, T
  */
 export const watched = (globals: Globals, watch: boolean, options: Omit<GatewayOptions, "oneShot"> = {}) =>
   Layer.unwrapEffect(
-    Effect.map(ProcessEnvironment, (environment) =>
-      ConfigWatcher.ConfigWatcher.layer(configInput(environment, globals), { watch }))
+    Effect.map(ProcessEnvironment, (environment) => ConfigWatcher.ConfigWatcher.layer(configInput(environment, globals), { watch }))
   ).pipe(Layer.provideMerge(gateway(globals, options)))

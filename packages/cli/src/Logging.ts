@@ -85,5 +85,4 @@ export const layer = (format: LogFormat, level: LogLevel.LogLevel, colors: boole
  * on this module's `layer` (Main.ts), and a test names the one it gives.
  */
 export const settle = (settings: Settings["Type"]): Effect.Effect<void, never, LogFormatSwitch> =>
-  Effect.flatMap(LogFormatSwitch, (found) =>
-    found.fixed ? Effect.void : Effect.map(settings.get("log.format"), (format) => found.set(format)))
+  Effect.flatMap(LogFormatSwitch, (found) => found.fixed ? Effect.void : Effect.map(settings.get("log.format"), (format) => found.set(format)))

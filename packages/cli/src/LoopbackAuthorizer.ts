@@ -105,8 +105,7 @@ export const loopbackAuthorizer = (options: {
             return yield* Deferred.await(arrived).pipe(
               Effect.timeoutFail({
                 duration: LoginTimeout,
-                onTimeout: () =>
-                  new AuthorizationFailed({ server: name, reason: `no redirect arrived within ${Duration.format(LoginTimeout)}` })
+                onTimeout: () => new AuthorizationFailed({ server: name, reason: `no redirect arrived within ${Duration.format(LoginTimeout)}` })
               })
             )
           })

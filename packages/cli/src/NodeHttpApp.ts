@@ -147,13 +147,11 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   }
 
   get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
-    return Effect.flatMap(this.text, (t) =>
-      Effect.try({ try: () => (t === "" ? null : JSON.parse(t)), catch: (e) => this.error(e) }))
+    return Effect.flatMap(this.text, (t) => Effect.try({ try: () => (t === "" ? null : JSON.parse(t)), catch: (e) => this.error(e) }))
   }
 
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
-    return Effect.flatMap(this.text, (t) =>
-      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(t)), catch: (e) => this.error(e) }))
+    return Effect.flatMap(this.text, (t) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(t)), catch: (e) => this.error(e) }))
   }
 
   get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
@@ -279,11 +277,14 @@ export const makeHandler = (
     // copied the daemon's every service into a new Map, 2 KB of garbage per request.
     const request = new NodeRequest(req, res)
     const context = Context.make(HttpServerRequest.HttpServerRequest, request)
-    const fiber = Runtime.runFork(Runtime.make({
-      context,
-      runtimeFlags: runtime.runtimeFlags,
-      fiberRefs: runtime.fiberRefs
-    }), served)
+    const fiber = Runtime.runFork(
+      Runtime.make({
+        context,
+        runtimeFlags: runtime.runtimeFlags,
+        fiberRefs: runtime.fiberRefs
+      }),
+      served
+    )
     const onEnd = hooks.onEnd
     if (onEnd !== undefined) fiber.addObserver(() => onEnd())
     // `on`: a response closes once, and `once` would wrap the listener in an object per request.

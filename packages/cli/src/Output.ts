@@ -18,8 +18,7 @@ export const columns = (rows: ReadonlyArray<ReadonlyArray<string>>, indent = "")
 }
 
 /** A table with a header line. */
-export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
-  columns([header, ...rows])
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => columns([header, ...rows])
 
 /** A setting's value as tables show it; an empty list would otherwise be an empty cell. */
 export const settingText = (row: { readonly text: string }): string => (row.text === "" ? "(none)" : row.text)

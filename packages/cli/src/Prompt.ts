@@ -80,7 +80,9 @@ export const describeField = (name: string, property: JsonObject, required: bool
   const options = enumOf(property)
   const kind = options !== undefined
     ? options.map((o, i) => `${i + 1}) ${o}`).join("  ")
-    : typeof property.type === "string" ? property.type : "text"
+    : typeof property.type === "string"
+    ? property.type
+    : "text"
   const description = typeof property.description === "string" ? ` — ${property.description}` : ""
   const fallback = property.default !== undefined ? ` [${JSON.stringify(property.default)}]` : ""
   return `${title} (${kind}${required ? ", required" : ""})${description}${fallback}`

@@ -124,8 +124,7 @@ export const relay = <E>(
     const deadline = yield* Deferred.make<void>()
     if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
 
-    const failureFor = (id: unknown, message: string) =>
-      out(JSON.stringify({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message } }))
+    const failureFor = (id: unknown, message: string) => out(JSON.stringify({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message } }))
 
     const headers = (revision: string | undefined) =>
       Effect.gen(function*() {
@@ -166,15 +165,19 @@ export const relay = <E>(
     const emitUnlessWellFormed = (frame: JsonObject) => (response: HttpClientResponse.HttpClientResponse) =>
       Either.isLeft(JsonRpc.decodeMessage(frame))
         ? emit(response)
-        : Effect.flatMap(response.text, (body) =>
-          body.trim() === "" ? Effect.void : Effect.logDebug(`the daemon answered a ${response.status}: ${body.trim()}`))
+        : Effect.flatMap(
+          response.text,
+          (body) => body.trim() === "" ? Effect.void : Effect.logDebug(`the daemon answered a ${response.status}: ${body.trim()}`)
+        )
 
     const post = (line: string, revision: string | undefined) =>
       Effect.flatMap(headers(revision), (h) =>
-        client.execute(HttpClientRequest.post("/mcp").pipe(
-          HttpClientRequest.setHeaders(h),
-          HttpClientRequest.bodyText(line, "application/json")
-        )))
+        client.execute(
+          HttpClientRequest.post("/mcp").pipe(
+            HttpClientRequest.setHeaders(h),
+            HttpClientRequest.bodyText(line, "application/json")
+          )
+        ))
 
     // Returns once the daemon has answered the GET (it sends its headers at once), so the stream is
     // registered before the next line is relayed: a notification sent after that has somewhere to go.
@@ -185,9 +188,11 @@ export const relay = <E>(
       yield* FiberSet.run(
         background,
         Effect.gen(function*() {
-          const response = yield* client.execute(HttpClientRequest.get("/mcp").pipe(
-            HttpClientRequest.setHeaders({ accept: "text/event-stream", [SessionId]: sid })
-          ))
+          const response = yield* client.execute(
+            HttpClientRequest.get("/mcp").pipe(
+              HttpClientRequest.setHeaders({ accept: "text/event-stream", [SessionId]: sid })
+            )
+          )
           yield* Deferred.succeed(opened, undefined)
           if (response.status === 200) yield* emit(response)
         }).pipe(Effect.scoped, Effect.ignore, Effect.ensuring(Deferred.succeed(opened, undefined)))
@@ -207,22 +212,24 @@ export const relay = <E>(
      * the first one's renewal and use it. False when there is nothing to renew with.
      */
     const renewSession = (ended: string) =>
-      renewing.withPermits(1)(Effect.gen(function*() {
-        const current = yield* Ref.get(session)
-        if (current !== ended) return current !== undefined
-        const init = initialization
-        if (init === undefined) return false
-        yield* Ref.set(session, undefined)
-        const opened = yield* post(init.line, init.revision)
-        const sid = opened.headers[SessionId]
-        if (opened.status !== 200 || sid === undefined) return false
-        yield* Ref.set(session, sid)
-        yield* Effect.logInfo("the daemon no longer knew the session (restarted?); opened a new one")
-        const version = yield* Ref.get(negotiated)
-        yield* Effect.scoped(post(JSON.stringify({ jsonrpc: "2.0", method: Method.Initialized }), version ?? init.revision))
-        yield* openGetStream
-        return true
-      }).pipe(Effect.scoped, Effect.orElseSucceed(() => false)))
+      renewing.withPermits(1)(
+        Effect.gen(function*() {
+          const current = yield* Ref.get(session)
+          if (current !== ended) return current !== undefined
+          const init = initialization
+          if (init === undefined) return false
+          yield* Ref.set(session, undefined)
+          const opened = yield* post(init.line, init.revision)
+          const sid = opened.headers[SessionId]
+          if (opened.status !== 200 || sid === undefined) return false
+          yield* Ref.set(session, sid)
+          yield* Effect.logInfo("the daemon no longer knew the session (restarted?); opened a new one")
+          const version = yield* Ref.get(negotiated)
+          yield* Effect.scoped(post(JSON.stringify({ jsonrpc: "2.0", method: Method.Initialized }), version ?? init.revision))
+          yield* openGetStream
+          return true
+        }).pipe(Effect.scoped, Effect.orElseSucceed(() => false))
+      )
 
     const request = (frame: JsonObject, line: string) => {
       const revision = metaVersion(frame) ?? (frame.method === Method.Initialize ? initializeVersion(frame) : undefined)

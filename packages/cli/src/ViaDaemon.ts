@@ -35,8 +35,7 @@ export const localOption = Options.boolean("local").pipe(
 )
 
 /** The sentence each command's help adds about where it runs. */
-export const helpNote =
-  "Asks the running daemon when there is one (same output either way); --local, --config or a setting flag runs it in-process."
+export const helpNote = "Asks the running daemon when there is one (same output either way); --local, --config or a setting flag runs it in-process."
 
 // Long enough for a busy daemon, short enough that a stopped one (SIGSTOP, wedged) does not look
 // like a hang before the in-process fallback.
@@ -82,8 +81,7 @@ const nameRefusalTags: ReadonlySet<string> = new Set(["UnknownName", "UnknownSet
 const isNameRefusal = <E>(e: E): e is Extract<E, NameRefusal> =>
   typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" && nameRefusalTags.has(e._tag)
 
-const detailOf = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
+const detailOf = (e: unknown): string => typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
 
 const mapFailures = (socket: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
@@ -108,8 +106,7 @@ export const reach = <A, E, R>(
   }).pipe(Effect.provide(DaemonClient.socketClient(info.socket)))
 
 /** Whether this command line may be answered by the daemon at all. */
-export const daemonMayAnswer = (globals: Globals, local: boolean): boolean =>
-  !local && Option.isNone(globals.config) && Object.keys(globals.flags).length === 0
+export const daemonMayAnswer = (globals: Globals, local: boolean): boolean => !local && Option.isNone(globals.config) && Object.keys(globals.flags).length === 0
 
 /**
  * Runs `daemon` against the running daemon when there is one (and the command line allows it),

@@ -42,7 +42,9 @@ describe("Argv.plan", () => {
   })
 
   it("takes --log-format out wherever it is, and refuses a format it does not write", () => {
-    for (const args of [["--log-format", "json", "tools"], ["tools", "--log-format=json", "--json"], ["serve", "--log-level", "info", "--log-format", "json"]]) {
+    for (
+      const args of [["--log-format", "json", "tools"], ["tools", "--log-format=json", "--json"], ["serve", "--log-level", "info", "--log-format", "json"]]
+    ) {
       const r = run(...args)
       assert.deepStrictEqual(r.logFormat, Option.some("json"), args.join(" "))
       assert.notInclude(r.args.join(" "), "log-format", args.join(" "))
@@ -63,13 +65,22 @@ describe("Argv.plan", () => {
     assert.strictEqual(refusal("stauts"), `unknown command "stauts"; did you mean status? (mcpx-fx --help lists the commands)`)
     assert.strictEqual(refusal("--pool-max", "3", "sevre"), `unknown command "sevre"; did you mean serve? (mcpx-fx --help lists the commands)`)
     assert.strictEqual(refusal("settings", "--json", "lsit"), `unknown settings command "lsit"; did you mean list?`)
-    assert.include(refusal("frobnicate"), "expected one of: tools, search, call, elicit, tasks, protocol, probe, servers, settings, config, serve, daemon, status, stop, ui, auth")
+    assert.include(
+      refusal("frobnicate"),
+      "expected one of: tools, search, call, elicit, tasks, protocol, probe, servers, settings, config, serve, daemon, status, stop, ui, auth"
+    )
     assert.strictEqual(refusal("--jsno", "tools"), `unknown option "--jsno"; did you mean --json? (mcpx-fx --help lists the commands and options)`)
   })
 
   it("refuses an unknown option after the command as an option, with the closest of its options", () => {
-    assert.strictEqual(refusal("tools", "--jsn"), `unknown option "--jsn" for tools; did you mean --json? (mcpx-fx tools --help lists its options; an argument that starts with - goes after --)`)
-    assert.strictEqual(refusal("search", "echo", "--limt", "2"), `unknown option "--limt" for search; did you mean --limit? (mcpx-fx search --help lists its options; an argument that starts with - goes after --)`)
+    assert.strictEqual(
+      refusal("tools", "--jsn"),
+      `unknown option "--jsn" for tools; did you mean --json? (mcpx-fx tools --help lists its options; an argument that starts with - goes after --)`
+    )
+    assert.strictEqual(
+      refusal("search", "echo", "--limt", "2"),
+      `unknown option "--limt" for search; did you mean --limit? (mcpx-fx search --help lists its options; an argument that starts with - goes after --)`
+    )
     assert.include(refusal("tools", "--pool-maxx", "3"), `unknown option "--pool-maxx" for tools; did you mean --pool-max?`)
     assert.include(refusal("settings", "list", "--jsno"), `unknown option "--jsno" for settings list; did you mean --json?`)
     assert.include(refusal("call", "a.b", "{}", "--no-inptu"), `did you mean --no-input?`)

@@ -74,7 +74,10 @@ describe("the exit-75 answer template", () => {
 describe("an elicitation answer's check", () => {
   it("refuses a choice or list item that was not offered, and a list of the wrong length", () => {
     const refusal = (content: JsonObject) => {
-      const fitted = QuestionFit.fit({ method: "elicitation/create", params }, { action: "accept", content: { ...JSON.parse(Asking.answerTemplate(params)), ...content } })
+      const fitted = QuestionFit.fit({ method: "elicitation/create", params }, {
+        action: "accept",
+        content: { ...JSON.parse(Asking.answerTemplate(params)), ...content }
+      })
       return Either.isLeft(fitted) ? fitted.left : assert.fail(`accepted ${JSON.stringify(content)}`)
     }
     assert.include(refusal({ size: "m" }), `size must be one of "s", "l"`)

@@ -15,8 +15,7 @@ const Secret = "a-fleet-secret-of-at-least-32-characters"
 const settings = (env: Record<string, string>) => Settings.Settings.layer({ env })
 
 /** One process's requestState, as the daemon builds it under `env`. */
-const stateOf = (env: Record<string, string>) =>
-  Effect.map(Layer.build(Layers.requestState.pipe(Layer.provide(settings(env)))), Context.get(RequestState))
+const stateOf = (env: Record<string, string>) => Effect.map(Layer.build(Layers.requestState.pipe(Layer.provide(settings(env)))), Context.get(RequestState))
 
 const request = { method: "tools/call", params: { name: "srv__ask", arguments: {} } }
 

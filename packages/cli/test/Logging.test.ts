@@ -52,8 +52,7 @@ const written = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     ({ original }) => Effect.sync(() => void (globalThis.console.error = original))
   )
 
-const fileSettings = (values: Record<string, unknown>) =>
-  Effect.provide(Settings.Settings, Settings.Settings.layer({ files: [{ file: "mcpx.json", values }] }))
+const fileSettings = (values: Record<string, unknown>) => Effect.provide(Settings.Settings, Settings.Settings.layer({ files: [{ file: "mcpx.json", values }] }))
 
 describe("Logging.settle", () => {
   it.effect("the config's log.format applies from the moment the config is read; lines before are text", () =>

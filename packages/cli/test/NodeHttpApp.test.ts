@@ -66,10 +66,11 @@ const serve = (seen: Seen) =>
     })
     yield* Effect.acquireRelease(
       Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-      () => Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
+      () =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
     )
     return (server.address() as Net.AddressInfo).port
   })

@@ -79,7 +79,7 @@ describe("mcpx-fx call on a tool that asks", () => {
 
       const bad = yield* run(["elicit", "answer", question, "[1]"])
       assert.strictEqual(bad.code, 2, bad.stderr)
-      const answered = yield* run(["elicit", "answer", question, '{"name":"Ada"}'])
+      const answered = yield* run(["elicit", "answer", question, "{\"name\":\"Ada\"}"])
       assert.strictEqual(answered.code, 0, answered.stderr)
       assert.include(answered.stdout, `mcpx-fx call --resume ${call}`)
 

@@ -20,10 +20,11 @@ const servers = Effect.acquireRelease(
     const rs = await startProtectedServer(as)
     return { as, rs }
   }),
-  ({ as, rs }) => Effect.promise(async () => {
-    await rs.close()
-    await as.close()
-  })
+  ({ as, rs }) =>
+    Effect.promise(async () => {
+      await rs.close()
+      await as.close()
+    })
 )
 
 /**

@@ -44,25 +44,30 @@ describe("the tools a host sees", () => {
       assert.notInclude(names, "alpha__ask_name")
     }), { timeout: 60_000 })
 
-  it.scopedLive("cli/catalog/through the daemon: /v1/call of a mistyped legacy tool is 404, /v1/tools hides excluded tools, call exits 2", () =>
-    Effect.gen(function*() {
-      const sb = yield* sandbox
-      const file = yield* sb.writeJson("mcpx.json", { mcpServers: servers, settings })
-      const daemon = yield* DaemonProcess.start(sb, { config: file })
-      const post = yield* Effect.promise(() =>
-        fetch(`${daemon.info.url}/v1/call`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ tool: "legacy.ecco", arguments: { message: "x" } })
-        }).then(async (r) => ({ status: r.status, body: (await r.json()) as Message })))
-      assert.strictEqual(post.status, 404, JSON.stringify(post.body))
-      assert.include(post.body.suggestions as ReadonlyArray<string>, "legacy__echo")
-      const tools = yield* Effect.promise(() => fetch(`${daemon.info.url}/v1/tools`).then((r) => r.json() as Promise<{ tools: ReadonlyArray<Message> }>))
-      assert.notInclude(tools.tools.map((t) => String(t.name)), "alpha__boom")
-      const viaDaemon = yield* sb.run(["call", "legacy.ecco"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
-      assert.strictEqual(viaDaemon.code, 2, viaDaemon.stderr)
-      assert.include(viaDaemon.stderr, "legacy__echo")
-    }), { timeout: 60_000 })
+  it.scopedLive(
+    "cli/catalog/through the daemon: /v1/call of a mistyped legacy tool is 404, /v1/tools hides excluded tools, call exits 2",
+    () =>
+      Effect.gen(function*() {
+        const sb = yield* sandbox
+        const file = yield* sb.writeJson("mcpx.json", { mcpServers: servers, settings })
+        const daemon = yield* DaemonProcess.start(sb, { config: file })
+        const post = yield* Effect.promise(() =>
+          fetch(`${daemon.info.url}/v1/call`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ tool: "legacy.ecco", arguments: { message: "x" } })
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as Message }))
+        )
+        assert.strictEqual(post.status, 404, JSON.stringify(post.body))
+        assert.include(post.body.suggestions as ReadonlyArray<string>, "legacy__echo")
+        const tools = yield* Effect.promise(() => fetch(`${daemon.info.url}/v1/tools`).then((r) => r.json() as Promise<{ tools: ReadonlyArray<Message> }>))
+        assert.notInclude(tools.tools.map((t) => String(t.name)), "alpha__boom")
+        const viaDaemon = yield* sb.run(["call", "legacy.ecco"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+        assert.strictEqual(viaDaemon.code, 2, viaDaemon.stderr)
+        assert.include(viaDaemon.stderr, "legacy__echo")
+      }),
+    { timeout: 60_000 }
+  )
 
   it.scopedLive("cli/catalog/brace globs filter; a pattern that matches no tool is a warning in process and through the daemon", () =>
     Effect.gen(function*() {
@@ -80,9 +85,7 @@ describe("the tools a host sees", () => {
       assert.include(local.stderr, `excludeTools pattern "nope_*" matches none of its`)
       assert.notInclude(local.stderr, `"{ec,bo}*"`)
       const daemon = yield* DaemonProcess.start(sb, { config: file })
-      const listing = yield* Effect.promise(() =>
-        fetch(`${daemon.info.url}/v1/tools`).then((r) => r.json() as Promise<{ warnings: ReadonlyArray<Message> }>)
-      )
+      const listing = yield* Effect.promise(() => fetch(`${daemon.info.url}/v1/tools`).then((r) => r.json() as Promise<{ warnings: ReadonlyArray<Message> }>))
       assert.deepStrictEqual(listing.warnings.map((w) => w.server), ["alpha", "alpha"])
       const viaDaemon = yield* sb.run(["tools"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
       assert.strictEqual(viaDaemon.code, 0, viaDaemon.stderr)
@@ -91,44 +94,52 @@ describe("the tools a host sees", () => {
       assert.include(daemon.stderr(), `tools pattern "read_fiel" matches none of its`)
     }), { timeout: 60_000 })
 
-  it.scopedLive("cli/catalog/call checks the arguments against the tool's inputSchema (exit 2 naming the field), in process and through the daemon; /mcp passes them on", () =>
-    Effect.gen(function*() {
-      const sb = yield* sandbox
-      const file = yield* sb.writeJson("mcpx.json", { mcpServers: { alpha: era("dual") }, settings })
-      const local = yield* sb.run(["call", "alpha.echo", `{"message":1}`, "--config", file])
-      assert.strictEqual(local.code, 2, local.stderr)
-      assert.include(local.stderr, "alpha__echo: message must be string")
-      const daemon = yield* DaemonProcess.start(sb, { config: file })
-      const viaDaemon = yield* sb.run(["call", "alpha.echo", "{}"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
-      assert.strictEqual(viaDaemon.code, 2, viaDaemon.stderr)
-      assert.include(viaDaemon.stderr, "alpha__echo: message is required")
-      const fits = yield* sb.run(["call", "alpha.echo", `{"message":"fits"}`], { env: { MCPX_STATE_DIR: daemon.stateDir } })
-      assert.strictEqual(fits.code, 0, fits.stderr)
-      assert.include(fits.stdout, "fits")
-      // Over MCP the upstream answers for itself: its own isError result.
-      const serve = yield* start({ servers: { alpha: era("dual") }, settings })
-      const host = yield* open(serve, Modern)
-      const passed = result(yield* host.call("wrong-type", "alpha__echo", { message: 1 }))
-      assert.isTrue(passed.isError)
-      assert.include(JSON.stringify(passed.content), "echo needs a string")
-    }), { timeout: 60_000 })
+  it.scopedLive(
+    "cli/catalog/call checks the arguments against the tool's inputSchema (exit 2 naming the field), in process and through the daemon; /mcp passes them on",
+    () =>
+      Effect.gen(function*() {
+        const sb = yield* sandbox
+        const file = yield* sb.writeJson("mcpx.json", { mcpServers: { alpha: era("dual") }, settings })
+        const local = yield* sb.run(["call", "alpha.echo", `{"message":1}`, "--config", file])
+        assert.strictEqual(local.code, 2, local.stderr)
+        assert.include(local.stderr, "alpha__echo: message must be string")
+        const daemon = yield* DaemonProcess.start(sb, { config: file })
+        const viaDaemon = yield* sb.run(["call", "alpha.echo", "{}"], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+        assert.strictEqual(viaDaemon.code, 2, viaDaemon.stderr)
+        assert.include(viaDaemon.stderr, "alpha__echo: message is required")
+        const fits = yield* sb.run(["call", "alpha.echo", `{"message":"fits"}`], { env: { MCPX_STATE_DIR: daemon.stateDir } })
+        assert.strictEqual(fits.code, 0, fits.stderr)
+        assert.include(fits.stdout, "fits")
+        // Over MCP the upstream answers for itself: its own isError result.
+        const serve = yield* start({ servers: { alpha: era("dual") }, settings })
+        const host = yield* open(serve, Modern)
+        const passed = result(yield* host.call("wrong-type", "alpha__echo", { message: 1 }))
+        assert.isTrue(passed.isError)
+        assert.include(JSON.stringify(passed.content), "echo needs a string")
+      }),
+    { timeout: 60_000 }
+  )
 
-  it.scopedLive("cli/catalog/over MCP in both eras: hidden tools are not listed, a mistyped legacy tool is -32602 naming the closest", () =>
-    Effect.gen(function*() {
-      const serve = yield* start({ servers, settings })
-      for (const revision of ["2025-11-25", Modern] as const) {
-        const host = yield* open(serve, revision)
-        const listed = toolNames(yield* host.request(`list-${revision}`, "tools/list"))
-        assert.include(listed, "alpha__echo")
-        assert.notInclude(listed, "alpha__boom")
-        const typo = error(yield* host.call(`typo-${revision}`, "legacy__ecco", { message: "x" }))
-        assert.strictEqual(typo.code, -32602)
-        assert.include(typo.message, "legacy__echo")
-        const hidden = error(yield* host.call(`hidden-${revision}`, "alpha__boom"))
-        assert.strictEqual(hidden.code, -32602)
-        assert.include(firstText(yield* host.call(`ok-${revision}`, "legacy__echo", { message: "fine" })), "fine")
-      }
-    }), { timeout: 60_000 })
+  it.scopedLive(
+    "cli/catalog/over MCP in both eras: hidden tools are not listed, a mistyped legacy tool is -32602 naming the closest",
+    () =>
+      Effect.gen(function*() {
+        const serve = yield* start({ servers, settings })
+        for (const revision of ["2025-11-25", Modern] as const) {
+          const host = yield* open(serve, revision)
+          const listed = toolNames(yield* host.request(`list-${revision}`, "tools/list"))
+          assert.include(listed, "alpha__echo")
+          assert.notInclude(listed, "alpha__boom")
+          const typo = error(yield* host.call(`typo-${revision}`, "legacy__ecco", { message: "x" }))
+          assert.strictEqual(typo.code, -32602)
+          assert.include(typo.message, "legacy__echo")
+          const hidden = error(yield* host.call(`hidden-${revision}`, "alpha__boom"))
+          assert.strictEqual(hidden.code, -32602)
+          assert.include(firstText(yield* host.call(`ok-${revision}`, "legacy__echo", { message: "fine" })), "fine")
+        }
+      }),
+    { timeout: 60_000 }
+  )
 
   it.scopedLive("cli/catalog/tools.expose=search shows three meta-tools in both eras that search, describe and call", () =>
     Effect.gen(function*() {
@@ -165,7 +176,7 @@ describe("the tools a host sees", () => {
       // `tools` lists every server, which fills the schema cache in the state dir.
       yield* sb.run(["tools", "--config", file])
       const warm = yield* sb.run(["search", "echo", "--config", file, "--json"])
-      const hits = (JSON.parse(warm.stdout) as { tools: ReadonlyArray<Message>; unlisted: ReadonlyArray<string> })
+      const hits = JSON.parse(warm.stdout) as { tools: ReadonlyArray<Message>; unlisted: ReadonlyArray<string> }
       assert.deepStrictEqual(hits.unlisted, [])
       assert.deepStrictEqual(hits.tools.slice(0, 2).map((t) => t.match), ["exact", "exact"])
       assert.includeMembers(hits.tools.map((t) => String(t.name)), ["alpha__echo", "legacy__echo"])
@@ -187,7 +198,12 @@ describe("config rough edges", () => {
       assert.include(none.stdout, "(no tools)")
       assert.include(none.stderr, "no config file found")
       assert.include(none.stderr, `.mcpx.json, .mcp.json and .vscode/mcp.json in ${sb.path("work")}`)
-      const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } })
+      const init = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+      })
       const serve = yield* sb.run(["serve"], { cwd: "work", env: { MCPX_STATE_DIR: sb.path("state") }, stdin: `${init}\n` })
       assert.strictEqual(serve.code, 0, serve.stderr)
       assert.include(serve.stderr, "no config file found")

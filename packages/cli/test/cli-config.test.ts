@@ -107,10 +107,12 @@ describe("mcpx-fx config: discovery", () => {
   it.scopedLive("a named file that does not exist exits 2 naming it and what named it", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox
-      for (const [args, env, by] of [
-        [["config"], { MCPX_CONFIG: "missing.json" }, "MCPX_CONFIG"],
-        [["config", "--path", "--config", "missing.json"], {}, "--config"]
-      ] as const) {
+      for (
+        const [args, env, by] of [
+          [["config"], { MCPX_CONFIG: "missing.json" }, "MCPX_CONFIG"],
+          [["config", "--path", "--config", "missing.json"], {}, "--config"]
+        ] as const
+      ) {
         const r = yield* sb.run(args, { env })
         assert.strictEqual(r.code, 2, args.join(" "))
         assert.strictEqual(r.stdout, "")

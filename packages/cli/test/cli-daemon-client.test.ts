@@ -271,24 +271,26 @@ describe("mcpx-fx over a running daemon", () => {
       assert.strictEqual(first.stdout, "weather for north over modern 2026-07-28\n")
     }), 90_000)
 
-  it.scopedLive("cli/daemon/call: an HTTP upstream that turns legacy while the daemon runs is probed again, and protocol says so", () =>
-    Effect.gen(function*() {
-      const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "dual"])
-      const { run } = yield* withDaemon(() => ({ remote: { url } }))
-      const before = yield* run(["call", "remote.hello"])
-      assert.strictEqual(before.stdout, "hello from dual over modern 2026-07-28\n", before.stderr)
-      // The server behind the URL is replaced by a legacy one that answers modern requests 404.
-      yield* Effect.promise(() =>
-        fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode: "legacy-exit" }) })
-      )
-      const after = yield* run(["call", "remote.hello"])
-      assert.strictEqual(after.code, 0, after.stderr)
-      assert.strictEqual(after.stdout, "hello from legacy-exit over legacy 2025-11-25\n")
-      type Row = { server: string; era: string | null; cached: { era: string } | null }
-      const rows = JSON.parse((yield* run(["protocol", "--json"])).stdout) as { servers: ReadonlyArray<Row> }
-      assert.deepInclude(rows.servers[0], { server: "remote", era: "legacy" })
-      assert.strictEqual(rows.servers[0]?.cached?.era, "legacy")
-    }), 90_000)
+  it.scopedLive(
+    "cli/daemon/call: an HTTP upstream that turns legacy while the daemon runs is probed again, and protocol says so",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* Fixtures.startHttpFixture("era-server", ["--mode", "dual"])
+        const { run } = yield* withDaemon(() => ({ remote: { url } }))
+        const before = yield* run(["call", "remote.hello"])
+        assert.strictEqual(before.stdout, "hello from dual over modern 2026-07-28\n", before.stderr)
+        // The server behind the URL is replaced by a legacy one that answers modern requests 404.
+        yield* Effect.promise(() => fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode: "legacy-exit" }) }))
+        const after = yield* run(["call", "remote.hello"])
+        assert.strictEqual(after.code, 0, after.stderr)
+        assert.strictEqual(after.stdout, "hello from legacy-exit over legacy 2025-11-25\n")
+        type Row = { server: string; era: string | null; cached: { era: string } | null }
+        const rows = JSON.parse((yield* run(["protocol", "--json"])).stdout) as { servers: ReadonlyArray<Row> }
+        assert.deepInclude(rows.servers[0], { server: "remote", era: "legacy" })
+        assert.strictEqual(rows.servers[0]?.cached?.era, "legacy")
+      }),
+    90_000
+  )
 
   it.scopedLive("cli/daemon/settings set, get and unset change the daemon's runtime value", () =>
     Effect.gen(function*() {

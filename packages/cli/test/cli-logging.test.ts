@@ -24,10 +24,12 @@ describe("mcpx-fx --log-format", () => {
     Effect.gen(function*() {
       const sb = yield* sandbox
       const file = yield* sb.writeJson("mcpx.json", { mcpServers: servers, settings: { "upstream.probeTimeout": "20s" } })
-      for (const [args, env] of [
-        [["tools", "--config", file, "--log-level", "info", "--log-format", "json"], {}],
-        [["tools", "--config", file, "--log-level", "info"], { MCPX_LOG_FORMAT: "json" }]
-      ] as const) {
+      for (
+        const [args, env] of [
+          [["tools", "--config", file, "--log-level", "info", "--log-format", "json"], {}],
+          [["tools", "--config", file, "--log-level", "info"], { MCPX_LOG_FORMAT: "json" }]
+        ] as const
+      ) {
         const r = yield* sb.run(args, { env })
         assert.strictEqual(r.code, 0, r.stderr)
         assert.match(r.stdout, /^alpha__echo /m)

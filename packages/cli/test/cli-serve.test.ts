@@ -8,7 +8,7 @@ import { Fixtures } from "@mcpx-fx/testing"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
-import { type Sandbox, bundle, sandbox } from "./support/Sandbox.js"
+import { bundle, type Sandbox, sandbox } from "./support/Sandbox.js"
 
 type Message = Record<string, unknown>
 
@@ -63,10 +63,12 @@ const serve = (sb: Sandbox): Effect.Effect<Serve, never, Scope.Scope> =>
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk
     })
-    const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => {
-      resolve(code)
-      wake()
-    }))
+    const exit = new Promise<number | null>((resolve) =>
+      child.on("exit", (code) => {
+        resolve(code)
+        wake()
+      })
+    )
     const until = <A>(ready: () => A | undefined, what: string): Effect.Effect<A> =>
       Effect.async<A>((resume) => {
         const check = () => {

@@ -11,8 +11,7 @@ import { version } from "../src/version.js"
 import { lines, plain, sandbox } from "./support/Sandbox.js"
 
 /** The rows of `settings list`'s table, header left out. */
-const tableRows = (stdout: string): ReadonlyArray<ReadonlyArray<string>> =>
-  lines(stdout).slice(1).map((l) => l.split(/ {2,}/))
+const tableRows = (stdout: string): ReadonlyArray<ReadonlyArray<string>> => lines(stdout).slice(1).map((l) => l.split(/ {2,}/))
 
 const rowOf = (stdout: string): SettingsModel.SettingRow => JSON.parse(stdout)
 

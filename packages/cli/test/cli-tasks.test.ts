@@ -34,7 +34,7 @@ describe("mcpx-fx call --task and mcpx-fx tasks", () => {
   it.scopedLive("cli/tasks/call --task prints the id at once; tasks result prints the call's result; tasks list and get show it", () =>
     Effect.gen(function*() {
       const { run } = yield* withDaemon
-      const started = yield* run(["call", "--task", "dual.slow", '{"ms":200}'])
+      const started = yield* run(["call", "--task", "dual.slow", "{\"ms\":200}"])
       assert.strictEqual(started.code, 0, started.stderr)
       const id = idOf(started.stdout)
       const result = yield* run(["tasks", "result", id])
@@ -54,7 +54,7 @@ describe("mcpx-fx call --task and mcpx-fx tasks", () => {
   it.scopedLive("cli/tasks/a task not ended is exit 75; cancel stops it and its result is then exit 1", () =>
     Effect.gen(function*() {
       const { run } = yield* withDaemon
-      const id = idOf((yield* run(["call", "--task", "dual.slow", '{"ms":600000}'])).stdout)
+      const id = idOf((yield* run(["call", "--task", "dual.slow", "{\"ms\":600000}"])).stdout)
       const waited = yield* run(["tasks", "result", id, "--wait", "0"])
       assert.strictEqual(waited.code, 75, waited.stderr)
       assert.include(waited.stderr, `task ${id} is still working`)

@@ -13,7 +13,24 @@ const Esc = "\x1b["
 // A terminal, as far as mcpx-fx can tell: isTTY set before the bundle loads.
 const fakeTty = (stream: "stdout" | "stderr") => ({ NODE_OPTIONS: `--import=data:text/javascript,process.${stream}.isTTY=true` })
 
-const commands = ["tools", "search", "call", "elicit", "tasks", "protocol", "probe", "servers", "settings", "config", "serve", "daemon", "status", "stop", "ui", "auth"]
+const commands = [
+  "tools",
+  "search",
+  "call",
+  "elicit",
+  "tasks",
+  "protocol",
+  "probe",
+  "servers",
+  "settings",
+  "config",
+  "serve",
+  "daemon",
+  "status",
+  "stop",
+  "ui",
+  "auth"
+]
 
 describe("mcpx-fx: a mistyped command", () => {
   it.scopedLive("gets the closest command and exit 2", () =>

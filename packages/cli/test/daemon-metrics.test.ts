@@ -47,7 +47,8 @@ describe("daemon /metrics", () => {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ tool: "era.slow", arguments: { ms: 600_000 }, task: {} })
-        }).then((r) => r.status))
+        }).then((r) => r.status)
+      )
       assert.strictEqual(task, 202)
       assert.include((yield* scrape(daemon.info.url)).text, "mcpx_tasks_active 1")
     }))

@@ -39,16 +39,19 @@ const oddFiles = [
 ] as const
 
 describe.concurrent("daemon state files", () => {
-  it.scoped.each(oddFiles)("daemon/state/%s as upstream-eras.json does not hold the start, and the first probe replaces it", ([_, make]) =>
-    Effect.gen(function*() {
-      const sb = yield* sandbox
-      const state = yield* sb.mkdir("state")
-      make(path.join(state, "upstream-eras.json"))
-      const daemon = yield* DaemonProcess.start(sb, { config: yield* config(sb), stateDir: state })
-      assert.strictEqual(yield* call(daemon.info.url), 200, daemon.stderr())
-      assert.isTrue(lstatSync(path.join(state, "upstream-eras.json")).isFile())
-      assert.include(daemon.stderr(), "era cache file ignored")
-    }))
+  it.scoped.each(oddFiles)(
+    "daemon/state/%s as upstream-eras.json does not hold the start, and the first probe replaces it",
+    ([_, make]) =>
+      Effect.gen(function*() {
+        const sb = yield* sandbox
+        const state = yield* sb.mkdir("state")
+        make(path.join(state, "upstream-eras.json"))
+        const daemon = yield* DaemonProcess.start(sb, { config: yield* config(sb), stateDir: state })
+        assert.strictEqual(yield* call(daemon.info.url), 200, daemon.stderr())
+        assert.isTrue(lstatSync(path.join(state, "upstream-eras.json")).isFile())
+        assert.include(daemon.stderr(), "era cache file ignored")
+      })
+  )
 
   it.scoped("daemon/state/status with a FIFO as daemon.json says no daemon runs, and names the file", () =>
     Effect.gen(function*() {

@@ -11,7 +11,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { TheFleet, accessLog, accessLogUntil } from "./support/FleetConfig.js"
+import { accessLog, accessLogUntil, TheFleet } from "./support/FleetConfig.js"
 import { legacyClient, modernClient, textOf } from "./support/FleetHosts.js"
 import { endpoint, modernBody, modernHeaders, openSession } from "./support/HttpMcp.js"
 import * as RawHttp from "./support/RawHttp.js"
@@ -66,89 +66,97 @@ describe("a fleet of three daemons behind nginx", () => {
         assert.deepStrictEqual(calls.map((s) => [s.url, s.body.includes("\"inputResponses\"")]), [[fleet.mcp("i1"), false], [fleet.mcp("i2"), true]])
       }), 120_000)
 
-    it.scoped("fleet/tasks: a task made on i1 is polled on i2, answered on i3 and read completed on i2; another made on i3 is cancelled on i1", () =>
-      Effect.gen(function*() {
-        const { fleet } = yield* TheFleet
-        const on = (name: string) => modernHost(endpoint(fleet.mcp(name)), "alice")
-        const created = result(yield* on("i1")("create", "tools/call", { name: "up__ask", arguments: {} }))
-        assert.strictEqual(created.resultType, "task", JSON.stringify(created))
-        const taskId = String(created.taskId)
-        const get = on("i2")("get", "tasks/get", { taskId })
-        const key = questionKey(yield* pollUntil(get, "input_required"))
-        const answered = yield* on("i3")("answer", "tasks/update", { taskId, inputResponses: { [key]: { action: "accept", content: { name: "Grace" } } } })
-        assert.deepStrictEqual(result(answered), { resultType: "complete" }, JSON.stringify(answered))
-        const done = yield* pollUntil(get, "completed", 300)
-        assert.deepStrictEqual((done.result as Message).content, [{ type: "text", text: "hello, Grace" }], JSON.stringify(done))
-        // A legacy host of the same name reads its result on yet another instance's session.
-        const legacy = yield* openSession(endpoint(fleet.mcp("i3")), "2025-11-25", { tasks: { list: {}, cancel: {} } })
-        const read = yield* legacy.request("result", "tasks/result", { taskId, _meta: { "dev.mcpx/session": "alice" } })
-        assert.strictEqual(firstText(read.body as Message), "hello, Grace", read.text)
+    it.scoped(
+      "fleet/tasks: a task made on i1 is polled on i2, answered on i3 and read completed on i2; another made on i3 is cancelled on i1",
+      () =>
+        Effect.gen(function*() {
+          const { fleet } = yield* TheFleet
+          const on = (name: string) => modernHost(endpoint(fleet.mcp(name)), "alice")
+          const created = result(yield* on("i1")("create", "tools/call", { name: "up__ask", arguments: {} }))
+          assert.strictEqual(created.resultType, "task", JSON.stringify(created))
+          const taskId = String(created.taskId)
+          const get = on("i2")("get", "tasks/get", { taskId })
+          const key = questionKey(yield* pollUntil(get, "input_required"))
+          const answered = yield* on("i3")("answer", "tasks/update", { taskId, inputResponses: { [key]: { action: "accept", content: { name: "Grace" } } } })
+          assert.deepStrictEqual(result(answered), { resultType: "complete" }, JSON.stringify(answered))
+          const done = yield* pollUntil(get, "completed", 300)
+          assert.deepStrictEqual((done.result as Message).content, [{ type: "text", text: "hello, Grace" }], JSON.stringify(done))
+          // A legacy host of the same name reads its result on yet another instance's session.
+          const legacy = yield* openSession(endpoint(fleet.mcp("i3")), "2025-11-25", { tasks: { list: {}, cancel: {} } })
+          const read = yield* legacy.request("result", "tasks/result", { taskId, _meta: { "dev.mcpx/session": "alice" } })
+          assert.strictEqual(firstText(read.body as Message), "hello, Grace", read.text)
 
-        const working = result(yield* on("i3")("work", "tools/call", { name: "up__work", arguments: { ms: 600_000 } }))
-        const workId = String(working.taskId)
-        assert.deepStrictEqual(result(yield* on("i1")("cancel", "tasks/cancel", { taskId: workId })), { resultType: "complete" })
-        yield* pollUntil(on("i2")("get-work", "tasks/get", { taskId: workId }), "cancelled")
-        // The listing (a legacy method) from the session on i3 holds both.
-        const listed = result((yield* legacy.request("list", "tasks/list", { _meta: { "dev.mcpx/session": "alice" } })).body as Message)
-        assert.includeMembers((listed.tasks as ReadonlyArray<Message>).map((t) => t.taskId), [taskId, workId])
-      }), 120_000)
+          const working = result(yield* on("i3")("work", "tools/call", { name: "up__work", arguments: { ms: 600_000 } }))
+          const workId = String(working.taskId)
+          assert.deepStrictEqual(result(yield* on("i1")("cancel", "tasks/cancel", { taskId: workId })), { resultType: "complete" })
+          yield* pollUntil(on("i2")("get-work", "tasks/get", { taskId: workId }), "cancelled")
+          // The listing (a legacy method) from the session on i3 holds both.
+          const listed = result((yield* legacy.request("list", "tasks/list", { _meta: { "dev.mcpx/session": "alice" } })).body as Message)
+          assert.includeMembers((listed.tasks as ReadonlyArray<Message>).map((t) => t.taskId), [taskId, workId])
+        }),
+      120_000
+    )
 
-    it.scoped("fleet/edge: through nginx, a session id routes only to an instance it names, and the daemons' Host and Origin checks still hold", () =>
-      Effect.gen(function*() {
-        const { fleet } = yield* TheFleet
-        const nginx = new URL(fleet.url)
-        const own = `127.0.0.1:${nginx.port}`
-        const list = JSON.stringify(modernBody("list", "tools/list"))
-        // Each request's own query string finds its line in nginx's log among other tests' streams ending.
-        const post = (headers: Readonly<Record<string, string>>, body = list, tag = "") =>
-          RawHttp.send({
-            url: nginx.origin,
-            method: "POST",
-            path: `/mcp${tag}`,
-            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-            body
-          })
-        const modern = (headers: Readonly<Record<string, string>>) => post({ ...modernHeaders("tools/list"), ...headers })
-        // nginx's own name and origin are the daemons' allowed ones.
-        const plain = yield* modern({ host: own, origin: nginx.origin })
-        assert.strictEqual(plain.status, 200, plain.text)
-        // A DNS-rebinding page reaches nginx under its own name: the daemon behind refuses it.
-        const rebound = yield* modern({ host: `evil.example:${nginx.port}` })
-        assert.strictEqual(rebound.status, 403, rebound.text)
-        const foreign = yield* modern({ host: own, origin: "http://evil.example" })
-        assert.strictEqual(foreign.status, 403, foreign.text)
-        // Session ids naming no instance, or written to steer nginx elsewhere, go round-robin to an
-        // instance, which does not know them (404); none reaches anything but the fleet.
-        const tagged = (prefix: string, n: number) =>
-          Effect.map(
-            accessLogUntil(fleet, (log) => log.filter((l) => l.request.includes(`?${prefix}=`)).length >= n, `${n} ${prefix} requests`),
-            (log) => log.filter((l) => l.request.includes(`?${prefix}=`)).map((l) => l.upstream)
-          )
-        const hostile = ["i9.x", "127.0.0.1:22", "evil.example", "mcpx_all", "i1", ".i1.x", "I1.x", "i1/../x", "http://evil.example/"]
-        for (const [n, id] of hostile.entries()) {
-          const reply = yield* post(
-            { host: own, "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" },
-            JSON.stringify({ jsonrpc: "2.0", id: "list", method: "tools/list" }),
-            `?hostile=${n}`
-          )
-          assert.strictEqual(reply.status, 404, `${id}: ${reply.status} ${reply.text}`)
-        }
-        const routed = yield* tagged("hostile", hostile.length)
-        const instances = fleet.info.instances.map((i) => `127.0.0.1:${i.port}`)
-        assert.lengthOf(routed, hostile.length)
-        for (const upstream of routed) assert.include(instances, upstream)
-        // An id that names an instance goes to that one only, known there or not.
-        const i3 = `127.0.0.1:${new URL(fleet.mcp("i3")).port}`
-        for (let n = 0; n < 3; n++) {
-          const forged = yield* post(
-            { host: own, "mcp-session-id": "i3.forged", "mcp-protocol-version": "2025-11-25" },
-            JSON.stringify({ jsonrpc: "2.0", id: "list", method: "tools/list" }),
-            `?forged=${n}`
-          )
-          assert.strictEqual(forged.status, 404, forged.text)
-        }
-        assert.deepStrictEqual(yield* tagged("forged", 3), [i3, i3, i3])
-      }), 120_000)
+    it.scoped(
+      "fleet/edge: through nginx, a session id routes only to an instance it names, and the daemons' Host and Origin checks still hold",
+      () =>
+        Effect.gen(function*() {
+          const { fleet } = yield* TheFleet
+          const nginx = new URL(fleet.url)
+          const own = `127.0.0.1:${nginx.port}`
+          const list = JSON.stringify(modernBody("list", "tools/list"))
+          // Each request's own query string finds its line in nginx's log among other tests' streams ending.
+          const post = (headers: Readonly<Record<string, string>>, body = list, tag = "") =>
+            RawHttp.send({
+              url: nginx.origin,
+              method: "POST",
+              path: `/mcp${tag}`,
+              headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+              body
+            })
+          const modern = (headers: Readonly<Record<string, string>>) => post({ ...modernHeaders("tools/list"), ...headers })
+          // nginx's own name and origin are the daemons' allowed ones.
+          const plain = yield* modern({ host: own, origin: nginx.origin })
+          assert.strictEqual(plain.status, 200, plain.text)
+          // A DNS-rebinding page reaches nginx under its own name: the daemon behind refuses it.
+          const rebound = yield* modern({ host: `evil.example:${nginx.port}` })
+          assert.strictEqual(rebound.status, 403, rebound.text)
+          const foreign = yield* modern({ host: own, origin: "http://evil.example" })
+          assert.strictEqual(foreign.status, 403, foreign.text)
+          // Session ids naming no instance, or written to steer nginx elsewhere, go round-robin to an
+          // instance, which does not know them (404); none reaches anything but the fleet.
+          const tagged = (prefix: string, n: number) =>
+            Effect.map(
+              accessLogUntil(fleet, (log) => log.filter((l) => l.request.includes(`?${prefix}=`)).length >= n, `${n} ${prefix} requests`),
+              (log) => log.filter((l) => l.request.includes(`?${prefix}=`)).map((l) => l.upstream)
+            )
+          const hostile = ["i9.x", "127.0.0.1:22", "evil.example", "mcpx_all", "i1", ".i1.x", "I1.x", "i1/../x", "http://evil.example/"]
+          for (const [n, id] of hostile.entries()) {
+            const reply = yield* post(
+              { host: own, "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" },
+              JSON.stringify({ jsonrpc: "2.0", id: "list", method: "tools/list" }),
+              `?hostile=${n}`
+            )
+            assert.strictEqual(reply.status, 404, `${id}: ${reply.status} ${reply.text}`)
+          }
+          const routed = yield* tagged("hostile", hostile.length)
+          const instances = fleet.info.instances.map((i) => `127.0.0.1:${i.port}`)
+          assert.lengthOf(routed, hostile.length)
+          for (const upstream of routed) assert.include(instances, upstream)
+          // An id that names an instance goes to that one only, known there or not.
+          const i3 = `127.0.0.1:${new URL(fleet.mcp("i3")).port}`
+          for (let n = 0; n < 3; n++) {
+            const forged = yield* post(
+              { host: own, "mcp-session-id": "i3.forged", "mcp-protocol-version": "2025-11-25" },
+              JSON.stringify({ jsonrpc: "2.0", id: "list", method: "tools/list" }),
+              `?forged=${n}`
+            )
+            assert.strictEqual(forged.status, 404, forged.text)
+          }
+          assert.deepStrictEqual(yield* tagged("forged", 3), [i3, i3, i3])
+        }),
+      120_000
+    )
 
     it.scoped("fleet/legacy: an SDK 1.x host's session through nginx stays on the instance that minted it", () =>
       Effect.gen(function*() {
@@ -159,7 +167,10 @@ describe("a fleet of three daemons behind nginx", () => {
         for (let n = 0; n < 6; n++) {
           const tools = yield* Effect.promise(() => client.listTools())
           assert.include(tools.tools.map((t) => t.name), "legacy__echo")
-          assert.strictEqual(textOf(yield* Effect.promise(() => client.callTool({ name: "legacy__echo", arguments: { message: `legacy ${n}` } }))), `legacy ${n}`)
+          assert.strictEqual(
+            textOf(yield* Effect.promise(() => client.callTool({ name: "legacy__echo", arguments: { message: `legacy ${n}` } }))),
+            `legacy ${n}`
+          )
         }
         assert.strictEqual(textOf(yield* Effect.promise(() => client.callTool({ name: "legacy__ask_name", arguments: {} }))), "Hello, Ada!")
       }), 120_000)

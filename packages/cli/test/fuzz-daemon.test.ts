@@ -10,7 +10,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { frames } from "@mcpx-fx/testing/fuzz/Frames"
-import { expected, type Expected, mismatch, refusedWhole, type Rules } from "@mcpx-fx/testing/fuzz/Model"
+import { type Expected, expected, mismatch, refusedWhole, type Rules } from "@mcpx-fx/testing/fuzz/Model"
 import * as Effect from "effect/Effect"
 import * as HttpDaemon from "./support/HttpDaemon.js"
 import { initializeParams } from "./support/Revisions.js"

@@ -67,8 +67,7 @@ describe("Metrics", () => {
       yield* Effect.all([start("probe"), start("cache"), start("cache"), start("forced")])
       yield* MetricsCollector.record({ type: "server.start.failed", server, lane: "modern", key: "k", reason: "x", failures: 1, at: 0 })
       yield* MetricsCollector.record({ type: "server.crash", server, lane: "modern", instance: "i", key: "k", reason: "x", stderrTail: "", at: 0 })
-      const count = (counter: Metric.Metric.Counter<number>) =>
-        Effect.map(Metric.value(Metric.tagged(counter, Metrics.ServerTag, server)), (s) => s.count)
+      const count = (counter: Metric.Metric.Counter<number>) => Effect.map(Metric.value(Metric.tagged(counter, Metrics.ServerTag, server)), (s) => s.count)
       assert.deepStrictEqual(
         yield* Effect.all([
           count(Metrics.upstreamStarts),

@@ -37,7 +37,13 @@ describe("redaction", () => {
         assert.strictEqual(tcp.status, 502, tcp.text)
         assertClean(tcp.text, "/v1/call over TCP")
         assert.include(tcp.text, "[redacted]")
-        const owner = yield* send({ socketPath: daemon.info.socket, method: "POST", path: "/v1/call", headers: { "content-type": "application/json" }, body: call })
+        const owner = yield* send({
+          socketPath: daemon.info.socket,
+          method: "POST",
+          path: "/v1/call",
+          headers: { "content-type": "application/json" },
+          body: call
+        })
         assert.strictEqual(owner.status, 502, owner.text)
         assert.include(owner.text, Secret, "the owner sees the raw stderr")
       }))
@@ -120,7 +126,9 @@ describe("redaction of events", () => {
             if (!called && text.includes(": subscribed")) {
               called = true
               // The owner's call, over the socket, makes the upstream start (and fail) again.
-              void Effect.runPromise(send({ socketPath: daemon.info.socket, method: "POST", path: "/v1/call", headers: { "content-type": "application/json" }, body: call }))
+              void Effect.runPromise(
+                send({ socketPath: daemon.info.socket, method: "POST", path: "/v1/call", headers: { "content-type": "application/json" }, body: call })
+              )
             }
             if (/event: server\.(start\.failed|crash)[^]*?\n\n/.test(text)) return text
           }

@@ -37,8 +37,7 @@ const withDaemon = (upstreams: Upstreams, settings: Readonly<Record<string, unkn
       settings: { "upstream.probeTimeout": "20s", ...settings }
     })
     const daemon = yield* Effect.orDie(DaemonProcess.start(sb, { config }))
-    const relay = (drain = "20s") =>
-      start({ servers: {}, settings: { "transport.stdioDrain": drain } }, { args: ["--relay"], stateDir: daemon.stateDir })
+    const relay = (drain = "20s") => start({ servers: {}, settings: { "transport.stdioDrain": drain } }, { args: ["--relay"], stateDir: daemon.stateDir })
     return { sb, config, daemon, relay, log: (ns: string) => sb.path(`${ns}.log`) }
   })
 
@@ -80,13 +79,16 @@ const sharedScope = Effect.runSync(Scope.make())
 const SharedDaemon = Effect.runSync(Effect.cached(
   // A stdio upstream's question names no call, so each asking test has an upstream of its own:
   // with the other tests' calls in flight on a shared one, its question could not be attributed.
-  Scope.extend(withDaemon({
-    leg: ["legacy-32601"],
-    ask_20250618: ["legacy-32601"],
-    ask_20251125: ["legacy-32601"],
-    dual: ["dual"],
-    banner: ["legacy-banner"]
-  }), sharedScope)
+  Scope.extend(
+    withDaemon({
+      leg: ["legacy-32601"],
+      ask_20250618: ["legacy-32601"],
+      ask_20251125: ["legacy-32601"],
+      dual: ["dual"],
+      banner: ["legacy-banner"]
+    }),
+    sharedScope
+  )
 ))
 
 const names = (m: Message) => (result(m).tools as ReadonlyArray<Message>).map((t) => t.name)
@@ -289,8 +291,7 @@ describe.concurrent("serve --relay, a daemon each", () => {
       // All four at once, so both relays' first calls find each upstream not yet started.
       yield* Effect.forEach(
         [first, second].flatMap((host, i) => ["leg", "mod"].map((ns) => ({ host, ns, message: `${ns} ${i}` }))),
-        ({ host, message, ns }) =>
-          Effect.map(host.call(message, `${ns}__echo`, { message }), (reply) => assert.strictEqual(firstText(reply), message)),
+        ({ host, message, ns }) => Effect.map(host.call(message, `${ns}__echo`, { message }), (reply) => assert.strictEqual(firstText(reply), message)),
         { concurrency: "unbounded", discard: true }
       )
       yield* finish(first.serve)
@@ -336,11 +337,13 @@ describe.concurrent("serve --relay, a daemon each", () => {
       assert.strictEqual(warm, 200)
       const serve = yield* relay()
       // A host may write its first lines without waiting for any reply.
-      yield* serve.sendLine([
-        { jsonrpc: "2.0", id: "init", method: "initialize", params: initializeParams("2025-11-25") },
-        { jsonrpc: "2.0", method: "notifications/initialized" },
-        { jsonrpc: "2.0", id: "notify", method: "tools/call", params: { name: "lc__notify_changes", arguments: {} } }
-      ].map((m) => JSON.stringify(m)).join("\n"))
+      yield* serve.sendLine(
+        [
+          { jsonrpc: "2.0", id: "init", method: "initialize", params: initializeParams("2025-11-25") },
+          { jsonrpc: "2.0", method: "notifications/initialized" },
+          { jsonrpc: "2.0", id: "notify", method: "tools/call", params: { name: "lc__notify_changes", arguments: {} } }
+        ].map((m) => JSON.stringify(m)).join("\n")
+      )
       assert.strictEqual(result(yield* serve.reply("init")).protocolVersion, "2025-11-25")
       assert.include(firstText(yield* serve.reply("notify")), "sent list_changed")
       yield* serve.frame(

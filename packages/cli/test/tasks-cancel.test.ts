@@ -47,51 +47,59 @@ const asking = Effect.gen(function*() {
 })
 
 describe("a task cancelled while input_required", () => {
-  it.scopedLive("tasks/cancel/input-required: tasks/cancel makes it cancelled; a later tasks/update is acknowledged and changes nothing", () =>
-    Effect.gen(function*() {
-      const { alice, get, key, log, taskId, upstreamTask } = yield* asking
-      assert.deepStrictEqual(result(yield* alice("cancel", "tasks/cancel", { taskId })), { resultType: "complete" })
-      const cancelled = result(yield* get)
-      assert.strictEqual(cancelled.status, "cancelled", JSON.stringify(cancelled))
-      assert.notProperty(cancelled, "inputRequests")
-      assert.notProperty(cancelled, "result")
+  it.scopedLive(
+    "tasks/cancel/input-required: tasks/cancel makes it cancelled; a later tasks/update is acknowledged and changes nothing",
+    () =>
+      Effect.gen(function*() {
+        const { alice, get, key, log, taskId, upstreamTask } = yield* asking
+        assert.deepStrictEqual(result(yield* alice("cancel", "tasks/cancel", { taskId })), { resultType: "complete" })
+        const cancelled = result(yield* get)
+        assert.strictEqual(cancelled.status, "cancelled", JSON.stringify(cancelled))
+        assert.notProperty(cancelled, "inputRequests")
+        assert.notProperty(cancelled, "result")
 
-      const late = yield* alice("late", "tasks/update", { taskId, inputResponses: { [key]: { action: "accept", content: { name: "Ada" } } } })
-      assert.deepStrictEqual(result(late), { resultType: "complete" })
-      const after = result(yield* get)
-      assert.strictEqual(after.status, "cancelled", JSON.stringify(after))
-      assert.strictEqual(after.lastUpdatedAt, cancelled.lastUpdatedAt)
+        const late = yield* alice("late", "tasks/update", { taskId, inputResponses: { [key]: { action: "accept", content: { name: "Ada" } } } })
+        assert.deepStrictEqual(result(late), { resultType: "complete" })
+        const after = result(yield* get)
+        assert.strictEqual(after.status, "cancelled", JSON.stringify(after))
+        assert.strictEqual(after.lastUpdatedAt, cancelled.lastUpdatedAt)
 
-      // The same upstream still serves the next task, which gets its own answer and not Ada.
-      const next = result(yield* alice("next", "tools/call", { name: "up__ask", arguments: {} }))
-      const nextId = String(next.taskId)
-      const nextGet = alice("next-get", "tasks/get", { taskId: nextId })
-      const nextKey = question(yield* pollUntil(nextGet, "input_required")).key
-      yield* alice("answer", "tasks/update", { taskId: nextId, inputResponses: { [nextKey]: { action: "accept", content: { name: "Grace" } } } })
-      const done = yield* pollUntil(nextGet, "completed")
-      assert.deepStrictEqual((done.result as { content?: unknown }).content, [{ type: "text", text: "hello, Grace" }], JSON.stringify(done))
-      // The late answer never reached the upstream; the next task's did.
-      assert.notInclude(lines(log), `elicited ${upstreamTask} accept Ada`, lines(log).join("\n"))
-      assert.isTrue(lines(log).some((l) => /^elicited \S+ accept Grace$/.test(l)), lines(log).join("\n"))
-      assert.strictEqual(result(yield* get).status, "cancelled")
-    }), 120_000)
+        // The same upstream still serves the next task, which gets its own answer and not Ada.
+        const next = result(yield* alice("next", "tools/call", { name: "up__ask", arguments: {} }))
+        const nextId = String(next.taskId)
+        const nextGet = alice("next-get", "tasks/get", { taskId: nextId })
+        const nextKey = question(yield* pollUntil(nextGet, "input_required")).key
+        yield* alice("answer", "tasks/update", { taskId: nextId, inputResponses: { [nextKey]: { action: "accept", content: { name: "Grace" } } } })
+        const done = yield* pollUntil(nextGet, "completed")
+        assert.deepStrictEqual((done.result as { content?: unknown }).content, [{ type: "text", text: "hello, Grace" }], JSON.stringify(done))
+        // The late answer never reached the upstream; the next task's did.
+        assert.notInclude(lines(log), `elicited ${upstreamTask} accept Ada`, lines(log).join("\n"))
+        assert.isTrue(lines(log).some((l) => /^elicited \S+ accept Grace$/.test(l)), lines(log).join("\n"))
+        assert.strictEqual(result(yield* get).status, "cancelled")
+      }),
+    120_000
+  )
 
   // Fails today: see the report of issue 26. The call behind an `input_required` task is parked
   // on its question with no fiber running, and tasks/cancel only interrupts a running fiber, so
   // the upstream hears nothing until `questions.ttl` answers the question for it (ten minutes
   // by default); only then does its tasks/cancel go out.
-  it.scopedLive("tasks/cancel/input-required: the upstream hears of the cancel at once (tasks/cancel, or its tasks/result cancelled)", () =>
-    Effect.gen(function*() {
-      const { alice, log, taskId, upstreamTask } = yield* asking
-      assert.deepStrictEqual(result(yield* alice("cancel", "tasks/cancel", { taskId })), { resultType: "complete" })
-      // Either way of telling it counts: its task cancelled, or the tasks/result that follows the task.
-      yield* upstreamSaw(
-        log,
-        (seen) => seen.includes("legacy tasks/cancel") || seen.includes("legacy notifications/cancelled"),
-        "the host's tasks/cancel of an input_required task did not reach the upstream (neither tasks/cancel nor notifications/cancelled)"
-      )
-      assert.isFalse(lines(log).some((l) => l.startsWith(`elicited ${upstreamTask} accept`)), lines(log).join("\n"))
-    }), 120_000)
+  it.scopedLive(
+    "tasks/cancel/input-required: the upstream hears of the cancel at once (tasks/cancel, or its tasks/result cancelled)",
+    () =>
+      Effect.gen(function*() {
+        const { alice, log, taskId, upstreamTask } = yield* asking
+        assert.deepStrictEqual(result(yield* alice("cancel", "tasks/cancel", { taskId })), { resultType: "complete" })
+        // Either way of telling it counts: its task cancelled, or the tasks/result that follows the task.
+        yield* upstreamSaw(
+          log,
+          (seen) => seen.includes("legacy tasks/cancel") || seen.includes("legacy notifications/cancelled"),
+          "the host's tasks/cancel of an input_required task did not reach the upstream (neither tasks/cancel nor notifications/cancelled)"
+        )
+        assert.isFalse(lines(log).some((l) => l.startsWith(`elicited ${upstreamTask} accept`)), lines(log).join("\n"))
+      }),
+    120_000
+  )
 
   it.scopedLive("tasks/cancel/working: a working task cancelled by its host is cancelled upstream (the SDK's tasks/cancel)", () =>
     Effect.gen(function*() {
@@ -103,7 +111,8 @@ describe("a task cancelled while input_required", () => {
       yield* upstreamSaw(log, (seen) => seen.includes("legacy tasks/result"), "mcpx-fx never followed the upstream's task")
       assert.deepStrictEqual(result(yield* bob("cancel", "tasks/cancel", { taskId })), { resultType: "complete" })
       assert.strictEqual(result(yield* bob("get", "tasks/get", { taskId })).status, "cancelled")
-      yield* upstreamSaw(log, (seen) => seen.includes("legacy tasks/cancel") && seen.some((l) => l.startsWith("task cancelled ")), "the upstream's task was not cancelled")
+      yield* upstreamSaw(log, (seen) =>
+        seen.includes("legacy tasks/cancel") && seen.some((l) => l.startsWith("task cancelled ")), "the upstream's task was not cancelled")
       assert.lengthOf(upstreamTasks(log, "completed"), 0)
     }), 120_000)
 })

@@ -53,7 +53,8 @@ describe("a task is its caller's alone", () => {
       const other = yield* legacyClient(d.info.mcp)
       assert.notStrictEqual(owner.session, other.session)
       const created = yield* Effect.promise(() =>
-        owner.client.request({ method: "tools/call", params: { name: "up__work", arguments: { ms: 600_000 }, task: {} } }, CreateTaskResultSchema))
+        owner.client.request({ method: "tools/call", params: { name: "up__work", arguments: { ms: 600_000 }, task: {} } }, CreateTaskResultSchema)
+      )
       const taskId = created.task.taskId
       yield* upstreamSaw(log, (seen) => seen.includes("legacy tasks/result"), "mcpx-fx never followed the upstream's task")
 
@@ -75,7 +76,9 @@ describe("a task is its caller's alone", () => {
       const { http } = yield* daemon()
       const alice = yield* openSession(http, "2025-11-25", { tasks: { list: {}, cancel: {} } })
       const mallory = yield* openSession(http, "2025-11-25", { tasks: { list: {}, cancel: {} } })
-      const created = result((yield* alice.request(1, "tools/call", { name: "up__work", arguments: { ms: 600_000 }, task: {}, ...owned("alice") })).body as Message)
+      const created = result(
+        (yield* alice.request(1, "tools/call", { name: "up__work", arguments: { ms: 600_000 }, task: {}, ...owned("alice") })).body as Message
+      )
       const taskId = String((created.task as Message).taskId)
 
       // A legacy session naming another caller.
@@ -87,7 +90,12 @@ describe("a task is its caller's alone", () => {
       const modernMallory = modernHost(http, "mallory")
       const nobody = modernHost(http, undefined)
       const answer = { inputResponses: { anything: { action: "accept", content: { name: "Mallory" } } } }
-      for (const [host, method] of [[modernMallory, "tasks/get"], [modernMallory, "tasks/update"], [modernMallory, "tasks/cancel"], [nobody, "tasks/get"], [nobody, "tasks/cancel"]] as const) {
+      for (
+        const [host, method] of [[modernMallory, "tasks/get"], [modernMallory, "tasks/update"], [modernMallory, "tasks/cancel"], [nobody, "tasks/get"], [
+          nobody,
+          "tasks/cancel"
+        ]] as const
+      ) {
         const refused = yield* host(`m-${method}`, method, method === "tasks/update" ? { taskId, ...answer } : { taskId })
         assert.strictEqual(error(refused).code, InvalidParams, `${method}: ${JSON.stringify(refused)}`)
       }

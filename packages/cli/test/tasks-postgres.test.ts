@@ -51,50 +51,56 @@ const rows = (url: string) =>
 const owner = (who: string): Message => ({ _meta: { "dev.mcpx/session": who } })
 
 describe("tasks in PostgreSQL", () => {
-  it.scopedLive("tasks/postgres/a second daemon on the same database, another state dir, reads the finished task and the running one as failed", () =>
-    Effect.gen(function*() {
-      const db = yield* freshDatabase
-      const sb = yield* sandbox
-      const config = yield* sb.writeJson("mcpx.json", { mcpServers: { up: upstream(sb) }, settings: { "tasks.store": db.url } })
-      const log = sb.path("up.log")
+  it.scopedLive(
+    "tasks/postgres/a second daemon on the same database, another state dir, reads the finished task and the running one as failed",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* freshDatabase
+        const sb = yield* sandbox
+        const config = yield* sb.writeJson("mcpx.json", { mcpServers: { up: upstream(sb) }, settings: { "tasks.store": db.url } })
+        const log = sb.path("up.log")
 
-      const first = yield* Effect.orDie(DaemonProcess.start(sb, { config, stateDir: sb.path("state-1") }))
-      const before = yield* openSession(endpoint(first.info.mcp), "2025-11-25", { tasks: { list: {}, cancel: {} } })
-      const task = (id: number, ms: number) =>
-        Effect.map(before.request(id, "tools/call", { name: "up__work", arguments: { ms }, task: {}, ...owner("alice") }), (r) =>
-          String((result(r.body as Message).task as Message).taskId))
-      const done = yield* task(1, 0)
-      assert.strictEqual(firstText((yield* before.request(2, "tasks/result", { taskId: done, ...owner("alice") })).body as Message), "worked 0ms")
-      const running = yield* task(3, 600_000)
-      yield* upstreamSaw(log, (seen) => seen.filter((l) => l === "legacy tasks/result").length >= 2, "the running task never reached the upstream")
-      assert.strictEqual(result((yield* before.request(4, "tasks/get", { taskId: running, ...owner("alice") })).body as Message).status, "working")
-      // Kept in the database, not in the state directory.
-      const kept = yield* rows(db.url)
-      assert.strictEqual(kept.get(done), "completed")
-      assert.strictEqual(kept.get(running), "working")
-      assert.isFalse(existsSync(sb.path("state-1", "tasks.db")))
-      assert.strictEqual(yield* first.stop("SIGTERM"), 0)
+        const first = yield* Effect.orDie(DaemonProcess.start(sb, { config, stateDir: sb.path("state-1") }))
+        const before = yield* openSession(endpoint(first.info.mcp), "2025-11-25", { tasks: { list: {}, cancel: {} } })
+        const task = (id: number, ms: number) =>
+          Effect.map(
+            before.request(id, "tools/call", { name: "up__work", arguments: { ms }, task: {}, ...owner("alice") }),
+            (r) => String((result(r.body as Message).task as Message).taskId)
+          )
+        const done = yield* task(1, 0)
+        assert.strictEqual(firstText((yield* before.request(2, "tasks/result", { taskId: done, ...owner("alice") })).body as Message), "worked 0ms")
+        const running = yield* task(3, 600_000)
+        yield* upstreamSaw(log, (seen) => seen.filter((l) => l === "legacy tasks/result").length >= 2, "the running task never reached the upstream")
+        assert.strictEqual(result((yield* before.request(4, "tasks/get", { taskId: running, ...owner("alice") })).body as Message).status, "working")
+        // Kept in the database, not in the state directory.
+        const kept = yield* rows(db.url)
+        assert.strictEqual(kept.get(done), "completed")
+        assert.strictEqual(kept.get(running), "working")
+        assert.isFalse(existsSync(sb.path("state-1", "tasks.db")))
+        assert.strictEqual(yield* first.stop("SIGTERM"), 0)
 
-      const second = yield* Effect.orDie(DaemonProcess.start(sb, { config, stateDir: sb.path("state-2") }))
-      const after = yield* openSession(endpoint(second.info.mcp), "2025-11-25", { tasks: { list: {}, cancel: {} } })
-      assert.strictEqual(firstText((yield* after.request(5, "tasks/result", { taskId: done, ...owner("alice") })).body as Message), "worked 0ms")
-      const gone = result((yield* after.request(6, "tasks/get", { taskId: running, ...owner("alice") })).body as Message)
-      assert.strictEqual(gone.status, "failed", JSON.stringify(gone))
-      const why = error((yield* after.request(7, "tasks/result", { taskId: running, ...owner("alice") })).body as Message)
-      assert.strictEqual(why.code, -32603)
-      assert.match(why.message, /shutting down/)
-      const listed = result((yield* after.request(8, "tasks/list", owner("alice"))).body as Message)
-      assert.includeMembers((listed.tasks as ReadonlyArray<Message>).map((t) => t.taskId), [done, running])
+        const second = yield* Effect.orDie(DaemonProcess.start(sb, { config, stateDir: sb.path("state-2") }))
+        const after = yield* openSession(endpoint(second.info.mcp), "2025-11-25", { tasks: { list: {}, cancel: {} } })
+        assert.strictEqual(firstText((yield* after.request(5, "tasks/result", { taskId: done, ...owner("alice") })).body as Message), "worked 0ms")
+        const gone = result((yield* after.request(6, "tasks/get", { taskId: running, ...owner("alice") })).body as Message)
+        assert.strictEqual(gone.status, "failed", JSON.stringify(gone))
+        const why = error((yield* after.request(7, "tasks/result", { taskId: running, ...owner("alice") })).body as Message)
+        assert.strictEqual(why.code, -32603)
+        assert.match(why.message, /shutting down/)
+        const listed = result((yield* after.request(8, "tasks/list", owner("alice"))).body as Message)
+        assert.includeMembers((listed.tasks as ReadonlyArray<Message>).map((t) => t.taskId), [done, running])
 
-      // A 2026-07-28 host of the same name reads them too; another name reads neither.
-      const modern = modernHost(endpoint(second.info.mcp), "alice")
-      const detailed = result(yield* modern("m-done", "tasks/get", { taskId: done }))
-      assert.strictEqual(detailed.status, "completed", JSON.stringify(detailed))
-      assert.deepStrictEqual((detailed.result as Message).content, [{ type: "text", text: "worked 0ms" }])
-      const failed = result(yield* modern("m-running", "tasks/get", { taskId: running }))
-      assert.strictEqual(failed.status, "failed", JSON.stringify(failed))
-      assert.strictEqual((failed.error as Message).code, -32603)
-      assert.strictEqual(error((yield* after.request(9, "tasks/get", { taskId: done, ...owner("mallory") })).body as Message).code, -32602)
-      assert.isFalse(existsSync(sb.path("state-2", "tasks.db")))
-    }), 180_000)
+        // A 2026-07-28 host of the same name reads them too; another name reads neither.
+        const modern = modernHost(endpoint(second.info.mcp), "alice")
+        const detailed = result(yield* modern("m-done", "tasks/get", { taskId: done }))
+        assert.strictEqual(detailed.status, "completed", JSON.stringify(detailed))
+        assert.deepStrictEqual((detailed.result as Message).content, [{ type: "text", text: "worked 0ms" }])
+        const failed = result(yield* modern("m-running", "tasks/get", { taskId: running }))
+        assert.strictEqual(failed.status, "failed", JSON.stringify(failed))
+        assert.strictEqual((failed.error as Message).code, -32603)
+        assert.strictEqual(error((yield* after.request(9, "tasks/get", { taskId: done, ...owner("mallory") })).body as Message).code, -32602)
+        assert.isFalse(existsSync(sb.path("state-2", "tasks.db")))
+      }),
+    180_000
+  )
 })

@@ -80,7 +80,8 @@ describe("tasks with the official SDKs", () => {
 
         // The same, a request at a time: tools/call with params.task, then tasks/get, tasks/result, tasks/list.
         const created = yield* Effect.promise(() =>
-          client.request({ method: "tools/call", params: { name: "up__work", arguments: { ms: 200 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema))
+          client.request({ method: "tools/call", params: { name: "up__work", arguments: { ms: 200 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema)
+        )
         assert.strictEqual(created.task.status, "working", JSON.stringify(created))
         const got = yield* Effect.promise(() => client.experimental.tasks.getTask(created.task.taskId))
         assert.strictEqual(got.taskId, created.task.taskId)
@@ -152,11 +153,14 @@ describe("tasks with the official SDKs", () => {
       })))
   })
 
-  layer(StdioServe.SharedServe.layer((sb) => ({ servers: { up: upstream(sb, "up") } }), (serve) =>
-    Effect.zipRight(
-      serve.request("init", "initialize", { protocolVersion: "2025-11-25", capabilities: { tasks: { list: {}, cancel: {} } }, clientInfo }),
-      serve.send({ method: "notifications/initialized" })
-    )), { timeout: 60_000 })("the same upstream behind mcpx-fx serve", (it) => {
+  layer(
+    StdioServe.SharedServe.layer((sb) => ({ servers: { up: upstream(sb, "up") } }), (serve) =>
+      Effect.zipRight(
+        serve.request("init", "initialize", { protocolVersion: "2025-11-25", capabilities: { tasks: { list: {}, cancel: {} } }, clientInfo }),
+        serve.send({ method: "notifications/initialized" })
+      )),
+    { timeout: 60_000 }
+  )("the same upstream behind mcpx-fx serve", (it) => {
     it.effect("tasks/sdk/stdio: a 2025-11-25 host makes the SDK 1.x tool a task over mcpx-fx serve and reads its result", () =>
       Effect.gen(function*() {
         const serve = yield* StdioServe.SharedServe

@@ -28,8 +28,7 @@ const AskTrace = "33333333333333333333333333333333"
 const HttpTrace = "44444444444444444444444444444444"
 
 /** mcpx-fx's own spans: the MCP ones (which name their method) and the `mcpx.*` ones. */
-const isOwn = (span: OtlpReceiver.ReceivedSpan) =>
-  span.attributes["mcp.method.name"] !== undefined || span.name.startsWith("mcpx.")
+const isOwn = (span: OtlpReceiver.ReceivedSpan) => span.attributes["mcp.method.name"] !== undefined || span.name.startsWith("mcpx.")
 
 interface Seen {
   readonly method: string
@@ -136,7 +135,10 @@ describe("telemetry", () => {
 
       // Its client span: the upstream request, under it, named for the upstream's own tool.
       const client = spans.find((s) => s.kind === 3 && s.traceId === ModernTrace && s.attributes["mcp.method.name"] === "tools/call")
-      assert.isDefined(client, JSON.stringify(spans.map((s) => [s.name, s.kind, s.traceId.slice(0, 6), s.spanId, s.parentSpanId, s.attributes["mcpx.upstream"]])))
+      assert.isDefined(
+        client,
+        JSON.stringify(spans.map((s) => [s.name, s.kind, s.traceId.slice(0, 6), s.spanId, s.parentSpanId, s.attributes["mcpx.upstream"]]))
+      )
       if (client === undefined) return
       assert.strictEqual(client.parentSpanId, server.spanId, JSON.stringify(spans.map((s) => [s.name, s.kind, s.spanId, s.parentSpanId])))
       assert.strictEqual(client.name, "tools/call echo")
@@ -209,9 +211,7 @@ describe("telemetry", () => {
       // of Effect code (the config's load, the state database) reaches the collector on its own.
       const ids = new Set(spans.map((s) => s.spanId))
       const hosts = new Set([ModernParent, LegacyParent])
-      const strays = spans.filter((s) =>
-        !isOwn(s) && (s.parentSpanId === undefined || (!ids.has(s.parentSpanId) && !hosts.has(s.parentSpanId)))
-      )
+      const strays = spans.filter((s) => !isOwn(s) && (s.parentSpanId === undefined || (!ids.has(s.parentSpanId) && !hosts.has(s.parentSpanId))))
       assert.deepStrictEqual(strays.map((s) => s.name), [])
       const roots = spans.filter((s) => s.parentSpanId === undefined || !ids.has(s.parentSpanId))
       assert.deepStrictEqual(roots.filter((s) => !isOwn(s)).map((s) => s.name), [])

@@ -63,7 +63,7 @@ describe.concurrent("the live page /ui", () => {
       }
       const page = (yield* request(`${daemon.info.url}/ui`)).text
       // Every script is a file of the daemon's own: none inline.
-      assert.deepStrictEqual([...page.matchAll(/<script([^>]*)>/g)].map((m) => m[1]?.trim()), ['src="/ui/app.js" defer'])
+      assert.deepStrictEqual([...page.matchAll(/<script([^>]*)>/g)].map((m) => m[1]?.trim()), ["src=\"/ui/app.js\" defer"])
       assert.strictEqual((yield* post(`${daemon.info.url}/ui`, {})).status, 405)
       assert.strictEqual((yield* request(`${daemon.info.url}/ui/other.js`)).status, 404)
     }))

@@ -31,7 +31,6 @@ import * as Settings from "./Settings.js"
 import * as SettingsRegistry from "./SettingsRegistry.js"
 import * as SettingsModel from "./SettingsModel.js"
 
-
 // ---------------------------------------------------------------------------------------------
 // Building server definitions
 // ---------------------------------------------------------------------------------------------
@@ -358,8 +357,7 @@ const ProjectFileNamesList = ".mcpx.json, .mcp.json and .vscode/mcp.json"
 /** The loaded configuration, as a service. */
 export class Config extends Context.Tag("@mcpx-fx/config/Config")<Config, LoadedConfig>() {
   /** Discovers and loads the configuration for these inputs. */
-  static readonly layer = (input: ConfigInput): Layer.Layer<Config, ConfigError, FileSystem.FileSystem | Path.Path> =>
-    Layer.effect(Config, load(input))
+  static readonly layer = (input: ConfigInput): Layer.Layer<Config, ConfigError, FileSystem.FileSystem | Path.Path> => Layer.effect(Config, load(input))
 
   /** A configuration given whole, for tests of services that read it. */
   static readonly layerStatic = (config: LoadedConfig): Layer.Layer<Config> => Layer.succeed(Config, config)

@@ -35,14 +35,17 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export const documentOf = (file: string, text: string): Either.Either<Document, ConfigError> => {
   const source = text.trim() === "" ? "{}\n" : text
   return Either.flatMap(
-    Either.mapLeft(Jsonc.parse(source), (e) =>
-      new ConfigError({ file, path: "", detail: `expected JSON (comments and trailing commas allowed); ${e.message} at line ${e.line}, column ${e.column}` })),
+    Either.mapLeft(
+      Jsonc.parse(source),
+      (e) =>
+        new ConfigError({ file, path: "", detail: `expected JSON (comments and trailing commas allowed); ${e.message} at line ${e.line}, column ${e.column}` })
+    ),
     (json) => {
       if (!isRecord(json)) return Either.left(new ConfigError({ file, path: "", detail: "expected a JSON object" }))
       const entries = new Map<string, { readonly key: ServersKey; readonly entry: unknown }>()
       for (const key of ["mcpServers", "servers"] as const) {
         const servers = json[key]
-        if (isRecord(servers)) for (const [name, entry] of Object.entries(servers)) if (!entries.has(name)) entries.set(name, { key, entry })
+        if (isRecord(servers)) { for (const [name, entry] of Object.entries(servers)) if (!entries.has(name)) entries.set(name, { key, entry }) }
       }
       const key: ServersKey = isRecord(json.servers) && !isRecord(json.mcpServers) ? "servers" : "mcpServers"
       return Either.right({ file, text: source, key, entries })
@@ -64,8 +67,7 @@ const indentAt = (text: string, offset: number): string => {
 }
 
 /** A value as JSON in the file's style, its later lines indented by `indent`. */
-const render = (value: unknown, unit: string, indent: string, eol: string): string =>
-  JSON.stringify(value, null, unit).split("\n").join(`${eol}${indent}`)
+const render = (value: unknown, unit: string, indent: string, eol: string): string => JSON.stringify(value, null, unit).split("\n").join(`${eol}${indent}`)
 
 /** The offset of the next character at or after `from` that is neither whitespace nor in a comment. */
 const nextToken = (text: string, from: number): number => {
@@ -92,7 +94,10 @@ const insertProperty = (text: string, path: jsonc.JSONPath, key: string, value: 
   const tree = jsonc.parseTree(text, [], Jsonc.parseOptions)
   const node = tree === undefined ? undefined : jsonc.findNodeAtLocation(tree, path)
   if (node === undefined || node.type !== "object") {
-    return jsonc.applyEdits(text, jsonc.modify(text, [...path, key], value, { formattingOptions: { insertSpaces: unit !== "\t", tabSize: unit === "\t" ? 1 : unit.length, eol } }))
+    return jsonc.applyEdits(
+      text,
+      jsonc.modify(text, [...path, key], value, { formattingOptions: { insertSpaces: unit !== "\t", tabSize: unit === "\t" ? 1 : unit.length, eol } })
+    )
   }
   const close = node.offset + node.length - 1
   const props = node.children ?? []
@@ -101,7 +106,11 @@ const insertProperty = (text: string, path: jsonc.JSONPath, key: string, value: 
   if (last === undefined) {
     const outer = indentAt(text, node.offset)
     const inner = outer + unit
-    edits.push({ offset: node.offset + 1, length: close - node.offset - 1, content: `${eol}${inner}${JSON.stringify(key)}: ${render(value, unit, inner, eol)}${eol}${outer}` })
+    edits.push({
+      offset: node.offset + 1,
+      length: close - node.offset - 1,
+      content: `${eol}${inner}${JSON.stringify(key)}: ${render(value, unit, inner, eol)}${eol}${outer}`
+    })
   } else {
     const end = last.offset + last.length
     const after = nextToken(text, end)
@@ -166,8 +175,7 @@ const removeProperty = (text: string, path: jsonc.JSONPath): string => {
 /** What an edit produced: the new text, checked as a config file. */
 const checked = (doc: Document, text: string): Effect.Effect<string, ConfigError> => Effect.as(parseText(doc.file, text), text)
 
-const noSuch = (doc: Document, name: string) =>
-  Effect.fail(new ConfigError({ file: doc.file, path: "", detail: `no server ${JSON.stringify(name)} here` }))
+const noSuch = (doc: Document, name: string) => Effect.fail(new ConfigError({ file: doc.file, path: "", detail: `no server ${JSON.stringify(name)} here` }))
 
 /** Adds a server entry (the caller has checked the name is free). */
 export const addServer = (doc: Document, name: string, entry: Readonly<Record<string, unknown>>): Effect.Effect<string, ConfigError> => {

@@ -158,7 +158,20 @@ const ServerMap = expecting(Schema.Record({ key: Schema.String, value: ServerEnt
 
 /** The keys of a server entry mcpx-fx reads. */
 export const ServerKeys: ReadonlyArray<string> = [
-  "command", "args", "env", "cwd", "url", "headers", "auth", "type", "protocol", "pool", "disabled", "tools", "excludeTools", "expose"
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "auth",
+  "type",
+  "protocol",
+  "pool",
+  "disabled",
+  "tools",
+  "excludeTools",
+  "expose"
 ]
 
 /**
@@ -196,8 +209,7 @@ export type ConfigFile = typeof ConfigFile.Type
  * split at the first `__`; a namespace containing `__` or ending in `_` would split wrongly.
  * An empty result means the name has nothing usable.
  */
-export const namespaceOf = (name: string): string =>
-  name.replace(/[^A-Za-z0-9_]/g, "_").replace(/_+/g, "_").replace(/_+$/, "")
+export const namespaceOf = (name: string): string => name.replace(/[^A-Za-z0-9_]/g, "_").replace(/_+/g, "_").replace(/_+$/, "")
 
 // ---------------------------------------------------------------------------------------------
 // Discovery

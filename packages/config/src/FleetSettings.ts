@@ -13,8 +13,7 @@ export const fleetSettings = [
     codec: Codec.natsUrl,
     default: "",
     hot: false,
-    description:
-      "The NATS server through which the instances of one fleet reach the one holding a live upstream call (a retry " +
+    description: "The NATS server through which the instances of one fleet reach the one holding a live upstream call (a retry " +
       "of a pending question, tasks/update, tasks/cancel). Empty: no fleet. Needs fleet.secret, and tasks.store on " +
       "PostgreSQL."
   }),
@@ -23,8 +22,7 @@ export const fleetSettings = [
     default: "",
     hot: false,
     secret: true,
-    description:
-      "The secret every instance of a fleet shares (32 characters or more): requestState is signed with a key derived " +
+    description: "The secret every instance of a fleet shares (32 characters or more): requestState is signed with a key derived " +
       "from it, so a state one instance handed out opens on any other. Without it each process signs with a key of its own."
   }),
   define("fleet.name", {
@@ -37,8 +35,7 @@ export const fleetSettings = [
     codec: Codec.matching("1 to 32 of a-z, 0-9 and -, or empty for <hostname>-<pid>", FleetNamePattern),
     default: "",
     hot: false,
-    description:
-      "This daemon's name in the fleet (empty: <hostname>-<pid>). With fleet.nats set, the legacy Mcp-Session-Ids it " +
+    description: "This daemon's name in the fleet (empty: <hostname>-<pid>). With fleet.nats set, the legacy Mcp-Session-Ids it " +
       "mints begin with \"<name>.\", so the load balancer can send a legacy session's requests back to it."
   })
 ] as const

@@ -13,16 +13,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Codec from "./internal/Codec.js"
 import * as Suggest from "./Suggest.js"
-import {
-  InvalidSettingValue,
-  type Resolved,
-  SetResult,
-  SettingRow,
-  SettingsError,
-  type Source,
-  UnknownSetting,
-  UnsetResult
-} from "./SettingsModel.js"
+import { InvalidSettingValue, type Resolved, SetResult, SettingRow, SettingsError, type Source, UnknownSetting, UnsetResult } from "./SettingsModel.js"
 import {
   type AnySetting,
   byFlag,
@@ -37,7 +28,6 @@ import {
   type SettingValue,
   unknownSetting
 } from "./SettingsRegistry.js"
-
 
 // ---------------------------------------------------------------------------------------------
 // Resolution
@@ -133,8 +123,7 @@ export const Hidden = "[redacted]"
 const shownJson = (setting: Erased, value: unknown): unknown =>
   setting.secret && setting.format(value) !== "" ? Hidden : Schema.encodeSync(setting.fromJson)(value)
 
-const shownText = (setting: Erased, value: unknown): string =>
-  setting.secret && setting.format(value) !== "" ? Hidden : setting.format(value)
+const shownText = (setting: Erased, value: unknown): string => setting.secret && setting.format(value) !== "" ? Hidden : setting.format(value)
 
 /** A setting's default as text, as a listing shows it before anything is set (the CLI's flag help). */
 export const defaultText = (setting: AnySetting): string => shownText(erase(setting), setting.default)
@@ -188,8 +177,7 @@ export interface FilesReplaced {
 }
 
 /** The refusal of a path no registry entry has, naming the closest paths. */
-export const unknownSettingError = (path: string): UnknownSetting =>
-  new UnknownSetting({ path, suggestions: [...Suggest.closest(path, paths)] })
+export const unknownSettingError = (path: string): UnknownSetting => new UnknownSetting({ path, suggestions: [...Suggest.closest(path, paths)] })
 
 /** Builds the service from explicit inputs; fails with the first refused value. */
 export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
@@ -213,10 +201,8 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
     })
   const jsonOf = shownJson
   const service: SettingsService = {
-    get: <P extends SettingPath>(path: P) =>
-      Effect.map(entry(path), (e) => e.value as SettingValue<P>),
-    resolve: <P extends SettingPath>(path: P) =>
-      Effect.map(entry(path), (e): Resolved<P> => ({ path, value: e.value as SettingValue<P>, source: e.source })),
+    get: <P extends SettingPath>(path: P) => Effect.map(entry(path), (e) => e.value as SettingValue<P>),
+    resolve: <P extends SettingPath>(path: P) => Effect.map(entry(path), (e): Resolved<P> => ({ path, value: e.value as SettingValue<P>, source: e.source })),
     list: Effect.map(Ref.get(runtime), (m) => registry.map((s) => rowOf(erase(s), entryIn(m, s.path)))),
     set: (path, raw) =>
       Effect.gen(function*() {
@@ -287,8 +273,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
 /** The resolved settings. */
 export class Settings extends Context.Tag("@mcpx-fx/config/Settings")<Settings, SettingsService>() {
   /** Settings from explicit inputs (files' `settings` objects, an env record, flag values). */
-  static readonly layer = (input: SettingsInput): Layer.Layer<Settings, SettingsError> =>
-    Layer.effect(Settings, make(input))
+  static readonly layer = (input: SettingsInput): Layer.Layer<Settings, SettingsError> => Layer.effect(Settings, make(input))
 
   /** Settings whose inputs are computed by an effect, e.g. read from the loaded `Config`. */
   static readonly layerEffect = <E, R>(
@@ -300,5 +285,4 @@ export class Settings extends Context.Tag("@mcpx-fx/config/Settings")<Settings, 
 }
 
 /** Reads one setting from the `Settings` in context. */
-export const get = <P extends SettingPath>(path: P): Effect.Effect<SettingValue<P>, never, Settings> =>
-  Effect.flatMap(Settings, (s) => s.get(path))
+export const get = <P extends SettingPath>(path: P): Effect.Effect<SettingValue<P>, never, Settings> => Effect.flatMap(Settings, (s) => s.get(path))

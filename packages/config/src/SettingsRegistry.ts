@@ -35,8 +35,7 @@ export const registry = [
     codec: Codec.preference,
     default: DefaultPreference,
     hot: true,
-    description:
-      "Which request is sent to an upstream first (prefer-discover, prefer-initialize, force-discover, " +
+    description: "Which request is sent to an upstream first (prefer-discover, prefer-initialize, force-discover, " +
       "force-initialize, follow; older names are accepted and normalised). A server's own protocol key overrides it."
   }),
   define("upstream.eraCache", {
@@ -49,16 +48,14 @@ export const registry = [
     codec: Codec.duration,
     default: Duration.seconds(2),
     hot: true,
-    description:
-      "How long a stdio upstream may take to answer server/discover before initialize is sent alongside it " +
+    description: "How long a stdio upstream may take to answer server/discover before initialize is sent alongside it " +
       "(the discover is not abandoned); ten times as long for one the era cache says is modern."
   }),
   define("upstream.stdinBuffer", {
     codec: Codec.positiveInt,
     default: 16 * 1024 * 1024,
     hot: false,
-    description:
-      "How many characters may wait to reach a stdio upstream's stdin. Past it, a new request to that server is " +
+    description: "How many characters may wait to reach a stdio upstream's stdin. Past it, a new request to that server is " +
       "answered at once with an error naming it and this setting, so a server that reads slower than a host " +
       "sends cannot make mcpx-fx hold the host's requests in memory without end."
   }),
@@ -66,16 +63,14 @@ export const registry = [
     codec: Codec.boolean,
     default: true,
     hot: false,
-    description:
-      "Show tools and prompts as <namespace>__<name> and resources under mcpx://<namespace>/. Only a configuration " +
+    description: "Show tools and prompts as <namespace>__<name> and resources under mcpx://<namespace>/. Only a configuration " +
       "with a single server may turn it off, so hosts see that server's names exactly."
   }),
   define("tools.expose", {
     codec: Codec.oneOf(ExposeModes),
     default: "all",
     hot: true,
-    description:
-      "What MCP hosts are shown: all (every tool), or search (three meta-tools that search, describe and call " +
+    description: "What MCP hosts are shown: all (every tool), or search (three meta-tools that search, describe and call " +
       "the tools, so a large configuration costs the model three tool definitions). A server's expose key overrides it."
   }),
   define("pool.max", {
@@ -112,9 +107,8 @@ export const registry = [
     codec: Codec.duration,
     default: Duration.minutes(10),
     hot: false,
-    description:
-      "How long a call whose upstream asked a question waits for its caller's answers (a 2026-07-28 host's retry, " +
-        "/v1/ask, mcpx-fx elicit) before the question is answered for it (an elicitation cancelled) and the call cancelled."
+    description: "How long a call whose upstream asked a question waits for its caller's answers (a 2026-07-28 host's retry, " +
+      "/v1/ask, mcpx-fx elicit) before the question is answered for it (an elicitation cancelled) and the call cancelled."
   }),
   define("questions.maxRounds", {
     codec: Codec.positiveInt,
@@ -132,25 +126,22 @@ export const registry = [
     codec: Codec.positiveInt,
     default: 32,
     hot: true,
-    description:
-      "How many questions one call may have open at once; past it, the call is cancelled with an error and the " +
+    description: "How many questions one call may have open at once; past it, the call is cancelled with an error and the " +
       "questions answered for its caller. With questions.maxPending, it bounds every question held."
   }),
   define("questions.gather", {
     codec: Codec.duration,
     default: Duration.millis(50),
     hot: true,
-    description:
-      "After an upstream asks, how long to wait for more questions before the caller is asked, so questions asked " +
-        "together reach the caller in one round."
+    description: "After an upstream asks, how long to wait for more questions before the caller is asked, so questions asked " +
+      "together reach the caller in one round."
   }),
   define("tasks.after", {
     codec: Codec.duration,
     default: Duration.seconds(2),
     hot: false,
-    description:
-      "For a 2026-07-28 host that declared the tasks extension: a call that has not answered within this becomes a " +
-        "task (the host gets a CreateTaskResult and polls tasks/get). A tool whose upstream supports tasks is one at once."
+    description: "For a 2026-07-28 host that declared the tasks extension: a call that has not answered within this becomes a " +
+      "task (the host gets a CreateTaskResult and polls tasks/get). A tool whose upstream supports tasks is one at once."
   }),
   define("tasks.ttl", {
     codec: Codec.duration,
@@ -168,9 +159,8 @@ export const registry = [
     codec: Codec.positiveInt,
     default: 64,
     hot: false,
-    description:
-      "How many unfinished tasks one caller may hold; past it, a tool that runs only as a task is refused with an error " +
-        "and any other call answers in its request."
+    description: "How many unfinished tasks one caller may hold; past it, a tool that runs only as a task is refused with an error " +
+      "and any other call answers in its request."
   }),
   define("tasks.total", {
     codec: Codec.positiveInt,
@@ -183,9 +173,8 @@ export const registry = [
     default: "",
     hot: false,
     secret: true,
-    description:
-      "Where tasks are kept: empty for the embedded SQLite file <state>/tasks.db (no server needed), or a PostgreSQL " +
-        "URL (postgres://user@host:5432/db) that several mcpx-fx instances can share."
+    description: "Where tasks are kept: empty for the embedded SQLite file <state>/tasks.db (no server needed), or a PostgreSQL " +
+      "URL (postgres://user@host:5432/db) that several mcpx-fx instances can share."
   }),
   define("transport.stdioDrain", {
     codec: Codec.duration,
@@ -203,72 +192,63 @@ export const registry = [
     codec: Codec.origins,
     default: [],
     hot: false,
-    description:
-      "Browser origins allowed on /mcp and /v1 besides loopback and daemon.address, and the only ones granted CORS: " +
+    description: "Browser origins allowed on /mcp and /v1 besides loopback and daemon.address, and the only ones granted CORS: " +
       "exact scheme://host[:port], comma-separated in the environment and on the command line."
   }),
   define("transport.allowedHosts", {
     codec: Codec.hosts,
     default: [],
     hot: false,
-    description:
-      "Host names a request to the daemon's TCP listener may use besides its own address (loopback names and " +
+    description: "Host names a request to the daemon's TCP listener may use besides its own address (loopback names and " +
       "daemon.address at daemon.port): name (any port) or name:port, comma-separated. Any other Host is 403."
   }),
   define("transport.maxBatch", {
     codec: Codec.positiveInt,
     default: 100,
     hot: false,
-    description:
-      "The most messages one JSON-RPC batch may hold, over stdio and HTTP; a longer batch is refused whole with -32600. " +
+    description: "The most messages one JSON-RPC batch may hold, over stdio and HTTP; a longer batch is refused whole with -32600. " +
       "A batch runs 8 of its requests at a time."
   }),
   define("transport.sessionIdleTimeout", {
     codec: Codec.duration,
     default: Duration.minutes(30),
     hot: false,
-    description:
-      "How long a legacy HTTP session may go without a request (nothing in flight) before it ends; its GET stream " +
+    description: "How long a legacy HTTP session may go without a request (nothing in flight) before it ends; its GET stream " +
       "closes and it answers 404, so the client initializes again."
   }),
   define("transport.maxSessions", {
     codec: Codec.positiveInt,
     default: 1000,
     hot: false,
-    description:
-      "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
+    description: "The most legacy HTTP sessions held at once. A new initialize past it ends the least recently used session with " +
       "nothing in flight, or is refused with 503 when every session is busy."
   }),
   define("transport.maxStreams", {
     codec: Codec.positiveInt,
     default: 256,
     hot: false,
-    description:
-      "The most streams that stay open until their client leaves: 2026-07-28 subscriptions/listen streams over HTTP, " +
+    description: "The most streams that stay open until their client leaves: 2026-07-28 subscriptions/listen streams over HTTP, " +
       "and apart from them /v1/events streams. Past it a new one is refused with 503 and Retry-After."
   }),
   define("transport.headersTimeout", {
     codec: Codec.duration,
     default: Duration.seconds(10),
     hot: false,
-    description:
-      "How long an HTTP client may take to send a request's headers to the daemon; a slower one is answered 408 and " +
+    description: "How long an HTTP client may take to send a request's headers to the daemon; a slower one is answered 408 and " +
       "its connection closed."
   }),
   define("transport.requestTimeout", {
     codec: Codec.duration,
     default: Duration.seconds(60),
     hot: false,
-    description:
-      "How long an HTTP client may take to send a whole request (headers and body) to the daemon; a slower one is " +
+    description: "How long an HTTP client may take to send a whole request (headers and body) to the daemon; a slower one is " +
       "answered 408 and its connection closed. The response may stream for as long as it needs."
   }),
   define("daemon.maxConnections", {
     codec: Codec.nonNegativeInt,
     default: 0,
     hot: false,
-    description:
-      "The most TCP connections the daemon holds at once; more are closed as they come, so a flood cannot use up the " +
+    description: "The most TCP connections the daemon holds at once; more are closed as they come, so a flood cannot use up the " +
       "file descriptors the CLI socket and the upstreams need. 0: the process's open-file limit less 256."
   }),
   define("daemon.address", {
@@ -288,8 +268,7 @@ export const registry = [
     default: "",
     hot: false,
     secret: true,
-    description:
-      "A bearer token every request to /mcp and /v1 over TCP must carry (Authorization: Bearer <token>); the CLI's " +
+    description: "A bearer token every request to /mcp and /v1 over TCP must carry (Authorization: Bearer <token>); the CLI's " +
       "unix socket needs none. Empty: none, unless daemon.address is not loopback, when one is generated into " +
       "<state>/daemon.token (mode 0600)."
   }),
@@ -303,8 +282,7 @@ export const registry = [
     codec: Codec.oneOf(["text", "json"]),
     default: "text",
     hot: false,
-    description:
-      "How log lines on stderr look: text for a person, json for one JSON object per line (time, level, message, the " +
+    description: "How log lines on stderr look: text for a person, json for one JSON object per line (time, level, message, the " +
       "annotations, trace_id/span_id inside a span). It takes effect once the config file is read: lines before that " +
       "(a bad config's own error) are text. --log-format and MCPX_LOG_FORMAT decide from the first line."
   }),
@@ -345,8 +323,7 @@ export const lookup = <P extends SettingPath>(path: P): Extract<AnySetting, { re
   registry.find((s) => s.path === path) as Extract<AnySetting, { readonly path: P }>
 
 /** Why an unknown setting path is refused. */
-export const unknownSetting = (path: string): string =>
-  `unknown setting ${JSON.stringify(path)}; expected one of: ${paths.join(", ")}`
+export const unknownSetting = (path: string): string => `unknown setting ${JSON.stringify(path)}; expected one of: ${paths.join(", ")}`
 
 /**
  * Checks a config file's value for a setting, returning why it is refused. The config loader
@@ -360,4 +337,3 @@ export const checkFileValue = (path: string, value: unknown): Option.Option<stri
     onRight: () => Option.none()
   })
 }
-

@@ -376,36 +376,131 @@ describe("server definitions", () => {
 
 describe("configuration errors name the file, the key and what was expected", () => {
   const cases: ReadonlyArray<readonly [what: string, text: string, path: string, detail: string | RegExp]> = [
-    ["invalid JSON", `{\n  "mcpServers": {\n    "a": { "command": "x" "args": [] }\n  }\n}`, "", /^expected JSON \(comments and trailing commas allowed\); .* at line 3, column 27$/],
+    [
+      "invalid JSON",
+      `{\n  "mcpServers": {\n    "a": { "command": "x" "args": [] }\n  }\n}`,
+      "",
+      /^expected JSON \(comments and trailing commas allowed\); .* at line 3, column 27$/
+    ],
     ["a top level that is not an object", `[]`, "", "expected a JSON object with mcpServers, got []"],
     ["mcpServers that is not an object", `{"mcpServers": ["a"]}`, "mcpServers", `expected an object of servers, got ["a"]`],
-    ["an entry that is not an object", `{"mcpServers": {"a": "npx"}}`, "mcpServers.a", `expected an object with command (a stdio server) or url (an HTTP server), got "npx"`],
+    [
+      "an entry that is not an object",
+      `{"mcpServers": {"a": "npx"}}`,
+      "mcpServers.a",
+      `expected an object with command (a stdio server) or url (an HTTP server), got "npx"`
+    ],
     ["args that are not a list", `{"mcpServers": {"a": {"command": "x", "args": "-y"}}}`, "mcpServers.a.args", `expected a list of strings, got "-y"`],
     ["an arg that is not a string", `{"mcpServers": {"a": {"command": "x", "args": ["-y", 3]}}}`, "mcpServers.a.args[1]", "expected a string, got 3"],
     ["an env value that is not a string", `{"mcpServers": {"a": {"command": "x", "env": {"PORT": 80}}}}`, "mcpServers.a.env.PORT", "expected a string, got 80"],
-    ["headers that are not an object", `{"mcpServers": {"a": {"url": "http://h", "headers": []}}}`, "mcpServers.a.headers", "expected an object of strings, got []"],
-    ["an unknown protocol", `{"mcpServers": {"a": {"command": "x", "protocol": "newest"}}}`, "mcpServers.a.protocol", /^unknown upstream.protocol value "newest"; expected one of: prefer-discover, prefer-initialize, force-discover, force-initialize, follow, /],
+    [
+      "headers that are not an object",
+      `{"mcpServers": {"a": {"url": "http://h", "headers": []}}}`,
+      "mcpServers.a.headers",
+      "expected an object of strings, got []"
+    ],
+    [
+      "an unknown protocol",
+      `{"mcpServers": {"a": {"command": "x", "protocol": "newest"}}}`,
+      "mcpServers.a.protocol",
+      /^unknown upstream.protocol value "newest"; expected one of: prefer-discover, prefer-initialize, force-discover, force-initialize, follow, /
+    ],
     ["a bad pool.max", `{"mcpServers": {"a": {"command": "x", "pool": {"max": 0}}}}`, "mcpServers.a.pool.max", "expected a positive integer, got 0"],
-    ["a bad pool duration", `{"mcpServers": {"a": {"command": "x", "pool": {"idleTimeout": "forever"}}}}`, "mcpServers.a.pool.idleTimeout", `expected a duration such as 2s, 5m or 1500ms, got "forever"`],
-    ["a bad pool scope", `{"mcpServers": {"a": {"command": "x", "pool": {"scope": "planet"}}}}`, "mcpServers.a.pool.scope", `expected one of global, session, call, got "planet"`],
-    ["an unknown pool key", `{"mcpServers": {"a": {"command": "x", "pool": {"maxx": 2}}}}`, "mcpServers.a.pool.maxx", /^unknown key; expected: "max" \| "scope" \| "idleTimeout" \| "callTimeout" \| "startTimeout"$/],
-    ["a pool block that is not an object", `{"mcpServers": {"a": {"command": "x", "pool": 4}}}`, "mcpServers.a.pool", "expected an object with max, scope, idleTimeout, callTimeout or startTimeout, got 4"],
-    ["disabled that is not a boolean", `{"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}`, "mcpServers.a.disabled", `expected true or false, got "yes"`],
-    ["both command and url", `{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`, "mcpServers.a", "expected either command (a stdio server) or url (an HTTP server), not both"],
+    [
+      "a bad pool duration",
+      `{"mcpServers": {"a": {"command": "x", "pool": {"idleTimeout": "forever"}}}}`,
+      "mcpServers.a.pool.idleTimeout",
+      `expected a duration such as 2s, 5m or 1500ms, got "forever"`
+    ],
+    [
+      "a bad pool scope",
+      `{"mcpServers": {"a": {"command": "x", "pool": {"scope": "planet"}}}}`,
+      "mcpServers.a.pool.scope",
+      `expected one of global, session, call, got "planet"`
+    ],
+    [
+      "an unknown pool key",
+      `{"mcpServers": {"a": {"command": "x", "pool": {"maxx": 2}}}}`,
+      "mcpServers.a.pool.maxx",
+      /^unknown key; expected: "max" \| "scope" \| "idleTimeout" \| "callTimeout" \| "startTimeout"$/
+    ],
+    [
+      "a pool block that is not an object",
+      `{"mcpServers": {"a": {"command": "x", "pool": 4}}}`,
+      "mcpServers.a.pool",
+      "expected an object with max, scope, idleTimeout, callTimeout or startTimeout, got 4"
+    ],
+    [
+      "disabled that is not a boolean",
+      `{"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}`,
+      "mcpServers.a.disabled",
+      `expected true or false, got "yes"`
+    ],
+    [
+      "both command and url",
+      `{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`,
+      "mcpServers.a",
+      "expected either command (a stdio server) or url (an HTTP server), not both"
+    ],
     ["neither command nor url", `{"mcpServers": {"a": {"args": []}}}`, "mcpServers.a", "expected command (a stdio server) or url (an HTTP server)"],
     ["an empty command", `{"mcpServers": {"a": {"command": " "}}}`, "mcpServers.a.command", "expected a non-empty command"],
-    ["a type that does not fit a command", `{"mcpServers": {"a": {"command": "x", "type": "http"}}}`, "mcpServers.a.type", `expected "stdio" for a server with a command, got "http"`],
-    ["a type that does not fit a url", `{"mcpServers": {"a": {"url": "http://h", "type": "stdio"}}}`, "mcpServers.a.type", `expected "http" for a server with a url, got "stdio"`],
-    ["an unknown type", `{"mcpServers": {"a": {"url": "http://h", "type": "ws"}}}`, "mcpServers.a.type", `expected one of stdio, http, streamable-http, sse, got "ws"`],
-    ["headers on a stdio server", `{"mcpServers": {"a": {"command": "x", "headers": {}}}}`, "mcpServers.a.headers", "expected no headers on a stdio server (headers go with url)"],
-    ["env on an HTTP server", `{"mcpServers": {"a": {"url": "http://h", "env": {}}}}`, "mcpServers.a.env", "expected no env on an HTTP server (env go with command)"],
-    ["a url that is not http(s)", `{"mcpServers": {"a": {"url": "ftp://h/\${X:-}"}}}`, "mcpServers.a.url", `expected an http:// or https:// URL, got "ftp://h/\${X:-}"`],
-    ["a malformed variable", `{"mcpServers": {"a": {"command": "x", "env": {"K": "\${K"}}}}`, "mcpServers.a.env.K", `expected \${NAME} or \${NAME:-default} (write $$ for a literal $), got "\${"`],
+    [
+      "a type that does not fit a command",
+      `{"mcpServers": {"a": {"command": "x", "type": "http"}}}`,
+      "mcpServers.a.type",
+      `expected "stdio" for a server with a command, got "http"`
+    ],
+    [
+      "a type that does not fit a url",
+      `{"mcpServers": {"a": {"url": "http://h", "type": "stdio"}}}`,
+      "mcpServers.a.type",
+      `expected "http" for a server with a url, got "stdio"`
+    ],
+    [
+      "an unknown type",
+      `{"mcpServers": {"a": {"url": "http://h", "type": "ws"}}}`,
+      "mcpServers.a.type",
+      `expected one of stdio, http, streamable-http, sse, got "ws"`
+    ],
+    [
+      "headers on a stdio server",
+      `{"mcpServers": {"a": {"command": "x", "headers": {}}}}`,
+      "mcpServers.a.headers",
+      "expected no headers on a stdio server (headers go with url)"
+    ],
+    [
+      "env on an HTTP server",
+      `{"mcpServers": {"a": {"url": "http://h", "env": {}}}}`,
+      "mcpServers.a.env",
+      "expected no env on an HTTP server (env go with command)"
+    ],
+    [
+      "a url that is not http(s)",
+      `{"mcpServers": {"a": {"url": "ftp://h/\${X:-}"}}}`,
+      "mcpServers.a.url",
+      `expected an http:// or https:// URL, got "ftp://h/\${X:-}"`
+    ],
+    [
+      "a malformed variable",
+      `{"mcpServers": {"a": {"command": "x", "env": {"K": "\${K"}}}}`,
+      "mcpServers.a.env.K",
+      `expected \${NAME} or \${NAME:-default} (write $$ for a literal $), got "\${"`
+    ],
     ["an empty server name", `{"mcpServers": {"": {"command": "x"}}}`, `mcpServers[""]`, "expected a non-empty server name"],
-    ["a name with nothing usable", `{"mcpServers": {"--": {"command": "x"}}}`, `mcpServers["--"]`, "expected a server name with a letter or digit (the namespace keeps only [A-Za-z0-9_])"],
+    [
+      "a name with nothing usable",
+      `{"mcpServers": {"--": {"command": "x"}}}`,
+      `mcpServers["--"]`,
+      "expected a server name with a letter or digit (the namespace keeps only [A-Za-z0-9_])"
+    ],
     ["settings that are not an object", `{"settings": 3}`, "settings", "expected an object keyed by setting path, got 3"],
     ["a bad setting value", `{"settings": {"pool.max": "lots"}}`, `settings["pool.max"]`, `expected a positive integer, got "lots"`],
-    ["an unknown setting", `{"settings": {"pool.maximum": 2}}`, `settings["pool.maximum"]`, /^unknown setting "pool.maximum"; expected one of: upstream.protocol, /]
+    [
+      "an unknown setting",
+      `{"settings": {"pool.maximum": 2}}`,
+      `settings["pool.maximum"]`,
+      /^unknown setting "pool.maximum"; expected one of: upstream.protocol, /
+    ]
   ]
   for (const [what, text, path, detail] of cases) {
     it.scoped(what, () =>

@@ -42,11 +42,31 @@ describe("a server's auth block", () => {
   const refused: ReadonlyArray<readonly [what: string, entry: unknown, path: string, detail: string | RegExp, env?: Record<string, string>]> = [
     ["another type", { url: "https://h/mcp", auth: { type: "basic" } }, "mcpServers.a.auth.type", `expected "oauth", got "basic"`],
     ["an unknown key", { url: "https://h/mcp", auth: { type: "oauth", secret: "x" } }, "mcpServers.a.auth.secret", /^unknown key/],
-    ["a metadata document URL that is not https", { url: "https://h/mcp", auth: { type: "oauth", clientMetadataUrl: "http://x/c.json" } }, "mcpServers.a.auth.clientMetadataUrl", `expected an https:// URL with a path, got "http://x/c.json"`],
-    ["a bad port", { url: "https://h/mcp", auth: { type: "oauth", redirectPort: 70000 } }, "mcpServers.a.auth.redirectPort", "expected a port number from 1 to 65535, got 70000"],
+    [
+      "a metadata document URL that is not https",
+      { url: "https://h/mcp", auth: { type: "oauth", clientMetadataUrl: "http://x/c.json" } },
+      "mcpServers.a.auth.clientMetadataUrl",
+      `expected an https:// URL with a path, got "http://x/c.json"`
+    ],
+    [
+      "a bad port",
+      { url: "https://h/mcp", auth: { type: "oauth", redirectPort: 70000 } },
+      "mcpServers.a.auth.redirectPort",
+      "expected a port number from 1 to 65535, got 70000"
+    ],
     ["auth on a stdio server", { command: "x", auth: { type: "oauth" } }, "mcpServers.a.auth", "expected no auth on a stdio server (auth goes with url)"],
-    ["auth beside an Authorization header", { url: "https://h/mcp", headers: { authorization: "Bearer x" }, auth: { type: "oauth" } }, "mcpServers.a.auth", "expected either auth or an Authorization header, not both"],
-    ["an unset variable, the secret's name only", { url: "https://h/mcp", auth: { type: "oauth", clientSecret: "${NOPE}" } }, "mcpServers.a.auth.clientSecret", /^environment variable NOPE is not set/]
+    [
+      "auth beside an Authorization header",
+      { url: "https://h/mcp", headers: { authorization: "Bearer x" }, auth: { type: "oauth" } },
+      "mcpServers.a.auth",
+      "expected either auth or an Authorization header, not both"
+    ],
+    [
+      "an unset variable, the secret's name only",
+      { url: "https://h/mcp", auth: { type: "oauth", clientSecret: "${NOPE}" } },
+      "mcpServers.a.auth.clientSecret",
+      /^environment variable NOPE is not set/
+    ]
   ]
   for (const [what, entry, path, detail, env] of refused) {
     it.scoped(`refuses ${what}`, () =>
@@ -63,7 +83,9 @@ describe("a server's auth block", () => {
 
   it.scoped("never shows what a secret expands to", () =>
     Effect.gen(function*() {
-      const result = yield* load({ mcpServers: { a: { url: "https://h/mcp", auth: { type: "oauth", clientSecret: "${S}", redirectPort: 0 } } } }, { S: "hunter2" })
+      const result = yield* load({ mcpServers: { a: { url: "https://h/mcp", auth: { type: "oauth", clientSecret: "${S}", redirectPort: 0 } } } }, {
+        S: "hunter2"
+      })
       assert.strictEqual(result._tag, "Left")
       assert.notInclude(JSON.stringify(result), "hunter2")
     }).pipe(Effect.provide(NodeContext.layer)))

@@ -117,14 +117,18 @@ describe("the VS Code shape", () => {
   it.scoped("servers with type stdio and http are read like mcpServers, with ${env:...} and ${workspaceFolder}", () =>
     Effect.gen(function*() {
       const root = yield* tempDir
-      yield* write(root, "proj/.vscode/mcp.json", `{
+      yield* write(
+        root,
+        "proj/.vscode/mcp.json",
+        `{
         // VS Code's workspace file
         "inputs": [],
         "servers": {
           "files": { "type": "stdio", "command": "files-mcp", "args": ["\${workspaceFolder}/data"], "env": { "T": "\${env:TOKEN}" } },
           "docs": { "type": "http", "url": "http://127.0.0.1:9/mcp" },
         }
-      }`)
+      }`
+      )
       const loaded = yield* Config.load({ env: { TOKEN: "t" }, cwd: `${root}/proj`, home: `${root}/home` })
       assert.deepStrictEqual(loaded.files, [`${root}/proj/.vscode/mcp.json`])
       assert.deepStrictEqual(loaded.warnings, [])

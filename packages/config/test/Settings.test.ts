@@ -290,7 +290,12 @@ describe("durations", () => {
 describe("other value kinds", () => {
   it.effect("reads booleans in their usual spellings and refuses others", () =>
     Effect.gen(function*() {
-      for (const [text, value] of [["true", true], ["1", true], ["YES", true], ["on", true], ["false", false], ["0", false], ["No", false], ["OFF", false]] as const) {
+      for (
+        const [text, value] of [["true", true], ["1", true], ["YES", true], ["on", true], ["false", false], ["0", false], ["No", false], [
+          "OFF",
+          false
+        ]] as const
+      ) {
         assert.strictEqual(yield* withSettings({ env: { MCPX_UPSTREAM_ERA_CACHE: text } }, (s) => s.get("upstream.eraCache")), value, text)
       }
       const e = yield* refusal({ env: { MCPX_UPSTREAM_ERA_CACHE: "maybe" } })
@@ -339,15 +344,17 @@ describe("other value kinds", () => {
 
   it.effect("reads listen addresses and refuses what is not one", () =>
     Effect.gen(function*() {
-      for (const [text, value] of [
-        ["0.0.0.0", "0.0.0.0"],
-        ["[::1]", "::1"],
-        ["::", "::"],
-        ["fe80::1:2", "fe80::1:2"],
-        ["::ffff:127.0.0.1", "::ffff:127.0.0.1"],
-        ["localhost", "localhost"],
-        ["gw.internal", "gw.internal"]
-      ]) {
+      for (
+        const [text, value] of [
+          ["0.0.0.0", "0.0.0.0"],
+          ["[::1]", "::1"],
+          ["::", "::"],
+          ["fe80::1:2", "fe80::1:2"],
+          ["::ffff:127.0.0.1", "::ffff:127.0.0.1"],
+          ["localhost", "localhost"],
+          ["gw.internal", "gw.internal"]
+        ]
+      ) {
         assert.strictEqual(yield* withSettings({ env: { MCPX_DAEMON_ADDRESS: text } }, (s) => s.get("daemon.address")), value)
       }
       for (const bad of ["256.1.1.1", "1.2.3", "http://x", "a b", "-x", ":::", "1:2", "12345::1", ""]) {
@@ -394,7 +401,8 @@ describe("Settings secrets", () => {
 
   it.effect("transport.allowedHosts takes names and name:port, and refuses a URL", () =>
     Effect.gen(function*() {
-      const hosts = yield* withSettings({ env: { MCPX_TRANSPORT_ALLOWED_HOSTS: "MCP.example.com, box.lan:7717,[::1]:9" } }, (s) => s.get("transport.allowedHosts"))
+      const hosts = yield* withSettings({ env: { MCPX_TRANSPORT_ALLOWED_HOSTS: "MCP.example.com, box.lan:7717,[::1]:9" } }, (s) =>
+        s.get("transport.allowedHosts"))
       assert.deepStrictEqual(hosts, ["mcp.example.com", "box.lan:7717", "[::1]:9"])
       const e = yield* refusal({ env: { MCPX_TRANSPORT_ALLOWED_HOSTS: "https://mcp.example.com" } })
       assert.strictEqual(e.key, "MCPX_TRANSPORT_ALLOWED_HOSTS")

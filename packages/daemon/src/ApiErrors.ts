@@ -51,7 +51,6 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>("@mcpx-fx
   }
 }
 
-
 /** A gateway failure other than an unknown name, as `/v1` reports it (502, naming the server and the upstream's error). */
 export const upstreamFailed = (e: Exclude<GatewayCallError, UnknownName>): UpstreamFailed => {
   const server = "server" in e && typeof e.server === "string" ? { server: e.server } : {}
@@ -61,8 +60,7 @@ export const upstreamFailed = (e: Exclude<GatewayCallError, UnknownName>): Upstr
   return new UpstreamFailed({ kind, detail: e.message, ...server, ...rpc })
 }
 
-const tagOf = (e: unknown): string | undefined =>
-  typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
+const tagOf = (e: unknown): string | undefined => typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
 
 const jsonError = (status: number, tag: string, message: string, more: Record<string, unknown> = {}) =>
   HttpServerResponse.unsafeJson({ _tag: tag, message, ...more }, { status })

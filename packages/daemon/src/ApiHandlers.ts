@@ -55,7 +55,6 @@ type GatewayService = Gateway["Type"]
 // Shaping shared with the CLI (ApiShaping.ts)
 // ---------------------------------------------------------------------------------------------
 
-
 /**
  * Relayed text (upstream messages, stderr tails, error bodies) as this caller may see it: raw for
  * the owner on the unix socket, redacted for everyone else.
@@ -130,9 +129,12 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
         ))))
 
 const searchFor = (request: Parameters<typeof searchTools>[1], options: Parameters<typeof searchTools>[2] = {}) =>
-  Effect.flatMap(Gateway, (gateway) =>
-    Effect.flatMap(searchTools(gateway, request, options), (found) =>
-      forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }))))
+  Effect.flatMap(
+    Gateway,
+    (gateway) =>
+      Effect.flatMap(searchTools(gateway, request, options), (found) =>
+        forCaller(gateway, found, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))
+  )
 
 /** `POST /v1/call`: the call's result, or with `task` the task it runs as (202). */
 const callOrTask = (
@@ -156,7 +158,9 @@ export const ToolsLive = HttpApiBuilder.group(Api, "tools", (handlers) =>
       Effect.flatMap(Effect.all([Gateway, browserGet]), ([gateway, cachedOnly]) =>
         Effect.flatMap(toolsListing(gateway, urlParams.ns, { cachedOnly }), (listing) =>
           forCaller(gateway, listing, (r, l) => ({ ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) })))))
-    .handle("search", ({ urlParams }) => Effect.flatMap(browserGet, (cachedOnly) => searchFor(urlParams, { cachedOnly })))
+    .handle("search", ({ urlParams }) =>
+      Effect.flatMap(browserGet, (cachedOnly) =>
+        searchFor(urlParams, { cachedOnly })))
     .handle("searchFresh", ({ payload }) => searchFor(payload))
     .handle("call", ({ headers, payload }) =>
       Effect.flatMap(Gateway, (gateway) =>

@@ -127,8 +127,7 @@ export const begin = (
     return statusOf(tool, move)
   })
 
-const labelOf = (pending: PendingService, id: string) =>
-  Effect.map(pending.list, (calls) => calls.find((c) => c.id === id)?.label ?? "")
+const labelOf = (pending: PendingService, id: string) => Effect.map(pending.list, (calls) => calls.find((c) => c.id === id)?.label ?? "")
 
 /** `GET /v1/ask/{id}`: waits up to `waitMs` for the call's next move (its questions at once if it has some). */
 export const poll = (pending: PendingService, id: string, waitMs?: number): Effect.Effect<Status, AskError> =>
@@ -171,8 +170,7 @@ export interface Viewer {
 }
 
 /** The viewer of the current `/v1` request: the owner on the unix socket, else only the call it names. */
-export const viewerOf = (call: string | undefined): Effect.Effect<Viewer> =>
-  Effect.map(FiberRef.get(Redact.RawForOwner), (owner) => ({ owner, call }))
+export const viewerOf = (call: string | undefined): Effect.Effect<Viewer> => Effect.map(FiberRef.get(Redact.RawForOwner), (owner) => ({ owner, call }))
 
 /** `GET /v1/elicit`: the open questions `viewer` may see, of asking calls and held unattributed ones. */
 export const openQuestions = (pending: PendingService, viewer: Viewer): Effect.Effect<typeof AskApi.OpenQuestions.Type> =>
@@ -239,10 +237,13 @@ export const AskLive = HttpApiBuilder.group(Api, "ask", (handlers) =>
   handlers
     .handle("begin", ({ headers, payload }) =>
       Effect.flatMap(Effect.all([Gateway, PendingCalls]), ([gateway, pending]) => begin(gateway, pending, payload, headers)))
-    .handle("poll", ({ path, urlParams }) => Effect.flatMap(PendingCalls, (pending) => poll(pending, path.id, urlParams.waitMs)))
+    .handle("poll", ({ path, urlParams }) =>
+      Effect.flatMap(PendingCalls, (pending) => poll(pending, path.id, urlParams.waitMs)))
     .handle("answer", ({ path, payload }) => Effect.flatMap(PendingCalls, (pending) => answer(pending, path.id, payload)))
     .handle("abandon", ({ path }) => Effect.flatMap(PendingCalls, (pending) => abandon(pending, path.id)))
     .handle("questions", ({ urlParams }) =>
-      Effect.flatMap(Effect.all([PendingCalls, viewerOf(urlParams.call)]), ([pending, viewer]) => openQuestions(pending, viewer)))
+      Effect.flatMap(Effect.all([PendingCalls, viewerOf(urlParams.call)]), ([pending, viewer]) =>
+        openQuestions(pending, viewer)))
     .handle("elicit", ({ path, payload }) =>
-      Effect.flatMap(Effect.all([PendingCalls, viewerOf(undefined)]), ([pending, viewer]) => elicit(pending, path.id, payload, viewer.owner))))
+      Effect.flatMap(Effect.all([PendingCalls, viewerOf(undefined)]), ([pending, viewer]) =>
+        elicit(pending, path.id, payload, viewer.owner))))

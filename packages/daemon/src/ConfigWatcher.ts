@@ -28,7 +28,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Config, type LoadedConfig, load } from "@mcpx-fx/config/Config"
+import { Config, load, type LoadedConfig } from "@mcpx-fx/config/Config"
 import { type ConfigInput, ProjectFileNames } from "@mcpx-fx/config/ConfigFile"
 import { Gateway } from "@mcpx-fx/gateway/Gateway"
 import { Settings } from "@mcpx-fx/config/Settings"
@@ -99,8 +99,7 @@ export class ConfigWatcher extends Context.Tag("@mcpx-fx/daemon/ConfigWatcher")<
   static readonly layer = (
     input: ConfigInput,
     options: WatchOptions
-  ): Layer.Layer<ConfigWatcher, never, Config | Gateway | Settings | FileSystem.FileSystem | Path.Path> =>
-    Layer.scoped(ConfigWatcher, make(input, options))
+  ): Layer.Layer<ConfigWatcher, never, Config | Gateway | Settings | FileSystem.FileSystem | Path.Path> => Layer.scoped(ConfigWatcher, make(input, options))
 }
 
 const make = (input: ConfigInput, options: WatchOptions) =>

@@ -20,34 +20,37 @@ const MaxBytes = 4096
 const isToken = (s: string) => /^[\x21-\x7e]{16,}$/.test(s)
 
 /** The token in the state directory, made (32 random bytes, base64url) if there is none. */
-export const ensure: Effect.Effect<{ readonly token: string; readonly path: string; readonly created: boolean }, DaemonFileError, StateDir | FileSystem.FileSystem | Path.Path> =
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const dir = yield* Effect.mapError((yield* StateDir).ensure, (e) => new DaemonFileError({ path: e.path, detail: e.detail }))
-    const path = (yield* Path.Path).join(dir, FileName)
-    const failed = (e: { readonly message: string }) => new DaemonFileError({ path, detail: e.message })
-    return yield* Effect.gen(function*() {
-      if (yield* fs.exists(path)) {
-        const info = yield* fs.stat(path)
-        if (info.type === "File" && Number(info.size) <= MaxBytes) {
-          const text = (yield* fs.readFileString(path)).trim()
-          if (isToken(text)) {
-            yield* fs.chmod(path, 0o600)
-            return { token: text, path, created: false }
-          }
+export const ensure: Effect.Effect<
+  { readonly token: string; readonly path: string; readonly created: boolean },
+  DaemonFileError,
+  StateDir | FileSystem.FileSystem | Path.Path
+> = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const dir = yield* Effect.mapError((yield* StateDir).ensure, (e) => new DaemonFileError({ path: e.path, detail: e.detail }))
+  const path = (yield* Path.Path).join(dir, FileName)
+  const failed = (e: { readonly message: string }) => new DaemonFileError({ path, detail: e.message })
+  return yield* Effect.gen(function*() {
+    if (yield* fs.exists(path)) {
+      const info = yield* fs.stat(path)
+      if (info.type === "File" && Number(info.size) <= MaxBytes) {
+        const text = (yield* fs.readFileString(path)).trim()
+        if (isToken(text)) {
+          yield* fs.chmod(path, 0o600)
+          return { token: text, path, created: false }
         }
-        if (info.type !== "File") return yield* new DaemonFileError({ path, detail: "expected a file holding the daemon's token" })
       }
-      const token = randomBytes(32).toString("base64url")
-      yield* fs.writeFileString(path, `${token}\n`, { mode: 0o600 })
-      // The mode of a new file is filtered by the umask and an old file keeps its own.
-      yield* fs.chmod(path, 0o600)
-      return { token, path, created: true }
-    }).pipe(
-      Effect.catchTag("SystemError", (e) => Effect.fail(failed(e))),
-      Effect.catchTag("BadArgument", (e) => Effect.fail(failed(e)))
-    )
-  })
+      if (info.type !== "File") return yield* new DaemonFileError({ path, detail: "expected a file holding the daemon's token" })
+    }
+    const token = randomBytes(32).toString("base64url")
+    yield* fs.writeFileString(path, `${token}\n`, { mode: 0o600 })
+    // The mode of a new file is filtered by the umask and an old file keeps its own.
+    yield* fs.chmod(path, 0o600)
+    return { token, path, created: true }
+  }).pipe(
+    Effect.catchTag("SystemError", (e) => Effect.fail(failed(e))),
+    Effect.catchTag("BadArgument", (e) => Effect.fail(failed(e)))
+  )
+})
 
 /**
  * The token the daemon requires: `daemon.token` when set; else, for a daemon others can reach

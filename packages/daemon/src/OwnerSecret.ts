@@ -33,19 +33,21 @@ const fileIn: Effect.Effect<string, never, StateDir | Path.Path> = Effect.map(
 )
 
 /** Makes a new secret (32 random bytes, base64url) and writes it for the life of the scope. */
-export const publish: Effect.Effect<string, DaemonFileError, StateDir | FileSystem.FileSystem | Path.Path | Scope.Scope> =
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const file = yield* fileIn
-    const secret = randomBytes(32).toString("base64url")
-    yield* StateFile.writeAtomic(file, `${secret}\n`).pipe(Effect.mapError((e) => new DaemonFileError({ path: file, detail: e.detail })))
-    yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(file)))
-    return secret
-  })
+export const publish: Effect.Effect<string, DaemonFileError, StateDir | FileSystem.FileSystem | Path.Path | Scope.Scope> = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const file = yield* fileIn
+  const secret = randomBytes(32).toString("base64url")
+  yield* StateFile.writeAtomic(file, `${secret}\n`).pipe(Effect.mapError((e) => new DaemonFileError({ path: file, detail: e.detail })))
+  yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(file)))
+  return secret
+})
 
 /** The running daemon's secret, if its file is there and holds one. */
-export const read: Effect.Effect<Option.Option<string>, never, StateDir | Path.Path> = Effect.flatMap(fileIn, (file) =>
-  Effect.map(StateFile.read(file, MaxBytes), (result) => {
-    const text = result._tag === "Text" ? result.text.trim() : ""
-    return isSecret(text) ? Option.some(text) : Option.none()
-  }))
+export const read: Effect.Effect<Option.Option<string>, never, StateDir | Path.Path> = Effect.flatMap(
+  fileIn,
+  (file) =>
+    Effect.map(StateFile.read(file, MaxBytes), (result) => {
+      const text = result._tag === "Text" ? result.text.trim() : ""
+      return isSecret(text) ? Option.some(text) : Option.none()
+    })
+)

@@ -29,16 +29,7 @@ import type { Gateway } from "@mcpx-fx/gateway/Gateway"
 import type { GatewayCallError, UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 import { qualifiedToolName } from "@mcpx-fx/gateway/Names"
 import * as Redact from "@mcpx-fx/gateway/Redact"
-import {
-  BadCursor,
-  DefaultWaitMs,
-  Task,
-  TaskCancelled,
-  TaskNotFound,
-  TaskPending,
-  TasksForbidden,
-  TasksUnavailable
-} from "./TasksApi.js"
+import { BadCursor, DefaultWaitMs, Task, TaskCancelled, TaskNotFound, TaskPending, TasksForbidden, TasksUnavailable } from "./TasksApi.js"
 import type * as TasksApi from "./TasksApi.js"
 
 /** What a `/v1` task's call may ask when the request does not say: form and URL elicitations, as `mcpx-fx call` answers. */

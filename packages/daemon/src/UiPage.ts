@@ -83,5 +83,6 @@ code, .mono { font-family: ui-monospace, monospace; font-size: .9em; }
 `
 
 /** `/ui/icon.svg`: the tab's icon (without one a browser asks for /favicon.ico, which is not there). */
-export const icon = String.raw`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3558a6"/><path d="M4 4l8 8M12 4l-8 8" stroke="#fff" stroke-width="2"/></svg>
+export const icon = String
+  .raw`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3558a6"/><path d="M4 4l8 8M12 4l-8 8" stroke="#fff" stroke-width="2"/></svg>
 `

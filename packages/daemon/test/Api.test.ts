@@ -64,8 +64,7 @@ const framesOf = (text: string) =>
     return event === undefined || data === undefined ? [] : [{ event, data: JSON.parse(data) as Record<string, unknown> }]
   })
 
-const rowsByPath = (body: Record<string, unknown>) =>
-  new Map((body.settings as ReadonlyArray<Record<string, unknown>>).map((r) => [String(r.path), r]))
+const rowsByPath = (body: Record<string, unknown>) => new Map((body.settings as ReadonlyArray<Record<string, unknown>>).map((r) => [String(r.path), r]))
 
 describe("/v1 system", () => {
   it.scopedLive("v1/health answers ok with the daemon's version, pid and uptime", () =>
@@ -135,9 +134,15 @@ describe("/v1 system", () => {
       const web = yield* webHandler
       const { body, status } = yield* call(web.handler, "GET", "/v1/openapi.json")
       assert.strictEqual(status, 200)
-      assert.deepStrictEqual(body.info, { title: "mcpx-fx", description: "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.", version: daemon.version })
+      assert.deepStrictEqual(body.info, {
+        title: "mcpx-fx",
+        description: "The mcpx-fx daemon's HTTP API, beside the MCP endpoint /mcp.",
+        version: daemon.version
+      })
       const paths = body.paths as Record<string, Record<string, unknown>>
-      for (const p of ["/v1/health", "/v1/status", "/v1/servers", "/v1/protocol", "/v1/tools", "/v1/call", "/v1/settings", "/v1/settings/{path}", "/v1/events"]) {
+      for (
+        const p of ["/v1/health", "/v1/status", "/v1/servers", "/v1/protocol", "/v1/tools", "/v1/call", "/v1/settings", "/v1/settings/{path}", "/v1/events"]
+      ) {
         assert.property(paths, p)
       }
       assert.hasAllKeys(paths["/v1/settings/{path}"]!, ["get", "put", "delete"])
@@ -426,7 +431,10 @@ describe("/v1 typed client", () => {
       assert.isTrue(tools.tools.some((t) => t.name === "alpha__hello"))
     }).pipe(
       Effect.provide(FetchHttpClient.layer),
-      Effect.provideServiceEffect(FetchHttpClient.Fetch, Effect.map(webHandler, (web) => ((input: string | URL | Request, init?: RequestInit) => web.handler(new Request(input, init))) as typeof fetch)),
+      Effect.provideServiceEffect(
+        FetchHttpClient.Fetch,
+        Effect.map(webHandler, (web) => ((input: string | URL | Request, init?: RequestInit) => web.handler(new Request(input, init))) as typeof fetch)
+      ),
       Effect.provide(dependencies({ alpha: era("dual") }))
     ))
 })

@@ -34,9 +34,7 @@ const textOf = (body: Body): string => JSON.stringify((body.result as Body | und
 
 /** Moves a running HTTP fixture to another mode (its `POST /control`). */
 const switchTo = (url: string, mode: string) =>
-  Effect.promise(() =>
-    fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode }) }).then((r) => r.text())
-  )
+  Effect.promise(() => fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode }) }).then((r) => r.text()))
 
 describe("/v1/call and the caller's revision", () => {
   it.scopedLive("v1/call: under follow, X-Mcpx-Caller-Protocol 2025-11-25 is served by the legacy lane, none by the modern one", () =>

@@ -9,8 +9,7 @@ import { UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 const gatewayOf = (tools: Record<string, JsonObject>) => {
   const stub: Pick<Gateway["Type"], "peekTool" | "describeTool"> = {
     peekTool: (name) => tools[name],
-    describeTool: (_caller, name) =>
-      Effect.fail(new UnknownName({ kind: "tool", name, suggestions: Object.keys(tools) }))
+    describeTool: (_caller, name) => Effect.fail(new UnknownName({ kind: "tool", name, suggestions: Object.keys(tools) }))
   }
   return stub as Gateway["Type"]
 }

@@ -27,7 +27,9 @@ describe("/v1/ask", () => {
       const open = yield* call(web.handler, "GET", `/v1/elicit?call=${String(asked.body.id)}`)
       assert.deepInclude(questionsOf(open.body).map((q) => [q.id, q.from, q.call]), [question?.id, "leg__ask_name", asked.body.id])
 
-      const bad = yield* call(web.handler, "POST", `/v1/ask/${String(asked.body.id)}/answers`, { answers: { [String(question?.key)]: { action: "accept", content: {} } } })
+      const bad = yield* call(web.handler, "POST", `/v1/ask/${String(asked.body.id)}/answers`, {
+        answers: { [String(question?.key)]: { action: "accept", content: {} } }
+      })
       assert.strictEqual(bad.status, 400, JSON.stringify(bad.body))
       assert.strictEqual(bad.body._tag, "AskInvalid")
 

@@ -33,30 +33,33 @@ const fakeFs = (content: { text: string }, events: Queue.Queue<FileSystem.WatchE
 
 /** A gateway that records the configurations it is given. */
 const recordingGateway = (given: Array<LoadedConfig>) =>
-  Layer.succeed(Gateway, Gateway.of({
-    servers: [],
-    listTools: () => Effect.succeed({ items: [], failures: [] }),
-    listPrompts: () => Effect.succeed({ items: [], failures: [] }),
-    listResources: () => Effect.succeed({ items: [], failures: [] }),
-    listResourceTemplates: () => Effect.succeed({ items: [], failures: [] }),
-    knownTools: () => Effect.succeed({ items: [], unlisted: [], failures: [] }),
-    describeTool: () => Effect.dieMessage("unused"),
-    peekTool: () => undefined,
-    resolveTool: () => Effect.dieMessage("unused"),
-    reconfigure: (config) =>
-      Effect.sync(() => {
-        given.push(config)
-        return { added: config.servers.map((s) => s.name), removed: [], restarted: [], refiltered: [], unchanged: [] }
-      }),
-    callTool: () => Effect.dieMessage("unused"),
-    getPrompt: () => Effect.dieMessage("unused"),
-    readResource: () => Effect.dieMessage("unused"),
-    forward: () => Effect.dieMessage("unused"),
-    protocol: Effect.succeed([]),
-    probe: () => Effect.dieMessage("unused"),
-    changes: Effect.dieMessage("unused"),
-    watchResource: () => Effect.dieMessage("unused")
-  }))
+  Layer.succeed(
+    Gateway,
+    Gateway.of({
+      servers: [],
+      listTools: () => Effect.succeed({ items: [], failures: [] }),
+      listPrompts: () => Effect.succeed({ items: [], failures: [] }),
+      listResources: () => Effect.succeed({ items: [], failures: [] }),
+      listResourceTemplates: () => Effect.succeed({ items: [], failures: [] }),
+      knownTools: () => Effect.succeed({ items: [], unlisted: [], failures: [] }),
+      describeTool: () => Effect.dieMessage("unused"),
+      peekTool: () => undefined,
+      resolveTool: () => Effect.dieMessage("unused"),
+      reconfigure: (config) =>
+        Effect.sync(() => {
+          given.push(config)
+          return { added: config.servers.map((s) => s.name), removed: [], restarted: [], refiltered: [], unchanged: [] }
+        }),
+      callTool: () => Effect.dieMessage("unused"),
+      getPrompt: () => Effect.dieMessage("unused"),
+      readResource: () => Effect.dieMessage("unused"),
+      forward: () => Effect.dieMessage("unused"),
+      protocol: Effect.succeed([]),
+      probe: () => Effect.dieMessage("unused"),
+      changes: Effect.dieMessage("unused"),
+      watchResource: () => Effect.dieMessage("unused")
+    })
+  )
 
 /** Waits until the watcher's debounce sleep is on the TestClock, so adjusting it means something. */
 const debouncing = TestClock.sleeps().pipe(Effect.repeat({ until: (sleeps) => sleeps.length > 0 }))

@@ -72,10 +72,13 @@ describe("FleetPending", () => {
       assert.strictEqual(used.reason, "used")
       const done = yield* b.resume({ handle: second.handle }, { [second.questions[0]!.key]: { action: "accept", content: { city: "Paris" } } })
       assert.strictEqual(done._tag, "Complete")
-      assert.deepStrictEqual(done._tag === "Complete" ? done.result : undefined, text([
-        { action: "accept", content: { name: "Ada" } },
-        { action: "accept", content: { city: "Paris" } }
-      ]))
+      assert.deepStrictEqual(
+        done._tag === "Complete" ? done.result : undefined,
+        text([
+          { action: "accept", content: { name: "Ada" } },
+          { action: "accept", content: { city: "Paris" } }
+        ])
+      )
       assert.deepStrictEqual(yield* a.list, [])
     }))
 

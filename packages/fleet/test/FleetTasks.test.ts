@@ -79,7 +79,8 @@ describe("tasks across a fleet", () => {
     if (Exit.isFailure(exit)) throw new Error(`PostgreSQL is needed at ${PgAdmin} (CI starts it): ${Cause.pretty(exit.cause)}`)
   })
   afterAll(() =>
-    Effect.runPromise(asAdmin((sql) => Effect.forEach(made, (name) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), { discard: true }))))
+    Effect.runPromise(asAdmin((sql) => Effect.forEach(made, (name) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), { discard: true })))
+  )
 
   it.scopedLive("a task made on A is answered through B: A's live call runs the next round", () =>
     Effect.gen(function*() {

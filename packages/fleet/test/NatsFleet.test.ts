@@ -77,8 +77,7 @@ describe("NatsFleet", () => {
         Effect.promise(() => connect({ servers: Nats })),
         (nc) => Effect.promise(() => nc.close())
       )
-      const ask = (data: Uint8Array | string) =>
-        Effect.promise(() => raw.request(subject, data, { timeout: 5_000 }).then((m) => m.string()))
+      const ask = (data: Uint8Array | string) => Effect.promise(() => raw.request(subject, data, { timeout: 5_000 }).then((m) => m.string()))
       for (const bad of ["not json", "[1,2]", "\"text\"", "null"]) {
         const reply = JSON.parse(yield* ask(bad))
         assert.isString(reply.failed, bad)

@@ -25,15 +25,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { CallTimedOut, CapabilitiesLacking, UnknownName } from "./GatewayModel.js"
 import { makeIn, PendingCalls } from "./PendingCalls.js"
-import {
-  type Bounds,
-  type Move,
-  parseHandle,
-  PendingCallRefused,
-  type PendingCallsService,
-  type PendingError,
-  type Target
-} from "./PendingQuestions.js"
+import { type Bounds, type Move, parseHandle, PendingCallRefused, type PendingCallsService, type PendingError, type Target } from "./PendingQuestions.js"
 import { make } from "./internal/PendingRegistry.js"
 
 /** The message kinds: a retry that waits for the next move, and answers that do not. */
@@ -173,7 +165,9 @@ export const wrap = (local: PendingCallsService, fleet: FleetService): Effect.Ef
 
     const answer: PendingCallsService["answer"] = (target, answers) => {
       const instance = elsewhere(target)
-      if (instance === undefined || !("handle" in target)) return local.answer(target, answers)
+      if (instance === undefined || !("handle" in target)) {
+        return local.answer(target, answers)
+      }
       return Effect.asVoid(send(instance, AnswerKind, requestOf(target.handle, answers)))
     }
 

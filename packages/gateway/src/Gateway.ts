@@ -153,10 +153,13 @@ const make = Effect.gen(function*() {
   const cache = yield* EraCache
   const pending = yield* PendingCalls
   // The ToolCatalog in context (the CLI's keeps its schema cache in the state dir), else one in memory.
-  const catalog = yield* Effect.flatMap(Effect.serviceOption(ToolCatalog), Option.match({
-    onSome: Effect.succeed,
-    onNone: () => Effect.map(Layer.build(ToolCatalog.layerMemory), Context.get(ToolCatalog))
-  }))
+  const catalog = yield* Effect.flatMap(
+    Effect.serviceOption(ToolCatalog),
+    Option.match({
+      onSome: Effect.succeed,
+      onNone: () => Effect.map(Layer.build(ToolCatalog.layerMemory), Context.get(ToolCatalog))
+    })
+  )
 
   const { build, checkPrefix, current, hotSettings } = yield* ServerSettings.make(settings, pending.hold)
   yield* checkPrefix(config)
@@ -192,11 +195,9 @@ const make = Effect.gen(function*() {
       return Effect.fail(new UnknownName({ kind, name, suggestions: [...Suggest.closest(name, known)] }))
     })
 
-  const withMeta = (params: JsonObject, meta: JsonObject | undefined): JsonObject =>
-    meta === undefined ? params : { ...params, _meta: meta }
+  const withMeta = (params: JsonObject, meta: JsonObject | undefined): JsonObject => meta === undefined ? params : { ...params, _meta: meta }
 
-  const serverByNamespace = (namespace: string) =>
-    Option.fromNullable(table.servers.find((s) => s.namespace === namespace || s.name === namespace))
+  const serverByNamespace = (namespace: string) => Option.fromNullable(table.servers.find((s) => s.namespace === namespace || s.name === namespace))
 
   const noSuchServer = (namespace: string) =>
     new UnknownName({
@@ -318,30 +319,33 @@ const make = Effect.gen(function*() {
         onNone: () => Effect.fail(noSuchServer(namespace)),
         onSome: (server) => Effect.map(request(server, caller, method, params), (result) => Names.qualifyResult(server, method, result))
       }),
-    protocol: Effect.suspend(() => Effect.forEach(table.servers, (configured) =>
-      Effect.gen(function*() {
-        const server = yield* current(configured)
-        const report = yield* pool.report(server.name)
-        const cached = yield* cache.get(server.configured.definition)
-        return {
-          server: server.name,
-          namespace: server.namespace,
-          preference: server.preference,
-          era: Option.match(report, { onNone: () => null, onSome: (r) => r.era }),
-          negotiated: Option.match(report, { onNone: () => null, onSome: (r) => r.negotiated }),
-          eraSource: Option.match(report, { onNone: () => null, onSome: (r) => r.eraSource }),
-          cached: Option.getOrNull(cached)
-        } satisfies ServerProtocol
-      }))),
+    protocol: Effect.suspend(() =>
+      Effect.forEach(table.servers, (configured) =>
+        Effect.gen(function*() {
+          const server = yield* current(configured)
+          const report = yield* pool.report(server.name)
+          const cached = yield* cache.get(server.configured.definition)
+          return {
+            server: server.name,
+            namespace: server.namespace,
+            preference: server.preference,
+            era: Option.match(report, { onNone: () => null, onSome: (r) => r.era }),
+            negotiated: Option.match(report, { onNone: () => null, onSome: (r) => r.negotiated }),
+            eraSource: Option.match(report, { onNone: () => null, onSome: (r) => r.eraSource }),
+            cached: Option.getOrNull(cached)
+          } satisfies ServerProtocol
+        }))
+    ),
     probe: (namespace) =>
       Option.match(serverByNamespace(namespace), {
         onNone: () => Effect.fail(noSuchServer(namespace)),
         onSome: (configured) =>
           Effect.scoped(
-            Effect.flatMap(current(configured), (server) => Effect.map(
-              prober.start(server.configured.definition, { ...server.pool.probe, ignoreCache: true }),
-              (started) => started.report
-            ))
+            Effect.flatMap(current(configured), (server) =>
+              Effect.map(
+                prober.start(server.configured.definition, { ...server.pool.probe, ignoreCache: true }),
+                (started) => started.report
+              ))
           )
       }),
     changes: PubSub.subscribe(changes),

@@ -300,8 +300,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         ),
       listPrompts: (caller) => timed(Method.PromptsList, listed(gateway.listPrompts(toGatewayCaller(caller)))),
       listResources: (caller) => timed(Method.ResourcesList, listed(gateway.listResources(toGatewayCaller(caller)))),
-      listResourceTemplates: (caller) =>
-        timed(Method.ResourcesTemplatesList, listed(gateway.listResourceTemplates(toGatewayCaller(caller)))),
+      listResourceTemplates: (caller) => timed(Method.ResourcesTemplatesList, listed(gateway.listResourceTemplates(toGatewayCaller(caller)))),
       // A tool call is timed once, by its observation, for the metrics, the log line and the live page.
       callTool: (caller, name, args, meta) => {
         const observation = new CallObserver.Observation("backend", name, caller.sessionId, caller.revision, caller.clientInfo)
@@ -314,17 +313,17 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
             : toolCall(caller, name, args, meta, observation)
         )
       },
-      getPrompt: (caller, name, args, meta) =>
-        timed(Method.PromptsGet, routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry))),
-      readResource: (caller, uri, meta) =>
-        timed(Method.ResourcesRead, routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry))),
+      getPrompt: (caller, name, args, meta) => timed(Method.PromptsGet, routed(caller, name, (gc, retry) => gateway.getPrompt(gc, name, args, meta, retry))),
+      readResource: (caller, uri, meta) => timed(Method.ResourcesRead, routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry))),
       complete: (caller, params, meta) => timed(Method.CompletionComplete, complete(caller, params, meta)),
       taskSupport: (caller, name) => {
         const peeked = gateway.peekTool(name)
         return peeked !== undefined
           ? Effect.succeed(supportOf(peeked))
-          : Effect.map(Effect.option(gateway.resolveTool(toGatewayCaller(caller), name, { suggest: false })), (found) =>
-            supportOf(found._tag === "Some" ? found.value.tool : undefined))
+          : Effect.map(
+            Effect.option(gateway.resolveTool(toGatewayCaller(caller), name, { suggest: false })),
+            (found) => supportOf(found._tag === "Some" ? found.value.tool : undefined)
+          )
       },
       // A task cancelled while its call waits on questions: the pending call ends, its upstream
       // request (or the upstream's own task) cancelled. An upstream's own state holds nothing here.

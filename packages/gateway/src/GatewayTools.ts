@@ -71,8 +71,7 @@ export const make = (deps: Deps) => {
     })
 
   // Every listing of a server's tools keeps the catalog current.
-  const listServerTools = (server: GatewayServer, caller: Caller) =>
-    catalog.refresh(server.catalog, deps.listAll(server, caller))
+  const listServerTools = (server: GatewayServer, caller: Caller) => catalog.refresh(server.catalog, deps.listAll(server, caller))
 
   /** The visible tools of a server as the catalog knows them, without listing it. */
   const catalogued = (server: GatewayServer) =>
@@ -122,9 +121,7 @@ export const make = (deps: Deps) => {
     if (live !== undefined) return Effect.succeed(CallResolution.resolved(found, live))
     return catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
       Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name }))),
-      Effect.flatMap((tool) =>
-        Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed(CallResolution.resolved(found, tool.value))
-      )
+      Effect.flatMap((tool) => Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed(CallResolution.resolved(found, tool.value)))
     )
   }
 

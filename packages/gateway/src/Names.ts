@@ -19,16 +19,14 @@ export interface Named {
 }
 
 /** The name a host sees for an upstream tool or prompt. */
-export const qualify = (server: Named, name: string): string =>
-  server.prefixed ? `${server.namespace}${Separator}${name}` : name
+export const qualify = (server: Named, name: string): string => server.prefixed ? `${server.namespace}${Separator}${name}` : name
 
 /** A tool (or prompt) definition under the name a host sees. */
 export const qualifyTool = <T extends Readonly<Record<string, unknown>>>(server: Named, item: T): T =>
   typeof item.name === "string" ? { ...item, name: qualify(server, item.name) } : item
 
 /** The URI a host sees for an upstream resource. */
-export const qualifyUri = (server: Named, uri: string): string =>
-  server.prefixed ? `${ResourceScheme}//${server.namespace}/${uri}` : uri
+export const qualifyUri = (server: Named, uri: string): string => server.prefixed ? `${ResourceScheme}//${server.namespace}/${uri}` : uri
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 

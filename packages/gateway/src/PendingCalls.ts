@@ -27,7 +27,6 @@ import type { Bounds, PendingCallsService } from "./PendingQuestions.js"
 import { perGeneration } from "./internal/PerGeneration.js"
 import { Settings } from "@mcpx-fx/config/Settings"
 
-
 /** The in-memory registry under the `questions.*` settings, its handles naming `instance` (else a random id). */
 export const makeIn = (instance: string | undefined): Effect.Effect<PendingCallsService, never, Settings | Scope.Scope> =>
   Effect.gen(function*() {
@@ -49,8 +48,7 @@ export class PendingCalls extends Context.Tag("@mcpx-fx/gateway/PendingCalls")<P
   static readonly layer: Layer.Layer<PendingCalls, never, Settings> = Layer.scoped(PendingCalls, makeIn(undefined))
 
   /** As `layer`, its handles naming `instance` (a fleet's process id). */
-  static readonly layerAs = (instance: string): Layer.Layer<PendingCalls, never, Settings> =>
-    Layer.scoped(PendingCalls, makeIn(instance))
+  static readonly layerAs = (instance: string): Layer.Layer<PendingCalls, never, Settings> => Layer.scoped(PendingCalls, makeIn(instance))
 
   /** In memory with fixed bounds (tests, embedding). */
   static readonly layerWith = (bounds: Bounds): Layer.Layer<PendingCalls> => Layer.scoped(PendingCalls, make(Effect.succeed(bounds)))

@@ -81,8 +81,7 @@ export const take = (capabilities: JsonObject) => (question: Question): Take => 
   }
 }
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, answer: unknown) =>
-  Either.mapLeft(Schema.decodeUnknownEither(schema)(answer), describeParseError)
+const decode = <A, I>(schema: Schema.Schema<A, I>, answer: unknown) => Either.mapLeft(Schema.decodeUnknownEither(schema)(answer), describeParseError)
 
 type Primitive = string | number | boolean | ReadonlyArray<string>
 

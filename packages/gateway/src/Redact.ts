@@ -39,7 +39,8 @@ export interface Redactor {
   readonly json: (u: unknown) => unknown
 }
 
-const SecretWord = "(?:token|secret|passw(?:or)?d|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|client[-_]?secret|auth|authorization|credentials?|bearer|cookie)"
+const SecretWord =
+  "(?:token|secret|passw(?:or)?d|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|client[-_]?secret|auth|authorization|credentials?|bearer|cookie)"
 
 /** A flag or variable name that holds a secret: a word of it is one of the secret words. */
 const secretName = new RegExp(`(?:^|[-_.])${SecretWord}(?:$|[-_.])|${SecretWord}$`, "i")
@@ -60,8 +61,10 @@ const patterns: ReadonlyArray<readonly [RegExp, string | ((match: string, ...gro
   [/([?&](?:access_token|token|api[-_]?key|key|secret|password|sig|signature)=)[^&\s#"']+/gi, `$1${Marker}`],
   // A URL's path segments that look like keys (long, letters and digits mixed), as webhook and bot
   // URLs carry them; the host and short words stay.
-  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#"']+)((?:\/[^\s/?#"']*)+)/gi, (_m: string, origin: string, path: string) =>
-    origin + path.split("/").map((segment) => (tokenLike(segment) ? Marker : segment)).join("/")]
+  [
+    /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#"']+)((?:\/[^\s/?#"']*)+)/gi,
+    (_m: string, origin: string, path: string) => origin + path.split("/").map((segment) => (tokenLike(segment) ? Marker : segment)).join("/")
+  ]
 ]
 
 /** A path segment that is a key rather than a word: 20 characters or more, with letters and digits both. */
@@ -69,8 +72,7 @@ function tokenLike(segment: string): boolean {
   return segment.length >= 20 && /^[A-Za-z0-9._~:+=-]+$/.test(segment) && /[0-9]/.test(segment) && /[A-Za-z]/.test(segment)
 }
 
-const byPatterns = (s: string): string =>
-  patterns.reduce((text, [re, to]) => (typeof to === "string" ? text.replace(re, to) : text.replace(re, to)), s)
+const byPatterns = (s: string): string => patterns.reduce((text, [re, to]) => (typeof to === "string" ? text.replace(re, to) : text.replace(re, to)), s)
 
 /**
  * What a secret's own characters become in base64 wherever it sits in the encoded bytes: the
@@ -143,7 +145,10 @@ export const make = (secrets: ReadonlyArray<string>): Redactor => {
     list.map((arg, i) => {
       const previous = list[i - 1]
       // `--token value`: the flag names the secret, the next word is it.
-      if (previous !== undefined && /^--?[A-Za-z]/.test(previous) && !previous.includes("=") && secretName.test(previous.replace(/^-+/, "")) && !arg.startsWith("-")) {
+      if (
+        previous !== undefined && /^--?[A-Za-z]/.test(previous) && !previous.includes("=") && secretName.test(previous.replace(/^-+/, "")) &&
+        !arg.startsWith("-")
+      ) {
         return Marker
       }
       const eq = arg.indexOf("=")

@@ -44,8 +44,7 @@ export interface Diff {
 
 // The definition and pool options decide the process; the file it came from does not.
 const processIdentity = (s: ConfiguredServer): string => JSON.stringify({ definition: s.definition, pool: s.pool })
-const viewIdentity = (s: ConfiguredServer): string =>
-  JSON.stringify({ tools: s.tools ?? null, excludeTools: s.excludeTools ?? null, expose: s.expose ?? null })
+const viewIdentity = (s: ConfiguredServer): string => JSON.stringify({ tools: s.tools ?? null, excludeTools: s.excludeTools ?? null, expose: s.expose ?? null })
 
 /** Compares two configurations' servers. */
 export const diff = (before: ReadonlyArray<ConfiguredServer>, after: ReadonlyArray<ConfiguredServer>): Diff => {
@@ -67,5 +66,4 @@ export const diff = (before: ReadonlyArray<ConfiguredServer>, after: ReadonlyArr
 }
 
 /** Whether a reload changes anything hosts can see. */
-export const changesAnything = (d: Diff): boolean =>
-  d.added.length + d.removed.length + d.restarted.length + d.refiltered.length > 0
+export const changesAnything = (d: Diff): boolean => d.added.length + d.removed.length + d.restarted.length + d.refiltered.length > 0

@@ -72,26 +72,29 @@ const rankingOf = (gateway: Gateway["Type"]) => {
 
 /** Searches every visible tool. */
 export const search = (gateway: Gateway["Type"], caller: Caller, request: SearchRequest): Effect.Effect<SearchResult> =>
-  Effect.map(gateway.knownTools(caller, request.cachedOnly === true ? { refresh: false, cachedOnly: true } : { refresh: request.refresh === true }), (known) => {
-    const items = known.items.map(({ server, tool }): Item => ({
-      name: String(tool.name),
-      tool: String(tool.name).slice(server.prefixed ? server.namespace.length + 2 : 0),
-      namespace: server.namespace,
-      description: typeof tool.description === "string" ? tool.description : "",
-      server: server.name
-    }))
-    const limit = Math.min(MaxLimit, Math.max(1, Math.floor(request.limit ?? DefaultLimit)))
-    return {
-      tools: rankingOf(gateway).rank(items, request.query, limit).map((r) => ({
-        name: r.item.name,
-        server: r.item.server,
-        description: oneLine(r.item.description),
-        match: r.best
-      })),
-      unlisted: known.unlisted,
-      failures: known.failures
+  Effect.map(
+    gateway.knownTools(caller, request.cachedOnly === true ? { refresh: false, cachedOnly: true } : { refresh: request.refresh === true }),
+    (known) => {
+      const items = known.items.map(({ server, tool }): Item => ({
+        name: String(tool.name),
+        tool: String(tool.name).slice(server.prefixed ? server.namespace.length + 2 : 0),
+        namespace: server.namespace,
+        description: typeof tool.description === "string" ? tool.description : "",
+        server: server.name
+      }))
+      const limit = Math.min(MaxLimit, Math.max(1, Math.floor(request.limit ?? DefaultLimit)))
+      return {
+        tools: rankingOf(gateway).rank(items, request.query, limit).map((r) => ({
+          name: r.item.name,
+          server: r.item.server,
+          description: oneLine(r.item.description),
+          match: r.best
+        })),
+        unlisted: known.unlisted,
+        failures: known.failures
+      }
     }
-  })
+  )
 
 /** Whether a server's tools are behind the meta-tools. */
 export const searched = (mode: ExposeMode) => (server: GatewayServer): boolean => (server.configured.expose ?? mode) === "search"
@@ -101,8 +104,7 @@ export const definitions: ReadonlyArray<JsonObject> = [
   {
     name: SearchName,
     title: "Search tools",
-    description:
-      "Search the tools of every connected server by name, namespace and description; returns the best matches " +
+    description: "Search the tools of every connected server by name, namespace and description; returns the best matches " +
       "(name and one line each). Use mcpx_describe for a tool's arguments, then mcpx_call to run it.",
     inputSchema: {
       type: "object",

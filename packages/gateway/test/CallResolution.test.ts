@@ -66,7 +66,8 @@ const modernMeta = (extra: JsonObject = {}): JsonObject => ({
   ...extra
 })
 
-const instancesOf = (server: string) => Effect.map(Pool.pipe(Effect.flatMap((pool) => pool.snapshot)), (all) => all.find((p) => p.server === server)?.instances ?? [])
+const instancesOf = (server: string) =>
+  Effect.map(Pool.pipe(Effect.flatMap((pool) => pool.snapshot)), (all) => all.find((p) => p.server === server)?.instances ?? [])
 
 describe("CallResolution", () => {
   it.scopedLive("2026-07-28/http/a tools/call refused for its _meta starts no upstream, not even for its schema", () =>

@@ -27,8 +27,7 @@ const Readme = "mcpx://beta/era://readme"
 const SubscriptionId = "io.modelcontextprotocol/subscriptionId"
 
 /** A gateway over one era-server, `beta` (legacy unless told otherwise); its Pool is provided too. */
-const gateway = (args: ReadonlyArray<string> = ["--mode", "legacy-32601"]) =>
-  TestGateway.layer({ beta: Fixtures.stdioCommand("era-server", args) })
+const gateway = (args: ReadonlyArray<string> = ["--mode", "legacy-32601"]) => TestGateway.layer({ beta: Fixtures.stdioCommand("era-server", args) })
 
 /** The next change that is not a tools list_changed, skipping those. */
 const nextOther = (changes: Queue.Dequeue<GatewayChange>) =>

@@ -33,8 +33,7 @@ const modernMeta = (capabilities: JsonObject = { elicitation: {} }): JsonObject 
   "io.modelcontextprotocol/clientInfo": { name: "mrtr-test", version: "1.0.0" }
 })
 
-const askName = (extra: JsonObject = {}, id = 1) =>
-  JsonRpc.request(id, "tools/call", { name: "alpha__ask_name", arguments: {}, ...extra, _meta: modernMeta() })
+const askName = (extra: JsonObject = {}, id = 1) => JsonRpc.request(id, "tools/call", { name: "alpha__ask_name", arguments: {}, ...extra, _meta: modernMeta() })
 
 const accept = (name: string) => ({ name: { action: "accept", content: { name } } })
 
@@ -83,8 +82,7 @@ const legacyHost = (name: string) =>
     })
     resultOf(yield* server.handle(init, { connection }))
     yield* server.handle(JsonRpc.notification("notifications/initialized"), { connection })
-    const call = (tool: string, id: number) =>
-      server.handle(JsonRpc.request(id, "tools/call", { name: tool, arguments: {} }), { connection, questions })
+    const call = (tool: string, id: number) => server.handle(JsonRpc.request(id, "tools/call", { name: tool, arguments: {} }), { connection, questions })
     return { call, asked }
   })
 
@@ -134,9 +132,17 @@ describe("GatewayBackend MRTR", () => {
       assert.strictEqual(signed.code, -32602)
       assert.include(signed.message, "Unknown tool")
       // The tool the filter lets through still answers, first call or unsigned "retry".
-      assert.include(textOf(resultOf(yield* send(JsonRpc.request(4, "tools/call", {
-        name: "odd__hello", arguments: {}, inputResponses: {}, _meta: modernMeta()
-      })))), "hello from dual")
+      assert.include(
+        textOf(resultOf(
+          yield* send(JsonRpc.request(4, "tools/call", {
+            name: "odd__hello",
+            arguments: {},
+            inputResponses: {},
+            _meta: modernMeta()
+          }))
+        )),
+        "hello from dual"
+      )
     }).pipe(Effect.provide(serverFor({ odd: era("dual", { excludeTools: ["echo"] }) }))))
 
   it.scopedLive("2026-07-28/mrtr/requestState tampered is refused", () =>

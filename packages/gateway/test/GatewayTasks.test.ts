@@ -50,8 +50,7 @@ const resultOf = (r: JsonRpc.Response | undefined): JsonObject => {
 }
 
 let ids = 1
-const call = (name: string, args: JsonObject, meta: JsonObject) =>
-  JsonRpc.request(ids++, "tools/call", { name: `conf__${name}`, arguments: args, _meta: meta })
+const call = (name: string, args: JsonObject, meta: JsonObject) => JsonRpc.request(ids++, "tools/call", { name: `conf__${name}`, arguments: args, _meta: meta })
 const taskReq = (method: string, params: JsonObject) => JsonRpc.request(ids++, method, { ...params, _meta: withTasks })
 
 /** Polls `tasks/get` at the interval a host is told to, until the task reads `status` (or a terminal one). */
@@ -138,16 +137,23 @@ describe("tasks through the gateway (conformance fixture upstream)", () => {
       const server = yield* Server.Server
       const connection = yield* Server.makeConnection("legacy-host")
       const questions: QuestionChannel = () => Effect.succeed({ action: "cancel" })
-      resultOf(yield* server.handle(JsonRpc.request(0, "initialize", {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "legacy-host", version: "1.0.0" }
-      }), { connection }))
+      resultOf(
+        yield* server.handle(
+          JsonRpc.request(0, "initialize", {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "legacy-host", version: "1.0.0" }
+          }),
+          { connection }
+        )
+      )
       yield* server.handle(JsonRpc.notification("notifications/initialized"), { connection })
-      const failing = resultOf(yield* server.handle(JsonRpc.request(1, "tools/call", { name: "conf__failing_job", arguments: {} }), {
-        connection,
-        questions
-      }))
+      const failing = resultOf(
+        yield* server.handle(JsonRpc.request(1, "tools/call", { name: "conf__failing_job", arguments: {} }), {
+          connection,
+          questions
+        })
+      )
       assert.strictEqual(failing.isError, true)
     }).pipe(Effect.provide(serverFor(["--legacy-only"]))))
 })

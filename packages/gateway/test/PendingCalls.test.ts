@@ -91,9 +91,11 @@ describe("PendingCalls", () => {
       const first = asking(yield* drive(pending.begin("t", everything, run)))
       assert.deepStrictEqual(first.questions.map((q) => q.method).sort(), ["elicitation/create", "roots/list", "sampling/createMessage"])
       const byMethod = Object.fromEntries(first.questions.map((q) => [q.method, q.key]))
-      const second = asking(yield* drive(pending.resume({ handle: first.handle }, {
-        [byMethod["roots/list"]!]: { roots: [{ uri: "file:///x" }] }
-      })))
+      const second = asking(
+        yield* drive(pending.resume({ handle: first.handle }, {
+          [byMethod["roots/list"]!]: { roots: [{ uri: "file:///x" }] }
+        }))
+      )
       assert.strictEqual(second.round, 2)
       assert.deepStrictEqual(second.questions.map((q) => q.method).sort(), ["elicitation/create", "sampling/createMessage"])
       const done = yield* drive(pending.resume({ handle: second.handle }, {
@@ -212,34 +214,42 @@ describe("PendingCalls", () => {
     })))
 
   it.scoped("questions/a caller that never comes back: at the TTL its question is answered cancel and the call ended", () =>
-    provide(Effect.gen(function*() {
-      const pending = yield* PendingCalls
-      const events = yield* pending.events
-      const answered = yield* Deferred.make<unknown>()
-      // As a Session does, the question is answered in a fiber of its own, which outlives the call.
-      const run = (ask: QuestionHandler) =>
-        Effect.zipRight(Effect.forkDaemon(Effect.flatMap(Effect.either(ask(form("name"))), (a) => Deferred.succeed(answered, a))), Effect.never)
-      const first = asking(yield* drive(pending.begin("srv__ask", everything, run)))
-      yield* TestClock.adjust(Duration.minutes(9))
-      assert.isFalse(yield* Deferred.isDone(answered))
-      yield* TestClock.adjust(Duration.minutes(1))
-      const a = yield* Deferred.await(answered)
-      assert.deepStrictEqual(a, Either.right({ action: "cancel" }))
-      const expired = yield* Queue.take(events)
-      assert.deepInclude(expired, { type: "question.expired", server: "srv__ask" })
-      const late = yield* Effect.flip(pending.resume({ handle: first.handle }, {}))
-      assert.strictEqual(refusal(late), "expired")
-      assert.include(late.message, "questions.ttl")
-      assert.deepStrictEqual(yield* pending.list, [])
-    }), { ttl: Duration.minutes(10) }))
+    provide(
+      Effect.gen(function*() {
+        const pending = yield* PendingCalls
+        const events = yield* pending.events
+        const answered = yield* Deferred.make<unknown>()
+        // As a Session does, the question is answered in a fiber of its own, which outlives the call.
+        const run = (ask: QuestionHandler) =>
+          Effect.zipRight(Effect.forkDaemon(Effect.flatMap(Effect.either(ask(form("name"))), (a) => Deferred.succeed(answered, a))), Effect.never)
+        const first = asking(yield* drive(pending.begin("srv__ask", everything, run)))
+        yield* TestClock.adjust(Duration.minutes(9))
+        assert.isFalse(yield* Deferred.isDone(answered))
+        yield* TestClock.adjust(Duration.minutes(1))
+        const a = yield* Deferred.await(answered)
+        assert.deepStrictEqual(a, Either.right({ action: "cancel" }))
+        const expired = yield* Queue.take(events)
+        assert.deepInclude(expired, { type: "question.expired", server: "srv__ask" })
+        const late = yield* Effect.flip(pending.resume({ handle: first.handle }, {}))
+        assert.strictEqual(refusal(late), "expired")
+        assert.include(late.message, "questions.ttl")
+        assert.deepStrictEqual(yield* pending.list, [])
+      }),
+      { ttl: Duration.minutes(10) }
+    ))
 
   it.effect("questions/only undeclared questions fail the call with their capabilities; with an askable one they are answered for the caller", () =>
     provide(Effect.gen(function*() {
       const pending = yield* PendingCalls
       const samplingOnly = QuestionFit.asker({ sampling: {} })
       const cancelled = yield* Deferred.make<void>()
-      const lacking = yield* Effect.flip(drive(pending.begin("t", samplingOnly, (ask) =>
-        Effect.map(Effect.either(ask(form("name"))), text).pipe(Effect.zipLeft(Effect.never), Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))))))
+      const lacking = yield* Effect.flip(
+        drive(pending.begin("t", samplingOnly, (ask) =>
+          Effect.map(Effect.either(ask(form("name"))), text).pipe(
+            Effect.zipLeft(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
+          )))
+      )
       assert.strictEqual(lacking._tag, "CapabilitiesLacking")
       if (lacking._tag === "CapabilitiesLacking") assert.deepStrictEqual(lacking.requiredCapabilities, { elicitation: {} })
       yield* Deferred.await(cancelled)
@@ -262,7 +272,9 @@ describe("PendingCalls", () => {
       const started = yield* Deferred.make<void>()
       const cancelled = yield* Deferred.make<void>()
       const fiber = yield* Effect.fork(pending.begin("t", everything, () =>
-        Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined)))))
+        Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.onInterrupt(() =>
+          Deferred.succeed(cancelled, undefined)
+        ))))
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       yield* Deferred.await(cancelled)
@@ -357,7 +369,10 @@ describe("QuestionFit", () => {
   it("questions/answers are checked against the question's kind and form schema", () => {
     const enumForm: Question = {
       method: "elicitation/create",
-      params: { message: "m", requestedSchema: { type: "object", properties: { c: { type: "string", enum: ["red", "blue"] }, n: { type: "integer", minimum: 1 } } } }
+      params: {
+        message: "m",
+        requestedSchema: { type: "object", properties: { c: { type: "string", enum: ["red", "blue"] }, n: { type: "integer", minimum: 1 } } }
+      }
     }
     assert.strictEqual(QuestionFit.fit(enumForm, accept({ c: "green" }))._tag, "Left")
     assert.strictEqual(QuestionFit.fit(enumForm, accept({ n: 0 }))._tag, "Left")

@@ -68,35 +68,41 @@ const abandonedRound = (id: number, session: string) =>
   })
 
 describe("a parked round under pool.scope session", () => {
-  it.scopedLive("2026-07-28/questions/parked [session pool]: abandoned rounds never cost another session its call; the late retry is told to call again", () =>
-    Effect.gen(function*() {
-      // Both processes of the lane are held by calls waiting on callers who never come back.
-      const stateA = yield* abandonedRound(1, "A")
-      yield* abandonedRound(2, "B")
+  it.scopedLive(
+    "2026-07-28/questions/parked [session pool]: abandoned rounds never cost another session its call; the late retry is told to call again",
+    () =>
+      Effect.gen(function*() {
+        // Both processes of the lane are held by calls waiting on callers who never come back.
+        const stateA = yield* abandonedRound(1, "A")
+        yield* abandonedRound(2, "B")
 
-      // A third session's plain call gets a process at once, not after pool.startTimeout.
-      const began = yield* Clock.currentTimeMillis
-      const hello = resultOf(yield* send(modern(3, "C", "legacy__hello")))
-      assert.include(JSON.stringify(hello.content), "hello")
-      assert.isBelow((yield* Clock.currentTimeMillis) - began, StartTimeoutMs)
+        // A third session's plain call gets a process at once, not after pool.startTimeout.
+        const began = yield* Clock.currentTimeMillis
+        const hello = resultOf(yield* send(modern(3, "C", "legacy__hello")))
+        assert.include(JSON.stringify(hello.content), "hello")
+        assert.isBelow((yield* Clock.currentTimeMillis) - began, StartTimeoutMs)
 
-      // The oldest parked call gave way: its session's retry is refused, and names what to do.
-      const late = errorOf(yield* send(modern(4, "A", "legacy__ask_name", {
-        requestState: stateA,
-        inputResponses: { name: { action: "accept", content: { name: "Ada" } } }
-      })))
-      assert.strictEqual(late.code, -32602)
-      assert.deepStrictEqual(late.data, { reason: "abandoned" })
-      assert.include(late.message, "call again")
+        // The oldest parked call gave way: its session's retry is refused, and names what to do.
+        const late = errorOf(
+          yield* send(modern(4, "A", "legacy__ask_name", {
+            requestState: stateA,
+            inputResponses: { name: { action: "accept", content: { name: "Ada" } } }
+          }))
+        )
+        assert.strictEqual(late.code, -32602)
+        assert.deepStrictEqual(late.data, { reason: "abandoned" })
+        assert.include(late.message, "call again")
 
-      // Called again, A is asked afresh: C's idle process goes first, B's parked round stays.
-      const again = resultOf(yield* send(modern(5, "A", "legacy__ask_name")))
-      assert.strictEqual(again.resultType, "input_required")
-      const [status] = yield* (yield* Pool).snapshot
-      assert.deepStrictEqual(status?.instances.map((i) => i.key).sort(), ["session:A", "session:B"])
-    }).pipe(
-      Effect.provide(serverFor({
-        legacy: era("dual", { protocol: "force-initialize", pool: { scope: "session", max: 2, startTimeout: `${StartTimeoutMs}ms` } })
-      }))
-    ), { timeout: 60_000 })
+        // Called again, A is asked afresh: C's idle process goes first, B's parked round stays.
+        const again = resultOf(yield* send(modern(5, "A", "legacy__ask_name")))
+        assert.strictEqual(again.resultType, "input_required")
+        const [status] = yield* (yield* Pool).snapshot
+        assert.deepStrictEqual(status?.instances.map((i) => i.key).sort(), ["session:A", "session:B"])
+      }).pipe(
+        Effect.provide(serverFor({
+          legacy: era("dual", { protocol: "force-initialize", pool: { scope: "session", max: 2, startTimeout: `${StartTimeoutMs}ms` } })
+        }))
+      ),
+    { timeout: 60_000 }
+  )
 })

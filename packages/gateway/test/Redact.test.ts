@@ -7,7 +7,12 @@ const M = Redact.Marker
 describe("Redact", () => {
   const r = Redact.forDefinitions([
     StdioDefinition.make({ transport: "stdio", name: "gh", command: "npx", args: [], env: { GITHUB_TOKEN: "ghp_abcdef123456", DEBUG: "1", LEVEL: "info" } }),
-    HttpDefinition.make({ transport: "http", name: "docs", url: "https://docs.example.com/mcp", headers: { Authorization: "Bearer docs-token-98765", "X-Api-Key": "k-777777" } })
+    HttpDefinition.make({
+      transport: "http",
+      name: "docs",
+      url: "https://docs.example.com/mcp",
+      headers: { Authorization: "Bearer docs-token-98765", "X-Api-Key": "k-777777" }
+    })
   ])
 
   it("takes configured env and header values out of any text, and a header's credential alone", () => {
@@ -84,7 +89,9 @@ describe("Redact", () => {
       none.text("webhook https://hooks.example.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1 said 403"),
       `webhook https://hooks.example.com/services/T00000000/B00000000/${M} said 403`
     )
-    for (const plain of ["http://127.0.0.1:7717/mcp", "https://docs.example.com/v1/tools/list?page=2", "https://example.com/articles/how-to-configure-servers"]) {
+    for (
+      const plain of ["http://127.0.0.1:7717/mcp", "https://docs.example.com/v1/tools/list?page=2", "https://example.com/articles/how-to-configure-servers"]
+    ) {
       assert.strictEqual(none.text(`GET ${plain}`), `GET ${plain}`)
     }
   })

@@ -50,13 +50,18 @@ describe("Unaskable", () => {
   it.effect("gateway/unaskable/an upstream's roots/list is answered with none and the call goes on: roots are the client's, not the call's", () =>
     Effect.gen(function*() {
       const answers: Array<Either.Either<JsonObject, string>> = []
-      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
-        Effect.gen(function*() {
-          yield* ask(questions, { method: "roots/list", params: {} }, answers)
-          yield* TestClock.adjust(gather)
-          yield* TestClock.adjust(gather)
-          return "finished"
-        }))))
+      const call = yield* Effect.fork(unaskable(
+        nothing,
+        Effect.succeed(gather),
+        pooled((questions) =>
+          Effect.gen(function*() {
+            yield* ask(questions, { method: "roots/list", params: {} }, answers)
+            yield* TestClock.adjust(gather)
+            yield* TestClock.adjust(gather)
+            return "finished"
+          })
+        )
+      ))
       assert.strictEqual(yield* Fiber.join(call), "finished")
       assert.deepStrictEqual(answers.map((a) => Either.isRight(a) ? a.right : `refused: ${a.left}`), [{ roots: [] }])
     }))
@@ -65,13 +70,18 @@ describe("Unaskable", () => {
     Effect.gen(function*() {
       const answers: Array<Either.Either<JsonObject, string>> = []
       const cancelled = yield* Deferred.make<void>()
-      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
-        Effect.gen(function*() {
-          yield* ask(questions, elicit, answers)
-          yield* TestClock.adjust(Duration.millis(20))
-          yield* ask(questions, sample, answers)
-          return yield* Effect.never
-        }).pipe(Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))))))
+      const call = yield* Effect.fork(unaskable(
+        nothing,
+        Effect.succeed(gather),
+        pooled((questions) =>
+          Effect.gen(function*() {
+            yield* ask(questions, elicit, answers)
+            yield* TestClock.adjust(Duration.millis(20))
+            yield* ask(questions, sample, answers)
+            return yield* Effect.never
+          }).pipe(Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined)))
+        )
+      ))
       yield* TestClock.adjust(Duration.millis(29))
       assert.isNull(yield* Effect.map(Fiber.poll(call), (o) => o._tag === "Some" ? o.value : null), "still gathering")
       yield* TestClock.adjust(Duration.millis(1))
@@ -103,8 +113,11 @@ describe("Unaskable", () => {
 
   it.effect("gateway/unaskable/ping is answered and the call's result returned", () =>
     Effect.gen(function*() {
-      const result = yield* unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
-        Effect.map(questions({ method: "ping", params: {} }), (pong) => ({ pong, content: [] }))))
+      const result = yield* unaskable(
+        nothing,
+        Effect.succeed(gather),
+        pooled((questions) => Effect.map(questions({ method: "ping", params: {} }), (pong) => ({ pong, content: [] })))
+      )
       assert.deepStrictEqual(result, { pong: {}, content: [] })
     }))
 
@@ -112,8 +125,9 @@ describe("Unaskable", () => {
     Effect.gen(function*() {
       const answers: Array<Either.Either<JsonObject, string>> = []
       const finish = yield* Deferred.make<JsonObject>()
-      const call = yield* Effect.fork(unaskable(nothing, Effect.succeed(gather), pooled((questions) =>
-        Effect.zipRight(ask(questions, elicit, answers), Deferred.await(finish)))))
+      const call = yield* Effect.fork(
+        unaskable(nothing, Effect.succeed(gather), pooled((questions) => Effect.zipRight(ask(questions, elicit, answers), Deferred.await(finish))))
+      )
       yield* TestClock.adjust(Duration.millis(10))
       yield* Deferred.succeed(finish, { content: [{ type: "text", text: "done anyway" }] })
       assert.deepStrictEqual(yield* Fiber.join(call), { content: [{ type: "text", text: "done anyway" }] })

@@ -101,8 +101,7 @@ const pick = (o: Record<string, unknown>, keys: ReadonlyArray<string>): Record<s
  * Whether a client that declared `caps` can be asked nothing: no elicitation, sampling or roots
  * (a ping it is never asked; mcpx-fx answers those itself).
  */
-export const asksNothing = (caps: JsonObject): boolean =>
-  !isJsonObject(caps.elicitation) && !isJsonObject(caps.sampling) && !isJsonObject(caps.roots)
+export const asksNothing = (caps: JsonObject): boolean => !isJsonObject(caps.elicitation) && !isJsonObject(caps.sampling) && !isJsonObject(caps.roots)
 
 const sub = (v: unknown, keys: ReadonlyArray<string>): Record<string, unknown> => (isJsonObject(v) ? pick(v, keys) : {})
 

@@ -26,13 +26,7 @@ import * as HeaderCodec from "./HeaderCodec.js"
 import * as JsonRpc from "./JsonRpc.js"
 import { hasVersionClaim, metaErrorObject, metaOf, parseRequestMeta, ProtocolVersionKey, type RequestMeta } from "./Meta.js"
 import * as Method from "./Method.js"
-import {
-  isLegacyRevision,
-  type LegacyRevision,
-  LegacyRevisions,
-  type ModernRevision,
-  ModernRevisions
-} from "./Revision.js"
+import { isLegacyRevision, type LegacyRevision, LegacyRevisions, type ModernRevision, ModernRevisions } from "./Revision.js"
 
 /** The revisions a server is willing to serve, per era. */
 export interface ClassifyOptions {
@@ -78,8 +72,7 @@ const FirstModern = "2026-07-28"
  * Whether a header value names the modern era: a modern revision, or any later date (a modern
  * revision this server does not serve is still a modern request, to be refused as one).
  */
-export const namesModernRevision = (header: string): boolean =>
-  /^\d{4}-\d{2}-\d{2}$/.test(header) && header >= FirstModern
+export const namesModernRevision = (header: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(header) && header >= FirstModern
 
 const reject = (id: JsonRpc.RequestId | undefined, code: number, message: string, data?: unknown): Rejected => ({
   _tag: "Rejected",

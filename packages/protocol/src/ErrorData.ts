@@ -35,8 +35,7 @@ export const headerMismatch = (id: JsonRpc.RequestId | undefined, reason: string
 export const missingRequiredClientCapability = (
   id: JsonRpc.RequestId | undefined,
   requiredCapabilities: JsonObject
-): JsonRpc.ErrorResponse =>
-  JsonRpc.failure(id, ErrorCode.MissingRequiredClientCapability, "Missing required client capability", { requiredCapabilities })
+): JsonRpc.ErrorResponse => JsonRpc.failure(id, ErrorCode.MissingRequiredClientCapability, "Missing required client capability", { requiredCapabilities })
 
 /** A `-32022` response. */
 export const unsupportedProtocolVersion = (

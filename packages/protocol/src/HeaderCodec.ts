@@ -10,7 +10,7 @@
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import * as ErrorData from "./ErrorData.js"
-import { headerParams, type HeaderParam, headerParamsOf, valueAt } from "./HeaderParams.js"
+import { type HeaderParam, headerParams, headerParamsOf, valueAt } from "./HeaderParams.js"
 import { decodeValue, encodeScalar, encodeValue, isHeaderSafe, matchesBody, sendsPlain } from "./HeaderValue.js"
 import { isJsonObject, type JsonObject } from "./Json.js"
 import * as JsonRpc from "./JsonRpc.js"
@@ -120,8 +120,7 @@ export class HeaderMismatch extends Data.TaggedError("HeaderMismatch")<{ readonl
 const mismatch = (header: string, reason: string) => Either.left(new HeaderMismatch({ header, reason }))
 const isBlank = (c: number): boolean => c === 32 || c === 9
 // Header values almost never have blanks around them: those are given back without a regex run.
-const trimmed = (s: string): string =>
-  s.length > 0 && (isBlank(s.charCodeAt(0)) || isBlank(s.charCodeAt(s.length - 1))) ? s.replace(/^[ \t]+|[ \t]+$/g, "") : s
+const trimmed = (s: string): string => s.length > 0 && (isBlank(s.charCodeAt(0)) || isBlank(s.charCodeAt(s.length - 1))) ? s.replace(/^[ \t]+|[ \t]+$/g, "") : s
 const ok: Either.Either<void, HeaderMismatch> = Either.right(undefined)
 
 /**
@@ -207,8 +206,7 @@ export const checkIncoming = (
   headers: Headers,
   message: JsonRpc.Request | JsonRpc.Notification,
   options: { readonly inputSchema?: unknown } = {}
-): Either.Either<void, HeaderMismatch> =>
-  Either.flatMap(checkStandard(headers, message), () => checkToolParams(headers, message, options.inputSchema))
+): Either.Either<void, HeaderMismatch> => Either.flatMap(checkStandard(headers, message), () => checkToolParams(headers, message, options.inputSchema))
 
 /**
  * The second half of `checkIncoming`, for a message whose standard headers `checkStandard` has

@@ -29,8 +29,7 @@ export const sendsPlain = (s: string): boolean => /^(?:[\x21-\x7e](?:[\x20-\x7e]
  * otherwise (non-ASCII, control characters, leading or trailing whitespace, or text that looks like
  * the sentinel itself) as `=?base64?…?=`.
  */
-export const encodeValue = (value: string): string =>
-  sendsPlain(value) ? value : `${Prefix}${Buffer.from(value, "utf8").toString("base64")}${Suffix}`
+export const encodeValue = (value: string): string => sendsPlain(value) ? value : `${Prefix}${Buffer.from(value, "utf8").toString("base64")}${Suffix}`
 
 /** A header value that cannot be read: bytes a header may not carry, or a broken sentinel. */
 export class InvalidHeaderValue extends Data.TaggedError("InvalidHeaderValue")<{ readonly reason: string }> {}

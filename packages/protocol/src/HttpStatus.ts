@@ -37,5 +37,4 @@ export const statusForErrorCode = (code: number): number => {
 }
 
 /** The HTTP status for a modern response: 200 for a result, otherwise by error code. */
-export const modernStatus = (response: JsonRpc.Response): number =>
-  JsonRpc.isErrorResponse(response) ? statusForErrorCode(response.error.code) : Ok
+export const modernStatus = (response: JsonRpc.Response): number => JsonRpc.isErrorResponse(response) ? statusForErrorCode(response.error.code) : Ok

@@ -48,9 +48,7 @@ export const InputRequiredResult = open({
   requestState: optionalKey(Schema.String),
   _meta: optionalKey(ResultMeta)
 }).pipe(
-  Schema.filter((r) =>
-    r.inputRequests !== undefined || r.requestState !== undefined || "an input_required result needs inputRequests or requestState"
-  )
+  Schema.filter((r) => r.inputRequests !== undefined || r.requestState !== undefined || "an input_required result needs inputRequests or requestState")
 )
 /** The `input_required` result. */
 export type InputRequiredResult = typeof InputRequiredResult.Type
@@ -70,8 +68,7 @@ export type RetryParams = typeof RetryParams.Type
 export const isInputRequired = (result: JsonObject): boolean => result.resultType === "input_required"
 
 /** Whether raw params are a retry (and so must not be served from or stored in a cache). */
-export const isRetry = (params: unknown): boolean =>
-  isJsonObject(params) && (params.inputResponses !== undefined || params.requestState !== undefined)
+export const isRetry = (params: unknown): boolean => isJsonObject(params) && (params.inputResponses !== undefined || params.requestState !== undefined)
 
 /** Builds an `input_required` result. */
 export const inputRequired = (options: {

@@ -15,15 +15,13 @@ export const JsonObject: Schema.Record$<typeof Schema.String, typeof Schema.Unkn
 })
 
 /** Whether a value is a JSON object (not null, not an array). */
-export const isJsonObject = (u: unknown): u is JsonObject =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
+export const isJsonObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * A struct whose unknown keys survive decoding. MCP says receivers ignore what they do not know,
  * and a gateway must not delete it on the way through, so every MCP record is built with this.
  */
-export const open = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  Schema.Struct(fields, JsonObject)
+export const open = <Fields extends Schema.Struct.Fields>(fields: Fields) => Schema.Struct(fields, JsonObject)
 
 /**
  * An optional key that, when present, holds a value of `schema` (never `undefined`), which is

@@ -88,8 +88,7 @@ export const isReservedKey = (key: string): boolean => {
 }
 
 /** The `_meta` object of some params, if there is one. */
-export const metaOf = (params: unknown): JsonObject | undefined =>
-  isJsonObject(params) && isJsonObject(params._meta) ? params._meta : undefined
+export const metaOf = (params: unknown): JsonObject | undefined => isJsonObject(params) && isJsonObject(params._meta) ? params._meta : undefined
 
 /**
  * Whether params claim the modern era: their `_meta` has a protocolVersion key, whatever its value.

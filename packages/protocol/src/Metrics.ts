@@ -132,8 +132,7 @@ export const recorder = (duration: Metric.Metric.Histogram<number>, calls: Metri
   const timed = <A, E, R>(method: string, self: Effect.Effect<A, E, R>, outcome: ErrorTypeOf<A, E> = errorType): Effect.Effect<A, E, R> =>
     Effect.clockWith((clock: Clock.Clock) => {
       const start = clock.unsafeCurrentTimeNanos()
-      return Effect.onExit(self, (exit) =>
-        Effect.sync(() => observed(method, Number(clock.unsafeCurrentTimeNanos() - start) / 1e9, outcome(exit))))
+      return Effect.onExit(self, (exit) => Effect.sync(() => observed(method, Number(clock.unsafeCurrentTimeNanos() - start) / 1e9, outcome(exit))))
     })
   return Object.assign(timed, { observed })
 }

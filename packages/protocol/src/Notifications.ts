@@ -52,8 +52,7 @@ export const cancelled = (requestId: JsonRpc.RequestId, reason?: string): JsonRp
   JsonRpc.notification(Method.NotificationsCancelled, reason === undefined ? { requestId } : { requestId, reason })
 
 /** Builds `notifications/progress`. */
-export const progress = (params: ProgressParams): JsonRpc.Notification =>
-  JsonRpc.notification(Method.NotificationsProgress, params)
+export const progress = (params: ProgressParams): JsonRpc.Notification => JsonRpc.notification(Method.NotificationsProgress, params)
 
 /** Builds `notifications/initialized`. */
 export const initialized: JsonRpc.Notification = JsonRpc.notification(Method.Initialized)

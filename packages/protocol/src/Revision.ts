@@ -25,7 +25,6 @@ export type ModernRevision = (typeof ModernRevisions)[number]
 /** Any revision mcpx-fx speaks. */
 export type Revision = LegacyRevision | ModernRevision
 
-
 /** The two protocol eras. */
 export type Era = "legacy" | "modern"
 
@@ -37,16 +36,13 @@ export const LatestLegacyRevision: LegacyRevision = "2025-11-25"
 export const LatestModernRevision: ModernRevision = "2026-07-28"
 
 /** Whether a string names a revision mcpx-fx speaks. */
-export const isRevision = (s: unknown): s is Revision =>
-  typeof s === "string" && (AllRevisions as ReadonlyArray<string>).includes(s)
+export const isRevision = (s: unknown): s is Revision => typeof s === "string" && (AllRevisions as ReadonlyArray<string>).includes(s)
 
 /** Whether a string names a legacy revision mcpx-fx speaks. */
-export const isLegacyRevision = (s: unknown): s is LegacyRevision =>
-  typeof s === "string" && (LegacyRevisions as ReadonlyArray<string>).includes(s)
+export const isLegacyRevision = (s: unknown): s is LegacyRevision => typeof s === "string" && (LegacyRevisions as ReadonlyArray<string>).includes(s)
 
 /** Whether a string names a modern revision mcpx-fx speaks. */
-export const isModernRevision = (s: unknown): s is ModernRevision =>
-  typeof s === "string" && (ModernRevisions as ReadonlyArray<string>).includes(s)
+export const isModernRevision = (s: unknown): s is ModernRevision => typeof s === "string" && (ModernRevisions as ReadonlyArray<string>).includes(s)
 
 /** The era of a revision. */
 export const eraOf = (revision: Revision): Era => (isModernRevision(revision) ? "modern" : "legacy")

@@ -14,7 +14,7 @@
 import { serverCapabilitiesFor } from "./Capabilities.js"
 import * as ErrorCode from "./ErrorCode.js"
 import type { Implementation } from "./Implementation.js"
-import { hasKey, isJsonObject, type JsonObject, jsonEqual, omitKeys } from "./Json.js"
+import { hasKey, isJsonObject, jsonEqual, type JsonObject, omitKeys } from "./Json.js"
 import { ServerInfoKey } from "./Meta.js"
 import * as Method from "./Method.js"
 import type { CacheScope } from "./Result.js"
@@ -27,8 +27,7 @@ export const ModernOnlyResultFields: ReadonlyArray<string> = ["resultType", "ttl
 export const resultTypeOf = (result: JsonObject): string => (typeof result.resultType === "string" ? result.resultType : "complete")
 
 /** A result's `ttlMs` as a client must read it: absent, non-numeric or negative is 0. */
-export const ttlMsOf = (result: JsonObject): number =>
-  typeof result.ttlMs === "number" && Number.isFinite(result.ttlMs) && result.ttlMs > 0 ? result.ttlMs : 0
+export const ttlMsOf = (result: JsonObject): number => typeof result.ttlMs === "number" && Number.isFinite(result.ttlMs) && result.ttlMs > 0 ? result.ttlMs : 0
 
 /** Defaults `toModern` fills in. */
 export interface ModernShapeOptions {
@@ -70,8 +69,7 @@ export const toModern = (result: JsonObject, method: string, options: ModernShap
  * A legacy server's result as a modern caller receives it: absent `resultType` is "complete" and
  * absent `ttlMs` is 0, as the spec tells modern clients to read older servers.
  */
-export const upgrade = (result: JsonObject, method: string, options: ModernShapeOptions = {}): JsonObject =>
-  toModern(result, method, options)
+export const upgrade = (result: JsonObject, method: string, options: ModernShapeOptions = {}): JsonObject => toModern(result, method, options)
 
 /** The modern code for a legacy error code: resource-not-found moved from -32002 to -32602. */
 export const upgradeErrorCode = (code: number): number => (code === ErrorCode.ResourceNotFound ? ErrorCode.InvalidParams : code)
@@ -83,12 +81,10 @@ const has2503 = (r: LegacyRevision) => atLeast(r, "2025-03-26")
 const has2506 = (r: LegacyRevision) => atLeast(r, "2025-06-18")
 const has2511 = (r: LegacyRevision) => atLeast(r, "2025-11-25")
 
-const mapArray = (v: unknown, f: (o: JsonObject) => JsonObject): unknown =>
-  Array.isArray(v) ? v.map((x) => (isJsonObject(x) ? f(x) : x)) : v
+const mapArray = (v: unknown, f: (o: JsonObject) => JsonObject): unknown => Array.isArray(v) ? v.map((x) => (isJsonObject(x) ? f(x) : x)) : v
 
 /** `o` with the objects of its array field `key` mapped (absent or non-array fields untouched). */
-const mapField = (o: JsonObject, key: string, f: (x: JsonObject) => JsonObject): JsonObject =>
-  Array.isArray(o[key]) ? { ...o, [key]: mapArray(o[key], f) } : o
+const mapField = (o: JsonObject, key: string, f: (x: JsonObject) => JsonObject): JsonObject => Array.isArray(o[key]) ? { ...o, [key]: mapArray(o[key], f) } : o
 
 const withoutLastModified = (o: JsonObject, revision: LegacyRevision): JsonObject =>
   !has2506(revision) && isJsonObject(o.annotations) && hasKey(o.annotations, "lastModified")

@@ -42,12 +42,12 @@ export const parseTraceparent = (value: unknown): Traceparent | undefined => {
 }
 
 /** The version-00 `traceparent` of a span. */
-export const formatTraceparent = (context: Traceparent): string =>
-  `00-${context.traceId}-${context.spanId}-${context.sampled ? "01" : "00"}`
+export const formatTraceparent = (context: Traceparent): string => `00-${context.traceId}-${context.spanId}-${context.sampled ? "01" : "00"}`
 
 // A list member is `key=value`: key a lowercase simple key or `tenant@system`, value printable
 // ASCII without `,` and `=` and not ending in a space; at most 32 members.
-const memberPattern = /^(?:[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
+const memberPattern =
+  /^(?:[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
 
 /**
  * `value` when it is a valid `tracestate` (empty members between commas are allowed and kept as

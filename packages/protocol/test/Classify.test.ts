@@ -18,8 +18,7 @@ const modernHeaders = (method: string, extra: Record<string, string> = {}): Head
   "Mcp-Method": method,
   ...extra
 })
-const classify = (body: unknown, headers: HeaderCodec.Headers = {}, options?: Classify.ClassifyOptions) =>
-  Classify.classify(frame(body), headers, options)
+const classify = (body: unknown, headers: HeaderCodec.Headers = {}, options?: Classify.ClassifyOptions) => Classify.classify(frame(body), headers, options)
 
 const rejected = (c: Classify.Classification): Classify.Rejected => {
   if (c._tag !== "Rejected") throw new Error(`expected a rejection, got ${JSON.stringify(c)}`)
@@ -111,7 +110,9 @@ describe("Classify: the conformance order (digest §3.8)", () => {
   })
 
   it("header v999.0.0 and body v999.0.0: -32022 echoing the requested version", () => {
-    const r = rejected(classify(req("server/discover", { _meta: meta("v999.0.0") }, 7), modernHeaders("server/discover", { "MCP-Protocol-Version": "v999.0.0" })))
+    const r = rejected(
+      classify(req("server/discover", { _meta: meta("v999.0.0") }, 7), modernHeaders("server/discover", { "MCP-Protocol-Version": "v999.0.0" }))
+    )
     assert.strictEqual(r.error.code, -32022)
     assert.strictEqual(r.id, 7)
     assert.deepStrictEqual(r.error.data, { supported: ["2026-07-28"], requested: "v999.0.0" })
@@ -268,7 +269,9 @@ describe("Classify: totality", () => {
 
   it.prop("a body with no modern claim and no version header is always legacy", [arbFrame], ([f]) => {
     const messages = f._tag === "Single" ? [f.parsed.message] : f.elements.flatMap((e) => (Either.isRight(e) ? [e.right.message] : []))
-    const claims = messages.some((m) => !JsonRpc.isResponse(m) && m.params?._meta !== undefined && typeof m.params._meta === "object" && m.params._meta !== null && V in m.params._meta)
+    const claims = messages.some((m) =>
+      !JsonRpc.isResponse(m) && m.params?._meta !== undefined && typeof m.params._meta === "object" && m.params._meta !== null && V in m.params._meta
+    )
     const c = Classify.classify(f, {})
     if (claims) assert.notStrictEqual(c._tag, "Legacy")
     else assert.strictEqual(c._tag, "Legacy")

@@ -62,7 +62,7 @@ describe("HeaderCodec value encoding (digest §3.5)", () => {
     assert.strictEqual(decoded("=?base64?SGVsbG8="), "=?base64?SGVsbG8=")
     assert.strictEqual(decoded("SGVsbG8=?="), "SGVsbG8=?=")
     assert.strictEqual(decoded("=?BASE64?SGVsbG8=?="), "=?BASE64?SGVsbG8=?=")
-    assert.strictEqual(decoded("=?base64?=") , "=?base64?=")
+    assert.strictEqual(decoded("=?base64?="), "=?base64?=")
   })
 
   it("decodes an empty sentinel payload to the empty string", () => {
@@ -196,7 +196,11 @@ describe("HeaderCodec x-mcp-header validation (digest §3.4)", () => {
     ["an untyped property", schema({ v: { "x-mcp-header": "U" } }), /only integer/],
     ["a duplicate", schema({ a: { type: "string", "x-mcp-header": "Region" }, b: { type: "string", "x-mcp-header": "Region" } }), /unique/],
     ["a case-insensitive duplicate", schema({ a: { type: "string", "x-mcp-header": "MyField" }, b: { type: "string", "x-mcp-header": "myfield" } }), /unique/],
-    ["a property under items", schema({ l: { type: "array", items: { type: "object", properties: { x: { type: "string", "x-mcp-header": "X" } } } } }), /not reachable/],
+    [
+      "a property under items",
+      schema({ l: { type: "array", items: { type: "object", properties: { x: { type: "string", "x-mcp-header": "X" } } } } }),
+      /not reachable/
+    ],
     ["a branch of oneOf", schema({}, { oneOf: [{ properties: { x: { type: "string", "x-mcp-header": "X" } } }] }), /not reachable/],
     ["a branch of anyOf inside a property", schema({ p: { anyOf: [{ type: "string", "x-mcp-header": "X" }] } }), /not reachable/],
     ["allOf", schema({}, { allOf: [{ properties: { x: { type: "string", "x-mcp-header": "X" } } }] }), /not reachable/],
@@ -283,7 +287,9 @@ describe("HeaderCodec outgoing headers", () => {
 
   it("refuses a request without a version, an unencodable argument, or a tool with invalid annotations", () => {
     assert.isTrue(Either.isLeft(HeaderCodec.outgoingHeaders({ method: "tools/list", params: {} })))
-    assert.isTrue(Either.isLeft(HeaderCodec.outgoingHeaders({ method: "tools/call", params: { name: "t", arguments: { priority: 1.5 }, _meta: meta } }, { inputSchema })))
+    assert.isTrue(
+      Either.isLeft(HeaderCodec.outgoingHeaders({ method: "tools/call", params: { name: "t", arguments: { priority: 1.5 }, _meta: meta } }, { inputSchema }))
+    )
     assert.isTrue(Either.isLeft(HeaderCodec.outgoingHeaders(
       { method: "tools/call", params: { name: "t", arguments: {}, _meta: meta } },
       { inputSchema: { type: "object", properties: { x: { type: "number", "x-mcp-header": "X" } } } }
@@ -319,9 +325,18 @@ describe("HeaderCodec incoming checks", () => {
     const wrong = mismatchOf(HeaderCodec.checkStandard({ ...std, "Mcp-Name": "wrong_tool_name" }, call({ name: "get_weather" })))
     assert.strictEqual(wrong.reason, "Mcp-Name header value 'wrong_tool_name' does not match body value 'get_weather'")
     assert.strictEqual(mismatchOf(HeaderCodec.checkStandard({ ...std, "Mcp-Method": "TOOLS/CALL" }, call({ name: "get_weather" }))).header, "Mcp-Method")
-    assert.strictEqual(mismatchOf(HeaderCodec.checkStandard({ ...std, "MCP-Protocol-Version": "2025-11-25" }, call({ name: "get_weather" }))).header, "MCP-Protocol-Version")
-    assert.match(mismatchOf(HeaderCodec.checkStandard({ ...std, "Mcp-Name": "=?base64?Z2V0X3dlYXRoZXI?=" }, call({ name: "get_weather" }))).reason, /strict base64/)
-    assert.match(mismatchOf(HeaderCodec.checkStandard({ ...std, "Mcp-Method": "tools/call\u00ff" }, call({ name: "get_weather" }))).reason, /invalid characters/)
+    assert.strictEqual(
+      mismatchOf(HeaderCodec.checkStandard({ ...std, "MCP-Protocol-Version": "2025-11-25" }, call({ name: "get_weather" }))).header,
+      "MCP-Protocol-Version"
+    )
+    assert.match(
+      mismatchOf(HeaderCodec.checkStandard({ ...std, "Mcp-Name": "=?base64?Z2V0X3dlYXRoZXI?=" }, call({ name: "get_weather" }))).reason,
+      /strict base64/
+    )
+    assert.match(
+      mismatchOf(HeaderCodec.checkStandard({ ...std, "Mcp-Method": "tools/call\u00ff" }, call({ name: "get_weather" }))).reason,
+      /invalid characters/
+    )
   })
 
   it("demands nothing of a notification but checks what it sends", () => {
@@ -348,7 +363,10 @@ describe("HeaderCodec incoming checks", () => {
   it("rejects a missing, extra, undecodable or different Mcp-Param header", () => {
     const msg = call({ name: "get_weather", arguments: { region: "us-west1" } })
     assert.match(mismatchOf(HeaderCodec.checkIncoming(std, msg, { inputSchema })).reason, /missing/)
-    assert.match(mismatchOf(HeaderCodec.checkIncoming({ ...std, "Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "1" }, msg, { inputSchema })).reason, /present but/)
+    assert.match(
+      mismatchOf(HeaderCodec.checkIncoming({ ...std, "Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "1" }, msg, { inputSchema })).reason,
+      /present but/
+    )
     assert.match(mismatchOf(HeaderCodec.checkIncoming({ ...std, "Mcp-Param-Region": "=?base64?SGVsbG8?=" }, msg, { inputSchema })).reason, /strict base64/)
     assert.match(mismatchOf(HeaderCodec.checkIncoming({ ...std, "Mcp-Param-Region": "us-east1" }, msg, { inputSchema })).reason, /does not match/)
     const nulled = call({ name: "get_weather", arguments: { region: null } })

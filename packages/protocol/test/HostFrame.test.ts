@@ -82,7 +82,9 @@ describe("JsonRpc.decodeHostFrame", () => {
   }
 
   it("refuses only the batch element whose id is inexact", () => {
-    const r = JsonRpc.decodeHostFrame(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1e400,"method":"ping"},{"jsonrpc":"2.0","id":"s","method":"ping"}]`)
+    const r = JsonRpc.decodeHostFrame(
+      `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1e400,"method":"ping"},{"jsonrpc":"2.0","id":"s","method":"ping"}]`
+    )
     if (Either.isLeft(r) || r.right._tag !== "Batch") throw new Error("expected a batch")
     assert.deepStrictEqual(r.right.elements.map(Either.isRight), [true, false, true])
   })
@@ -98,7 +100,11 @@ describe("JsonRpc.decodeHostFrame", () => {
 
   it("agrees with a number's own round trip for any safe integer and any double", () => {
     FastCheck.assert(FastCheck.property(FastCheck.maxSafeInteger(), (n) => FrameScan.isExactNumber(String(n))))
-    FastCheck.assert(FastCheck.property(FastCheck.double({ noNaN: true, noDefaultInfinity: true }), (n) =>
-      Number.isInteger(n) && !Number.isSafeInteger(n) ? !FrameScan.isExactNumber(String(n)) : FrameScan.isExactNumber(JSON.stringify(n))))
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.double({ noNaN: true, noDefaultInfinity: true }),
+        (n) => Number.isInteger(n) && !Number.isSafeInteger(n) ? !FrameScan.isExactNumber(String(n)) : FrameScan.isExactNumber(JSON.stringify(n))
+      )
+    )
   })
 })

@@ -37,7 +37,10 @@ describe("HttpStatus.modernStatus", () => {
     assert.strictEqual(HttpStatus.modernStatus(JsonRpc.failure(undefined, -32700, "m")), 400)
   })
 
-  it.prop("is a function of the code alone, and always one of the documented statuses", [FastCheck.integer(), FastCheck.oneof(FastCheck.string(), FastCheck.integer())], ([code, id]) => {
+  it.prop("is a function of the code alone, and always one of the documented statuses", [
+    FastCheck.integer(),
+    FastCheck.oneof(FastCheck.string(), FastCheck.integer())
+  ], ([code, id]) => {
     const s = HttpStatus.modernStatus(JsonRpc.failure(id, code, "m", { any: "data" }))
     assert.strictEqual(s, HttpStatus.statusForErrorCode(code))
     assert.oneOf(s, [200, 400, 404])

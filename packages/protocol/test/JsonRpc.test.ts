@@ -182,7 +182,12 @@ const arbMessage: FastCheck.Arbitrary<JsonRpc.Message> = FastCheck.oneof(
   FastCheck.tuple(arbId, FastCheck.string(), arbParams).map(([id, m, p]) => JsonRpc.request(id, m, p)),
   FastCheck.tuple(FastCheck.string(), arbParams).map(([m, p]) => JsonRpc.notification(m, p)),
   FastCheck.tuple(arbId, arbObject).map(([id, r]) => JsonRpc.success(id, r)),
-  FastCheck.tuple(FastCheck.option(arbId, { nil: undefined }), FastCheck.integer(), FastCheck.string(), FastCheck.option(FastCheck.jsonValue(), { nil: undefined }))
+  FastCheck.tuple(
+    FastCheck.option(arbId, { nil: undefined }),
+    FastCheck.integer(),
+    FastCheck.string(),
+    FastCheck.option(FastCheck.jsonValue(), { nil: undefined })
+  )
     .map(([id, c, m, d]) => JsonRpc.failure(id, c, m, d))
 ).map(asJson)
 

@@ -370,7 +370,9 @@ describe("ErrorData", () => {
     assert.deepStrictEqual(Option.getOrThrow(ErrorData.readUnsupportedProtocolVersion(e)).supported, ["2026-07-28", "2025-11-25"])
     assert.isTrue(Option.isNone(ErrorData.readUnsupportedProtocolVersion({ code: -32022, message: "m", data: { requested: "" } })))
     assert.isTrue(Option.isNone(ErrorData.readUnsupportedProtocolVersion({ code: -32602, message: "m", data: e.data })))
-    assert.isTrue(Option.isSome(ErrorData.readMissingRequiredClientCapability({ code: -32021, message: "m", data: { requiredCapabilities: { sampling: {} } } })))
+    assert.isTrue(
+      Option.isSome(ErrorData.readMissingRequiredClientCapability({ code: -32021, message: "m", data: { requiredCapabilities: { sampling: {} } } }))
+    )
     assert.isTrue(Option.isNone(ErrorData.readMissingRequiredClientCapability({ code: -32021, message: "m", data: { requiredCapabilities: ["sampling"] } })))
   })
 })

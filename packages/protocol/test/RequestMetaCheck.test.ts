@@ -28,8 +28,7 @@ const anyValue: FastCheck.Arbitrary<unknown> = FastCheck.oneof(
 )
 
 /** Mostly a value of `good`, sometimes any value: enough pass for the property to mean something. */
-const mostly = (good: FastCheck.Arbitrary<unknown>) =>
-  FastCheck.oneof({ arbitrary: good, weight: 6 }, { arbitrary: anyValue, weight: 1 })
+const mostly = (good: FastCheck.Arbitrary<unknown>) => FastCheck.oneof({ arbitrary: good, weight: 6 }, { arbitrary: anyValue, weight: 1 })
 
 const anObject = FastCheck.constantFrom({}, { a: 1 }, { a: {} })
 
@@ -131,12 +130,26 @@ const reservedBySplit = (key: string): boolean => {
 
 describe("isReservedKey", () => {
   it("agrees with the split-based definition", () => {
-    const label = FastCheck.constantFrom("", "io", "dev", "mcp", "modelcontextprotocol", "modelcontextprotocolx", "modelcontextprotoco", "mcpx", "mc", "example")
+    const label = FastCheck.constantFrom(
+      "",
+      "io",
+      "dev",
+      "mcp",
+      "modelcontextprotocol",
+      "modelcontextprotocolx",
+      "modelcontextprotoco",
+      "mcpx",
+      "mc",
+      "example"
+    )
     const key = FastCheck.tuple(FastCheck.array(label, { maxLength: 4 }), FastCheck.constantFrom("", "/", "/x", "/a.mcp/b", ".mcp"))
       .map(([labels, tail]) => labels.join(".") + tail)
-    FastCheck.assert(FastCheck.property(FastCheck.oneof(key, FastCheck.string()), (k) => {
-      assert.strictEqual(Meta.isReservedKey(k), reservedBySplit(k), k)
-    }), { numRuns: 5000 })
+    FastCheck.assert(
+      FastCheck.property(FastCheck.oneof(key, FastCheck.string()), (k) => {
+        assert.strictEqual(Meta.isReservedKey(k), reservedBySplit(k), k)
+      }),
+      { numRuns: 5000 }
+    )
     for (const k of ["io.modelcontextprotocol/x", "dev.mcp/y", "io.mcp.z/w", "com.example.mcp/x", "mcp/x", "a.mcp", "progressToken"]) {
       assert.strictEqual(Meta.isReservedKey(k), reservedBySplit(k), k)
     }

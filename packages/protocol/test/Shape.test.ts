@@ -185,11 +185,15 @@ describe("Shape.downgrade", () => {
   })
 
   it("downgrades an initialize result's identity and capabilities", () => {
-    const r = Shape.downgrade({
-      protocolVersion: "2024-11-05",
-      serverInfo: { name: "s", version: "1", title: "S", icons: [], websiteUrl: "https://x" },
-      capabilities: { tools: {}, completions: {}, tasks: {} }
-    }, "initialize", "2024-11-05")
+    const r = Shape.downgrade(
+      {
+        protocolVersion: "2024-11-05",
+        serverInfo: { name: "s", version: "1", title: "S", icons: [], websiteUrl: "https://x" },
+        capabilities: { tools: {}, completions: {}, tasks: {} }
+      },
+      "initialize",
+      "2024-11-05"
+    )
     assert.deepStrictEqual(r, { protocolVersion: "2024-11-05", serverInfo: { name: "s", version: "1" }, capabilities: { tools: {} } })
   })
 

@@ -52,7 +52,10 @@ describe("2025-11-25 core tasks", () => {
   it("decodes a tools/call that asks for a task, and the nested handle it gets back", () => {
     const params = accepts(
       Tools.CallToolParams,
-      paramsOf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"render_report","arguments":{"quarter":"Q3"},"task":{"ttl":45000}}}`, "tools/call")
+      paramsOf(
+        `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"render_report","arguments":{"quarter":"Q3"},"task":{"ttl":45000}}}`,
+        "tools/call"
+      )
     )
     assert.deepStrictEqual(params.task, { ttl: 45000 })
     const handle = accepts(Tasks.CreateTaskResult, resultOf(JSON.stringify({ jsonrpc: "2.0", id: 7, result: { task } })))
@@ -142,11 +145,14 @@ describe("2026-07-28 tasks extension", () => {
   }
 
   it("decodes the flat CreateTaskResult and refuses nested or stray fields", () => {
-    const handle = accepts(TasksExtension.CreateTaskResult, resultOf(JSON.stringify({
-      jsonrpc: "2.0",
-      id: 3,
-      result: { resultType: "task", status: "working", statusMessage: "Queued.", ...fields }
-    })))
+    const handle = accepts(
+      TasksExtension.CreateTaskResult,
+      resultOf(JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        result: { resultType: "task", status: "working", statusMessage: "Queued.", ...fields }
+      }))
+    )
     assert.strictEqual(handle.taskId, id)
     assert.isTrue(TasksExtension.isCreateTaskResult({ resultType: "task" }))
     accepts(TasksExtension.CreateTaskResult, { resultType: "task", status: "working", ...fields, ttlMs: null })
@@ -191,12 +197,18 @@ describe("2026-07-28 tasks extension", () => {
   })
 
   it("decodes tasks/update, tolerating answers to keys that are not outstanding, and its acknowledgement", () => {
-    const params = accepts(TasksExtension.UpdateTaskParams, paramsOf(JSON.stringify({
-      jsonrpc: "2.0",
-      id: 5,
-      method: "tasks/update",
-      params: { taskId: id, inputResponses: { approve: { action: "accept", content: { publish: true } }, stale: { ignored: true } } }
-    }), "tasks/update"))
+    const params = accepts(
+      TasksExtension.UpdateTaskParams,
+      paramsOf(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 5,
+          method: "tasks/update",
+          params: { taskId: id, inputResponses: { approve: { action: "accept", content: { publish: true } }, stale: { ignored: true } } }
+        }),
+        "tasks/update"
+      )
+    )
     assert.deepStrictEqual(Object.keys(params.inputResponses), ["approve", "stale"])
     rejects(TasksExtension.UpdateTaskParams, { taskId: id })
     rejects(TasksExtension.UpdateTaskParams, { taskId: id, inputResponses: { approve: "yes" } })

@@ -42,8 +42,24 @@ describe("TraceContext", () => {
 
   it("keeps a valid tracestate and drops a malformed one", () => {
     assert.strictEqual(TraceContext.parseTracestate("vendor=abc"), "vendor=abc")
-    assert.strictEqual(TraceContext.parseTracestate("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE,tenant@sys=x"), "rojo=00f067aa0ba902b7, congo=t61rcWkgMzE,tenant@sys=x")
-    for (const value of [undefined, 1, "", ",", "Upper=x", "novalue", "k=v=w", "k=a,b", "x".repeat(513), Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(",")]) {
+    assert.strictEqual(
+      TraceContext.parseTracestate("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE,tenant@sys=x"),
+      "rojo=00f067aa0ba902b7, congo=t61rcWkgMzE,tenant@sys=x"
+    )
+    for (
+      const value of [
+        undefined,
+        1,
+        "",
+        ",",
+        "Upper=x",
+        "novalue",
+        "k=v=w",
+        "k=a,b",
+        "x".repeat(513),
+        Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(",")
+      ]
+    ) {
       assert.isUndefined(TraceContext.parseTracestate(value), JSON.stringify(value))
     }
   })

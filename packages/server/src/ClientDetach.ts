@@ -21,12 +21,10 @@ export interface Detachable {
   [Detach](): void
 }
 
-export const isDetachable = (request: object): request is Detachable =>
-  typeof (request as Partial<Detachable>)[Detach] === "function"
+export const isDetachable = (request: object): request is Detachable => typeof (request as Partial<Detachable>)[Detach] === "function"
 
 /** The response a failed request's cause carries as a defect (how a cancelled request is still answered). */
 export const carriedResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | undefined =>
   Option.getOrUndefined(
-    Cause.find(cause, (c) =>
-      Cause.isDieType(c) && HttpServerResponse.isServerResponse(c.defect) ? Option.some(c.defect) : Option.none())
+    Cause.find(cause, (c) => Cause.isDieType(c) && HttpServerResponse.isServerResponse(c.defect) ? Option.some(c.defect) : Option.none())
   )

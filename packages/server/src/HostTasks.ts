@@ -89,8 +89,7 @@ export class HostTasks extends Context.Tag("@mcpx-fx/server/HostTasks")<HostTask
   readonly statuses: Effect.Effect<Queue.Dequeue<TaskRow>, never, Scope.Scope>
 }>() {
   /** Tasks kept in the TaskStore under `policy`. */
-  static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> =>
-    Layer.scoped(HostTasks, make(policy, undefined))
+  static readonly layer = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore> => Layer.scoped(HostTasks, make(policy, undefined))
 
   /** As `layer`, in a fleet: an update or cancel of a task another process runs goes to it. */
   static readonly layerFleet = (policy: TaskPolicy): Layer.Layer<HostTasks, TaskStoreError, TaskStore | Fleet> =>
@@ -140,10 +139,13 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
 
     /** The owner's task, or -32602 as for an id nobody issued. */
     const owned = (caller: Caller, taskId: string) =>
-      Effect.flatMap(store.get(taskId, ownerOf(caller)), Option.match({
-        onNone: () => Effect.fail(new InvalidParams({ detail: `unknown task ${JSON.stringify(taskId)}` })),
-        onSome: Effect.succeed
-      }))
+      Effect.flatMap(
+        store.get(taskId, ownerOf(caller)),
+        Option.match({
+          onNone: () => Effect.fail(new InvalidParams({ detail: `unknown task ${JSON.stringify(taskId)}` })),
+          onSome: Effect.succeed
+        })
+      )
 
     /** Records how a round ended and, on `input_required`, parks the call for `tasks/update`. */
     const settle = (taskId: string, exit: Exit.Exit<JsonObject, HandleError>): Effect.Effect<void> => {
@@ -260,7 +262,14 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
       return rest
     }
 
-    const call = (caller: Caller, method: string, immediate: boolean, round: Round, asked?: number, abandon?: Abandon): Effect.Effect<JsonObject, HandleError> =>
+    const call = (
+      caller: Caller,
+      method: string,
+      immediate: boolean,
+      round: Round,
+      asked?: number,
+      abandon?: Abandon
+    ): Effect.Effect<JsonObject, HandleError> =>
       Effect.gen(function*() {
         const ttlMs = asked === undefined ? policy.ttlMs : Math.min(policy.ttlMs, Math.max(0, Math.round(asked)))
         const refused = yield* admit(ownerOf(caller))
@@ -362,7 +371,8 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
     const list = (caller: Caller, cursor: string | undefined) =>
       store.list(ownerOf(caller), ListPage, cursor).pipe(
         Effect.mapError((e): HandleError =>
-          e.operation === "list tasks" && e.reason.startsWith("unknown cursor") ? new InvalidParams({ detail: `${e.reason} ${JSON.stringify(cursor)}` }) : e),
+          e.operation === "list tasks" && e.reason.startsWith("unknown cursor") ? new InvalidParams({ detail: `${e.reason} ${JSON.stringify(cursor)}` }) : e
+        ),
         Effect.map((page): JsonObject => ({
           tasks: page.tasks.map(TaskShapes.legacy),
           ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor })
@@ -379,8 +389,7 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
     return HostTasks.of({
       call,
       get: (caller, taskId) =>
-        Effect.map(owned(caller, taskId), (row) =>
-          caller.era === "modern" ? { ...TaskShapes.detailed(row), resultType: "complete" } : TaskShapes.legacy(row)),
+        Effect.map(owned(caller, taskId), (row) => caller.era === "modern" ? { ...TaskShapes.detailed(row), resultType: "complete" } : TaskShapes.legacy(row)),
       update: routed.update,
       cancel: routed.cancel,
       result,

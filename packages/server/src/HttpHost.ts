@@ -135,8 +135,7 @@ export class HttpHost extends Context.Tag("@mcpx-fx/server/HttpHost")<HttpHost, 
   readonly sessionIds: Effect.Effect<ReadonlyArray<string>>
 }>() {
   /** The endpoint over the Server; its sessions end when the layer's scope closes. */
-  static readonly layer = (options: HttpHostOptions = {}): Layer.Layer<HttpHost, never, Server | Backend> =>
-    Layer.scoped(HttpHost, make(options))
+  static readonly layer = (options: HttpHostOptions = {}): Layer.Layer<HttpHost, never, Server | Backend> => Layer.scoped(HttpHost, make(options))
 }
 
 export type { Target } from "./internal/HttpSessions.js"
@@ -187,8 +186,7 @@ const make = (options: HttpHostOptions) =>
     const keepAlive = Stream.fromSchedule(Schedule.spaced(keepAliveEvery)).pipe(Stream.as(Wire.sseKeepAlive))
 
     /** Events, with keep-alive comments between them, ending when the events end. */
-    const withKeepAlive = (events: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> =>
-      Stream.merge(events, keepAlive, { haltStrategy: "left" })
+    const withKeepAlive = (events: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> => Stream.merge(events, keepAlive, { haltStrategy: "left" })
 
     const sessionHeader = (request: HttpServerRequest.HttpServerRequest) => Wire.header(request, HeaderCodec.SessionIdHeader)
 

@@ -132,8 +132,7 @@ export class RequestState extends Context.Tag("@mcpx-fx/server/RequestState")<Re
  * instance seals opens on any other. HKDF keeps the secret itself out of the HMAC and lets the
  * same secret key other things apart.
  */
-export const keyFromSecret = (secret: string): Uint8Array =>
-  new Uint8Array(hkdfSync("sha256", Buffer.from(secret, "utf8"), "mcpx-fx", "requestState v1", 32))
+export const keyFromSecret = (secret: string): Uint8Array => new Uint8Array(hkdfSync("sha256", Buffer.from(secret, "utf8"), "mcpx-fx", "requestState v1", 32))
 
 /** A RequestState over a fresh random 32-byte key. */
 export const fresh: Effect.Effect<Context.Tag.Service<RequestState>> = Effect.sync(() => make({ key: randomBytes(32) }))

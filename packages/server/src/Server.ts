@@ -46,7 +46,7 @@ import * as Subscriptions from "./Subscriptions.js"
 import { AlreadyInitialized, errorObject, type HandleError, InvalidParams, MethodNotFound, UnshapeableResult } from "./ServerErrors.js"
 import { decodeParams, notifying, retryOf, sessionIdentity } from "./internal/ServerParams.js"
 
-export { forwardMeta, notifying, OpencodeSessionKey, SessionIdentityKeys, SessionKey, sessionIdentity } from "./internal/ServerParams.js"
+export { forwardMeta, notifying, OpencodeSessionKey, sessionIdentity, SessionIdentityKeys, SessionKey } from "./internal/ServerParams.js"
 export { type Connection, makeConnection, type Negotiated, negotiatedRevision, type RequestContext } from "./internal/ServerConnection.js"
 
 export { ListingFailuresKey } from "./internal/ServerFeatures.js"
@@ -126,8 +126,7 @@ const make = (options: ServerOptions) =>
 
     const feature = ServerFeatures.make(backend)
 
-    const capabilitiesFor = (revision: Revision.Revision): JsonObject =>
-      Capabilities.serverCapabilitiesFor(revision, options.capabilities)
+    const capabilitiesFor = (revision: Revision.Revision): JsonObject => Capabilities.serverCapabilitiesFor(revision, options.capabilities)
 
     // ---- modern
 
@@ -144,7 +143,9 @@ const make = (options: ServerOptions) =>
     const modern = (request: JsonRpc.Request, context: RequestContext): Effect.Effect<JsonObject, HandleError> => {
       const params = request.params ?? {}
       const checked = Meta.validateRequestMeta(params, Revision.ModernRevisions)
-      if (Either.isLeft(checked)) return Effect.fail(checked.left)
+      if (Either.isLeft(checked)) {
+        return Effect.fail(checked.left)
+      }
       const meta = checked.right
       const revision = meta[Meta.ProtocolVersionKey]
       if (!Revision.isModernRevision(revision)) {
@@ -185,13 +186,17 @@ const make = (options: ServerOptions) =>
           return subscription(method, Subscriptions.listen(backend, tasks, options.capabilities, caller, request.id, params, context.subscriptions))
         }
         // A retry too: an upstream may make the last round of its questions a task.
-        if (tasksDeclared && method === Method.ToolsCall) return serverTasks.modernCall(caller, params, shaped)
+        if (tasksDeclared && method === Method.ToolsCall) {
+          return serverTasks.modernCall(caller, params, shaped)
+        }
         return Effect.flatMap(feature(caller, method, params), (result) =>
           Shape.resultTypeOf(result) !== "input_required"
             ? Effect.succeed(shaped(result))
             : Effect.map(sealInputRequired(method, params, result), shaped))
       }
-      if (!Method.allowsInputRequired(method)) return run(undefined)
+      if (!Method.allowsInputRequired(method)) {
+        return run(undefined)
+      }
       return Effect.flatMap(retryOf(params), (sent) => (sent === undefined ? run(undefined) : Effect.flatMap(openRetry(method, params, sent), run)))
     }
 
@@ -239,7 +244,9 @@ const make = (options: ServerOptions) =>
             Option.isSome(current) ? [current, current] : [current, Option.some(negotiated)]
         )
         // The negotiated revision decides the shape of every later reply, so it is settled once.
-        if (Option.isSome(previous)) return yield* new AlreadyInitialized({ revision: previous.value.revision })
+        if (Option.isSome(previous)) {
+          return yield* new AlreadyInitialized({ revision: previous.value.revision })
+        }
         const result: JsonObject = {
           protocolVersion: revision,
           capabilities: capabilitiesFor(revision),
@@ -257,11 +264,15 @@ const make = (options: ServerOptions) =>
       // which is -32602 (what the conformance suite expects), not a legacy unknown method.
       if (method === Method.ServerDiscover || method === Method.SubscriptionsListen) {
         return Either.match(Meta.parseRequestMeta(params), {
-          onLeft: (e) => Effect.fail(e),
-          onRight: () => Effect.fail(new MethodNotFound({ method, detail: `${method} needs a modern _meta` }))
+          onLeft: (e) =>
+            Effect.fail(e),
+          onRight: () =>
+            Effect.fail(new MethodNotFound({ method, detail: `${method} needs a modern _meta` }))
         })
       }
-      if (method === Method.Initialize) return initialize(params, context)
+      if (method === Method.Initialize) {
+        return initialize(params, context)
+      }
       return Effect.flatMap(Ref.get(context.connection.negotiated), (current): Effect.Effect<JsonObject, HandleError> => {
         const negotiated = Option.getOrUndefined(current)
         const revision = negotiated?.revision ?? context.legacyRevision ?? Revision.OldestRevision
@@ -289,7 +300,9 @@ const make = (options: ServerOptions) =>
         if (method === Method.ResourcesSubscribe || method === Method.ResourcesUnsubscribe) {
           return subscription(method, Subscriptions.resourceRequest(backend, options.capabilities, caller, method, params, context.subscriptions))
         }
-        if (Method.LegacyTaskClientRequests.includes(method)) return serverTasks.legacyRequest(method, params, caller)
+        if (Method.LegacyTaskClientRequests.includes(method)) {
+          return serverTasks.legacyRequest(method, params, caller)
+        }
         const shaped = (result: JsonObject): Effect.Effect<JsonObject, HandleError> =>
           Shape.resultTypeOf(result) !== "complete"
             ? Effect.fail(new UnshapeableResult({ detail: `${method} ended as ${Shape.resultTypeOf(result)}, which ${revision} cannot carry` }))
@@ -297,7 +310,9 @@ const make = (options: ServerOptions) =>
         if (method === Method.ToolsCall && isJsonObject(params.task)) {
           return Effect.zipRight(taskFeed.claim(context.connection, ownerOf(caller)), serverTasks.legacyCall(caller, params, shaped))
         }
-        if (method === Method.ToolsList && revision === "2025-11-25") return Effect.map(feature(caller, method, params), ServerTasks.taskListing)
+        if (method === Method.ToolsList && revision === "2025-11-25") {
+          return Effect.map(feature(caller, method, params), ServerTasks.taskListing)
+        }
         return Effect.flatMap(feature(caller, method, params), shaped)
       })
     }
@@ -318,7 +333,8 @@ const make = (options: ServerOptions) =>
       // One match for the three outcomes (a result, an error response, a defect told as -32603);
       // interruption passes through. A span only while tracing: one per call costs more than the routing.
       const response = Effect.matchCauseEffect(run, {
-        onSuccess: (result): Effect.Effect<JsonRpc.Response> => Effect.succeed(JsonRpc.success(request.id, result)),
+        onSuccess: (result): Effect.Effect<JsonRpc.Response> =>
+          Effect.succeed(JsonRpc.success(request.id, result)),
         onFailure: (cause): Effect.Effect<JsonRpc.Response> => {
           const failure = Cause.failureOrCause(cause)
           if (Either.isLeft(failure)) {
@@ -326,7 +342,9 @@ const make = (options: ServerOptions) =>
             return Effect.succeed(JsonRpc.failure(request.id, o.code, o.message, o.data))
           }
           const defect = Cause.dieOption(failure.right)
-          if (Option.isNone(defect)) return Effect.failCause(failure.right)
+          if (Option.isNone(defect)) {
+            return Effect.failCause(failure.right)
+          }
           return Effect.as(
             Effect.logError("request failed unexpectedly", defect.value),
             JsonRpc.failure(request.id, ErrorCode.InternalError, "Internal error")

@@ -30,7 +30,9 @@ export class AlreadyInitialized extends Data.TaggedError("AlreadyInitialized")<{
 export class UnshapeableResult extends Data.TaggedError("UnshapeableResult")<{ readonly detail: string }> {}
 
 /** A 2025-11-25 `tasks/result` of a task that failed or was cancelled: its error, as the call would have answered it. */
-export class TaskEnded extends Data.TaggedError("TaskEnded")<{ readonly error: { readonly code: number; readonly message: string; readonly data?: unknown } }> {}
+export class TaskEnded
+  extends Data.TaggedError("TaskEnded")<{ readonly error: { readonly code: number; readonly message: string; readonly data?: unknown } }>
+{}
 
 /** Anything `handle` can turn into an error response. */
 export type HandleError =
@@ -74,8 +76,7 @@ const reservedUpstream = (code: number, era: Revision.Era): boolean =>
  *   not fit their questions; a bound on questions (rounds, calls waiting) is -32603.
  */
 export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObject => {
-  const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject =>
-    data === undefined ? { code, message } : { code, message, data }
+  const obj = (code: number, message: string, data?: unknown): JsonRpc.ErrorObject => data === undefined ? { code, message } : { code, message, data }
   switch (e._tag) {
     case "InvalidRequestMeta":
     case "UnsupportedProtocolVersion": {
@@ -143,4 +144,3 @@ export const errorObject = (e: HandleError, era: Revision.Era): JsonRpc.ErrorObj
       return obj(ErrorCode.InternalError, e.message, { reason: "task-store" })
   }
 }
-

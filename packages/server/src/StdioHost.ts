@@ -111,194 +111,197 @@ const serve = <E>(
   options: StdioOptions
 ): Effect.Effect<void, E> =>
   // Every request of the connection is told it came on a pipe (its span's network.transport), once.
-  Effect.provideService(Effect.scoped(Effect.gen(function*() {
-    const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
-    const lock = yield* Effect.makeSemaphore(1)
-    const requests = yield* FiberMap.make<JsonRpc.RequestId>()
-    // Open `subscriptions/listen` requests: cancelled like the others, but never drained.
-    const listens = yield* FiberMap.make<JsonRpc.RequestId>()
-    const watches = yield* Subscriptions.makeWatches
-    const batches = yield* FiberSet.make()
-    const limits: JsonRpc.FrameLimits = { maxBatch: options.maxBatch ?? DefaultMaxBatch }
-    const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
-    let questionSeq = 0
+  Effect.provideService(
+    Effect.scoped(Effect.gen(function*() {
+      const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
+      const lock = yield* Effect.makeSemaphore(1)
+      const requests = yield* FiberMap.make<JsonRpc.RequestId>()
+      // Open `subscriptions/listen` requests: cancelled like the others, but never drained.
+      const listens = yield* FiberMap.make<JsonRpc.RequestId>()
+      const watches = yield* Subscriptions.makeWatches
+      const batches = yield* FiberSet.make()
+      const limits: JsonRpc.FrameLimits = { maxBatch: options.maxBatch ?? DefaultMaxBatch }
+      const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
+      let questionSeq = 0
 
-    // A frame is written whole or not at all, whatever interrupts the fiber that wrote it.
-    const send = (body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Effect.Effect<void> =>
-      Effect.uninterruptible(lock.withPermits(1)(write(JSON.stringify(body))))
+      // A frame is written whole or not at all, whatever interrupts the fiber that wrote it.
+      const send = (body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Effect.Effect<void> =>
+        Effect.uninterruptible(lock.withPermits(1)(write(JSON.stringify(body))))
 
-    const ask: QuestionChannel = (question: Question) =>
-      Effect.gen(function*() {
-        const id = `mcpx-fx-q-${++questionSeq}`
-        const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
-        questions.set(id, answer)
-        yield* send(JsonRpc.request(id, question.method, question.params))
-        return yield* Deferred.await(answer).pipe(
-          // A call cancelled while its question is open tells the host to stop asking.
-          Effect.onInterrupt(() => send(JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason: "the call was cancelled" }))),
-          Effect.ensuring(Effect.sync(() => questions.delete(id)))
-        )
-      })
+      const ask: QuestionChannel = (question: Question) =>
+        Effect.gen(function*() {
+          const id = `mcpx-fx-q-${++questionSeq}`
+          const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
+          questions.set(id, answer)
+          yield* send(JsonRpc.request(id, question.method, question.params))
+          return yield* Deferred.await(answer).pipe(
+            // A call cancelled while its question is open tells the host to stop asking.
+            Effect.onInterrupt(() => send(JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason: "the call was cancelled" }))),
+            Effect.ensuring(Effect.sync(() => questions.delete(id)))
+          )
+        })
 
-    const context: RequestContext = {
-      connection,
-      questions: ask,
-      connectionQuestions: true,
-      notify: (n) => send(n),
-      subscriptions: { notify: (n) => send(n), watches }
-    }
-
-    // A legacy host hears of changes only once it is initialized; a modern one only through listen.
-    // Subscribing runs beside reading: a Backend still being built (BackendWhenReady) must not
-    // hold up the host's `initialize`.
-    const initialized = Effect.map(Ref.get(connection.negotiated), (n) => Option.isSome(n) && n.value.initialized)
-    yield* Effect.forkScoped(Subscriptions.forwardToLegacy(backend, server.options.capabilities, watches, initialized, send))
-    yield* Effect.forkScoped(server.followTasks(connection, send))
-
-    const answerQuestion = (response: JsonRpc.Response): Effect.Effect<void> => {
-      const id = JsonRpc.idOf(response)
-      const waiting = id === undefined ? undefined : questions.get(String(id))
-      if (waiting === undefined) return Effect.void
-      return JsonRpc.isSuccess(response)
-        ? Deferred.succeed(waiting, response.result)
-        : JsonRpc.isErrorResponse(response)
-        ? Deferred.fail(waiting, new QuestionRefused({ code: response.error.code, message: response.error.message }))
-        : Effect.void
-    }
-
-    const handle = (message: JsonRpc.Message) => server.handle(message, context)
-
-    // A stop ends reading; `deadline` is the end of the drain that follows it.
-    const stopped = yield* Deferred.make<void>()
-    const deadline = yield* Deferred.make<void>()
-    if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
-
-    /** A request's reply: its own, or after a stop's drain the shutdown error (the request interrupted). */
-    const answer = (
-      request: JsonRpc.Request,
-      handled: Effect.Effect<JsonRpc.Response | undefined> = handle(request)
-    ): Effect.Effect<JsonRpc.Response | undefined> =>
-      request.method === Method.SubscriptionsListen
-        ? Effect.raceFirst(handled, Effect.as(Deferred.await(stopped), ProtocolSubscriptions.closed(request.id)))
-        : Effect.raceFirst(handled, Effect.as(Deferred.await(deadline), shutdownError(request.id)))
-
-    // Ids key the cancellation map, so two live requests must not share one.
-    const duplicate = (id: JsonRpc.RequestId) =>
-      JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
-
-    const runRequest = (request: JsonRpc.Request): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        if (request.method === Method.Initialize) {
-          const reply = yield* handle(request)
-          if (reply !== undefined) yield* send(reply)
-          return
-        }
-        if ((yield* FiberMap.has(requests, request.id)) || (yield* FiberMap.has(listens, request.id))) {
-          return yield* send(duplicate(request.id))
-        }
-        yield* FiberMap.run(
-          request.method === Method.SubscriptionsListen ? listens : requests,
-          request.id,
-          Effect.flatMap(answer(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
-        )
-      })
-
-    const runNotification = (n: JsonRpc.Notification): Effect.Effect<void> => {
-      if (n.method === Method.NotificationsCancelled) {
-        const id = cancelledRequestId(n)
-        return id === undefined ? Effect.void : Effect.zipRight(FiberMap.remove(requests, id), FiberMap.remove(listens, id))
+      const context: RequestContext = {
+        connection,
+        questions: ask,
+        connectionQuestions: true,
+        notify: (n) => send(n),
+        subscriptions: { notify: (n) => send(n), watches }
       }
-      return Effect.asVoid(handle(n))
-    }
 
-    const runSingle = (message: JsonRpc.Message): Effect.Effect<void> =>
-      JsonRpc.isRequest(message)
-        ? runRequest(message)
-        : JsonRpc.isNotification(message)
-        ? runNotification(message)
-        : JsonRpc.isResponse(message)
-        ? answerQuestion(message)
-        : Effect.void
+      // A legacy host hears of changes only once it is initialized; a modern one only through listen.
+      // Subscribing runs beside reading: a Backend still being built (BackendWhenReady) must not
+      // hold up the host's `initialize`.
+      const initialized = Effect.map(Ref.get(connection.negotiated), (n) => Option.isSome(n) && n.value.initialized)
+      yield* Effect.forkScoped(Subscriptions.forwardToLegacy(backend, server.options.capabilities, watches, initialized, send))
+      yield* Effect.forkScoped(server.followTasks(connection, send))
 
-    // A batch's requests run in the same fiber map as single ones, so a notifications/cancelled
-    // reaches them too; a cancelled element is left out of the reply array.
-    const batchElement = (
-      slots: Effect.Semaphore,
-      element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>
-    ): Effect.Effect<Effect.Effect<ReadonlyArray<JsonRpc.Response>>> =>
-      Either.match(element, {
-        onLeft: (e) => Effect.succeed(Effect.succeed([JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))])),
-        onRight: ({ message }) => {
-          if (JsonRpc.isResponse(message)) return Effect.as(answerQuestion(message), Effect.succeed([]))
-          if (!JsonRpc.isRequest(message)) return Effect.succeed(Effect.succeed([]))
-          if (message.method === Method.Initialize) {
-            return Effect.succeed(
-              Effect.succeed([JsonRpc.failure(message.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch")])
-            )
+      const answerQuestion = (response: JsonRpc.Response): Effect.Effect<void> => {
+        const id = JsonRpc.idOf(response)
+        const waiting = id === undefined ? undefined : questions.get(String(id))
+        if (waiting === undefined) return Effect.void
+        return JsonRpc.isSuccess(response)
+          ? Deferred.succeed(waiting, response.result)
+          : JsonRpc.isErrorResponse(response)
+          ? Deferred.fail(waiting, new QuestionRefused({ code: response.error.code, message: response.error.message }))
+          : Effect.void
+      }
+
+      const handle = (message: JsonRpc.Message) => server.handle(message, context)
+
+      // A stop ends reading; `deadline` is the end of the drain that follows it.
+      const stopped = yield* Deferred.make<void>()
+      const deadline = yield* Deferred.make<void>()
+      if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
+
+      /** A request's reply: its own, or after a stop's drain the shutdown error (the request interrupted). */
+      const answer = (
+        request: JsonRpc.Request,
+        handled: Effect.Effect<JsonRpc.Response | undefined> = handle(request)
+      ): Effect.Effect<JsonRpc.Response | undefined> =>
+        request.method === Method.SubscriptionsListen
+          ? Effect.raceFirst(handled, Effect.as(Deferred.await(stopped), ProtocolSubscriptions.closed(request.id)))
+          : Effect.raceFirst(handled, Effect.as(Deferred.await(deadline), shutdownError(request.id)))
+
+      // Ids key the cancellation map, so two live requests must not share one.
+      const duplicate = (id: JsonRpc.RequestId) =>
+        JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
+
+      const runRequest = (request: JsonRpc.Request): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          if (request.method === Method.Initialize) {
+            const reply = yield* handle(request)
+            if (reply !== undefined) yield* send(reply)
+            return
           }
-          return Effect.flatMap(FiberMap.has(requests, message.id), (busy) =>
-            busy
-              ? Effect.succeed(Effect.succeed([duplicate(message.id)]))
-              : Effect.map(
-                FiberMap.run(requests, message.id, answer(message, slots.withPermits(1)(handle(message)))),
-                (fiber) =>
-                  Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) && exit.value !== undefined ? [exit.value] : []))
-              ))
+          if ((yield* FiberMap.has(requests, request.id)) || (yield* FiberMap.has(listens, request.id))) {
+            return yield* send(duplicate(request.id))
+          }
+          yield* FiberMap.run(
+            request.method === Method.SubscriptionsListen ? listens : requests,
+            request.id,
+            Effect.flatMap(answer(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
+          )
+        })
+
+      const runNotification = (n: JsonRpc.Notification): Effect.Effect<void> => {
+        if (n.method === Method.NotificationsCancelled) {
+          const id = cancelledRequestId(n)
+          return id === undefined ? Effect.void : Effect.zipRight(FiberMap.remove(requests, id), FiberMap.remove(listens, id))
         }
+        return Effect.asVoid(handle(n))
+      }
+
+      const runSingle = (message: JsonRpc.Message): Effect.Effect<void> =>
+        JsonRpc.isRequest(message)
+          ? runRequest(message)
+          : JsonRpc.isNotification(message)
+          ? runNotification(message)
+          : JsonRpc.isResponse(message)
+          ? answerQuestion(message)
+          : Effect.void
+
+      // A batch's requests run in the same fiber map as single ones, so a notifications/cancelled
+      // reaches them too; a cancelled element is left out of the reply array.
+      const batchElement = (
+        slots: Effect.Semaphore,
+        element: Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>
+      ): Effect.Effect<Effect.Effect<ReadonlyArray<JsonRpc.Response>>> =>
+        Either.match(element, {
+          onLeft: (e) => Effect.succeed(Effect.succeed([JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))])),
+          onRight: ({ message }) => {
+            if (JsonRpc.isResponse(message)) return Effect.as(answerQuestion(message), Effect.succeed([]))
+            if (!JsonRpc.isRequest(message)) return Effect.succeed(Effect.succeed([]))
+            if (message.method === Method.Initialize) {
+              return Effect.succeed(
+                Effect.succeed([JsonRpc.failure(message.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch")])
+              )
+            }
+            return Effect.flatMap(FiberMap.has(requests, message.id), (busy) =>
+              busy
+                ? Effect.succeed(Effect.succeed([duplicate(message.id)]))
+                : Effect.map(
+                  FiberMap.run(requests, message.id, answer(message, slots.withPermits(1)(handle(message)))),
+                  (fiber) => Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) && exit.value !== undefined ? [exit.value] : []))
+                ))
+          }
+        })
+
+      const runBatch = (elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          const revision = (yield* negotiatedRevision(connection)) ?? "2025-03-26"
+          if (!Revision.allowsBatches(revision)) {
+            return yield* send(JsonRpc.withNullId(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`)))
+          }
+          // Notifications keep their order and land before the requests of the same batch start.
+          for (const element of elements) {
+            if (Either.isRight(element) && JsonRpc.isNotification(element.right.message)) yield* runNotification(element.right.message)
+          }
+          const slots = yield* Effect.makeSemaphore(BatchConcurrency)
+          const replies = yield* Effect.forEach(
+            elements.filter((e) => !(Either.isRight(e) && JsonRpc.isNotification(e.right.message))),
+            (element) => batchElement(slots, element)
+          )
+          if (replies.length === 0) return
+          yield* FiberSet.run(
+            batches,
+            Effect.flatMap(Effect.all(replies, { concurrency: "unbounded" }), (all) => {
+              const answered = all.flat()
+              return answered.length === 0 ? Effect.void : send(answered)
+            })
+          )
+        })
+
+      const onLine = (line: string): Effect.Effect<void> => {
+        const text = line.trim()
+        if (text.length === 0) return Effect.void
+        return Either.match(JsonRpc.decodeHostFrame(text, limits), {
+          onLeft: (e) => send(JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))),
+          onRight: (frame) => (frame._tag === "Single" ? runSingle(frame.parsed.message) : runBatch(frame.elements))
+        })
+      }
+
+      // A stop ends reading wherever it is; the lines already read are handled as usual.
+      const read = yield* Effect.either(Effect.raceFirst(Stream.runForEach(input, onLine), Deferred.await(stopped)))
+      const told = yield* Deferred.isDone(stopped)
+
+      // End of input: what is in flight may still answer within the drain, then it is cancelled.
+      // After a stop the listens have closed themselves; at end of input nobody waits for them.
+      if (!told) yield* FiberMap.clear(listens)
+      const inFlight = Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches), FiberMap.awaitEmpty(listens)], {
+        discard: true
       })
-
-    const runBatch = (elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        const revision = (yield* negotiatedRevision(connection)) ?? "2025-03-26"
-        if (!Revision.allowsBatches(revision)) {
-          return yield* send(JsonRpc.withNullId(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`)))
-        }
-        // Notifications keep their order and land before the requests of the same batch start.
-        for (const element of elements) {
-          if (Either.isRight(element) && JsonRpc.isNotification(element.right.message)) yield* runNotification(element.right.message)
-        }
-        const slots = yield* Effect.makeSemaphore(BatchConcurrency)
-        const replies = yield* Effect.forEach(
-          elements.filter((e) => !(Either.isRight(e) && JsonRpc.isNotification(e.right.message))),
-          (element) => batchElement(slots, element)
-        )
-        if (replies.length === 0) return
-        yield* FiberSet.run(
-          batches,
-          Effect.flatMap(Effect.all(replies, { concurrency: "unbounded" }), (all) => {
-            const answered = all.flat()
-            return answered.length === 0 ? Effect.void : send(answered)
-          })
-        )
-      })
-
-    const onLine = (line: string): Effect.Effect<void> => {
-      const text = line.trim()
-      if (text.length === 0) return Effect.void
-      return Either.match(JsonRpc.decodeHostFrame(text, limits), {
-        onLeft: (e) => send(JsonRpc.withNullId(JsonRpc.frameErrorResponse(e))),
-        onRight: (frame) => (frame._tag === "Single" ? runSingle(frame.parsed.message) : runBatch(frame.elements))
-      })
-    }
-
-    // A stop ends reading wherever it is; the lines already read are handled as usual.
-    const read = yield* Effect.either(Effect.raceFirst(Stream.runForEach(input, onLine), Deferred.await(stopped)))
-    const told = yield* Deferred.isDone(stopped)
-
-    // End of input: what is in flight may still answer within the drain, then it is cancelled.
-    // After a stop the listens have closed themselves; at end of input nobody waits for them.
-    if (!told) yield* FiberMap.clear(listens)
-    const inFlight = Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches), FiberMap.awaitEmpty(listens)], {
-      discard: true
-    })
-    yield* inFlight.pipe(Effect.timeoutOption(Duration.decode(options.drain)), Effect.ignore)
-    if (told) {
-      // The host is still listening: what runs yet is answered, not dropped.
-      yield* Deferred.succeed(deadline, undefined)
-      yield* inFlight.pipe(Effect.timeoutOption(AnswerWindow), Effect.ignore)
-    }
-    yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches), FiberMap.clear(listens)], { discard: true })
-    if (Either.isLeft(read)) return yield* Effect.fail(read.left)
-  })), HostTrace, StdioHop)
+      yield* inFlight.pipe(Effect.timeoutOption(Duration.decode(options.drain)), Effect.ignore)
+      if (told) {
+        // The host is still listening: what runs yet is answered, not dropped.
+        yield* Deferred.succeed(deadline, undefined)
+        yield* inFlight.pipe(Effect.timeoutOption(AnswerWindow), Effect.ignore)
+      }
+      yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches), FiberMap.clear(listens)], { discard: true })
+      if (Either.isLeft(read)) return yield* Effect.fail(read.left)
+    })),
+    HostTrace,
+    StdioHop
+  )
 
 const StdioHop: Hop = { transport: "pipe" }

@@ -17,9 +17,7 @@ import { asObject, opened, request, settle, sleep, stdio, until } from "./StdioH
 import { req } from "./support.js"
 
 const deep = (levels: number, id: JsonRpc.RequestId = "deep") =>
-  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":{"name":"echo","arguments":{"a":${"[".repeat(levels)}${
-    "]".repeat(levels)
-  }}}}`
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":{"name":"echo","arguments":{"a":${"[".repeat(levels)}${"]".repeat(levels)}}}}`
 
 /** A -32600 answering the request it refuses: its id could be read, so the host's request completes. */
 const ownId = (reply: JsonObject, id: JsonRpc.RequestId, mentions: string) => {
@@ -41,15 +39,19 @@ const idless = (reply: JsonObject, code: number, mentions: string, where: "http"
 
 describe("stdio bounds", () => {
   it.effect("2025-03-26/stdio/a batch over maxBatch is refused whole with -32600 naming the bound", () =>
-    stdio((h) =>
-      Effect.gen(function*() {
-        yield* opened(h, "2025-03-26")
-        yield* h.send(Array.from({ length: 5 }, (_, i) => request(i, "ping")))
-        idless(asObject(yield* h.next), -32600, "at most 4", "stdio")
-        assert.strictEqual(h.callers.length, 0)
-        yield* h.send(Array.from({ length: 4 }, (_, i) => request(i, "ping")))
-        assert.strictEqual(((yield* h.next) as ReadonlyArray<unknown>).length, 4)
-      }), "1 second", { maxBatch: 4 }))
+    stdio(
+      (h) =>
+        Effect.gen(function*() {
+          yield* opened(h, "2025-03-26")
+          yield* h.send(Array.from({ length: 5 }, (_, i) => request(i, "ping")))
+          idless(asObject(yield* h.next), -32600, "at most 4", "stdio")
+          assert.strictEqual(h.callers.length, 0)
+          yield* h.send(Array.from({ length: 4 }, (_, i) => request(i, "ping")))
+          assert.strictEqual(((yield* h.next) as ReadonlyArray<unknown>).length, 4)
+        }),
+      "1 second",
+      { maxBatch: 4 }
+    ))
 
   it.effect("2025-03-26/stdio/the default bound is DefaultMaxBatch", () =>
     stdio((h) =>
@@ -57,7 +59,8 @@ describe("stdio bounds", () => {
         yield* opened(h, "2025-03-26")
         yield* h.send(Array.from({ length: DefaultMaxBatch + 1 }, (_, i) => request(i, "ping")))
         idless(asObject(yield* h.next), -32600, `at most ${DefaultMaxBatch}`, "stdio")
-      })))
+      })
+    ))
 
   it.effect("2025-03-26/stdio/a batch runs BatchConcurrency requests at a time, and a later request is answered before it", () =>
     stdio((h) =>
@@ -78,7 +81,8 @@ describe("stdio bounds", () => {
         }
         const reply = (yield* h.next) as ReadonlyArray<JsonObject>
         assert.deepStrictEqual(reply.map((r) => r.id), Array.from({ length: width }, (_, i) => i))
-      })))
+      })
+    ))
 
   it.effect("2025-11-25/stdio/a frame nested past the bound is -32600 naming it under its own id, and the host goes on", () =>
     stdio((h) =>
@@ -88,7 +92,8 @@ describe("stdio bounds", () => {
         ownId(asObject(yield* h.next), "deep", `${JsonRpc.MaxDepth} levels`)
         yield* h.send(request("after", "ping"))
         assert.strictEqual(asObject(yield* h.next).id, "after")
-      })))
+      })
+    ))
 
   it.effect("2025-11-25/stdio/an id a number cannot hold exactly is refused with -32600 and id null", () =>
     stdio((h) =>
@@ -101,7 +106,8 @@ describe("stdio bounds", () => {
         yield* h.sendLine(`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`)
         yield* h.next
         assert.include(h.lines.at(-1), `"id":9007199254740991`)
-      })))
+      })
+    ))
 })
 
 const session = (h: Effect.Effect.Success<ReturnType<typeof harness>>, version = "2025-03-26") =>
@@ -195,33 +201,36 @@ describe("HTTP bounds", () => {
 describe("host stream backlog", () => {
   // Without a progress token the call runs in the request's fiber and says it all at its end;
   // with one, the POST turns into a stream at the first notification.
-  it.scoped.each([false, true])("2026-07-28/http/a host that does not read its stream (progress token: %s): notifications past the backlog are dropped, the result still comes", (token) =>
-    Effect.gen(function*() {
-      const h = yield* harness()
-      const count = MaxBacklog * 16
-      const body = modernRequest("tools/call", { name: "flood", arguments: { count } })
-      const params = body.params as JsonObject
-      const withToken = token ? { ...body, params: { ...params, _meta: { ...(params._meta as JsonObject), progressToken: "p" } } } : body
-      const r = yield* h.post(withToken, modernHeaders("tools/call", "flood"))
-      assert.strictEqual(r.headers.get("content-type"), "text/event-stream")
-      // Nothing is read until the tool has said everything and ended.
-      assert.strictEqual(yield* Queue.take(h.events.outcomes), "flooded")
-      const stream = sse(r)
-      let notes = 0
-      let result: JsonObject | undefined
-      for (;;) {
-        const event = yield* stream.next
-        if (event === undefined) break
-        const data = event.data as JsonObject | undefined
-        if (data === undefined) continue
-        if (data.method === "notifications/progress") notes++
-        else result = data
-      }
-      // Past the backlog itself, the stream's stages may each hold one chunk they took before the
-      // test read anything (each at most a backlog): a bound, whatever the tool says.
-      assert.isAtMost(notes, MaxBacklog * 3)
-      assert.isAtLeast(notes, MaxBacklog - 1)
-      assert.strictEqual(result?.id, 1)
-      assert.deepStrictEqual((result?.result as JsonObject).content, [{ type: "text", text: "done" }])
-    }))
+  it.scoped.each([false, true])(
+    "2026-07-28/http/a host that does not read its stream (progress token: %s): notifications past the backlog are dropped, the result still comes",
+    (token) =>
+      Effect.gen(function*() {
+        const h = yield* harness()
+        const count = MaxBacklog * 16
+        const body = modernRequest("tools/call", { name: "flood", arguments: { count } })
+        const params = body.params as JsonObject
+        const withToken = token ? { ...body, params: { ...params, _meta: { ...(params._meta as JsonObject), progressToken: "p" } } } : body
+        const r = yield* h.post(withToken, modernHeaders("tools/call", "flood"))
+        assert.strictEqual(r.headers.get("content-type"), "text/event-stream")
+        // Nothing is read until the tool has said everything and ended.
+        assert.strictEqual(yield* Queue.take(h.events.outcomes), "flooded")
+        const stream = sse(r)
+        let notes = 0
+        let result: JsonObject | undefined
+        for (;;) {
+          const event = yield* stream.next
+          if (event === undefined) break
+          const data = event.data as JsonObject | undefined
+          if (data === undefined) continue
+          if (data.method === "notifications/progress") notes++
+          else result = data
+        }
+        // Past the backlog itself, the stream's stages may each hold one chunk they took before the
+        // test read anything (each at most a backlog): a bound, whatever the tool says.
+        assert.isAtMost(notes, MaxBacklog * 3)
+        assert.isAtLeast(notes, MaxBacklog - 1)
+        assert.strictEqual(result?.id, 1)
+        assert.deepStrictEqual((result?.result as JsonObject).content, [{ type: "text", text: "done" }])
+      })
+  )
 })

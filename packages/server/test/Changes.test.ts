@@ -97,8 +97,7 @@ const opened = (h: Harness, version: string) =>
     return init
   })
 
-const listen = (id: JsonRpc.RequestId, notifications: JsonObject) =>
-  request(id, "subscriptions/listen", { notifications, _meta: meta() })
+const listen = (id: JsonRpc.RequestId, notifications: JsonObject) => request(id, "subscriptions/listen", { notifications, _meta: meta() })
 
 describe("legacy stdio: list_changed after initialize", () => {
   for (const version of Legacy) {

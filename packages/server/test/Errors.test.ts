@@ -18,8 +18,20 @@ const cases: ReadonlyArray<readonly [string, ServerErrors.HandleError, Revision.
   ["upstream-32020", new UpstreamError({ server: "s", method: "m", code: -32020, rpcMessage: "m" }), "modern", -32603, 200],
   ["upstream-32021", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m" }), "modern", -32603, 200],
   // …unless it names the capabilities mcpx-fx passed on for the host: mcpx-fx says so itself.
-  ["upstream-32021-required", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m", data: { requiredCapabilities: { elicitation: {} } } }), "modern", -32021, 400],
-  ["upstream-32021-required", new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m", data: { requiredCapabilities: { elicitation: {} } } }), "legacy", -32603, 200],
+  [
+    "upstream-32021-required",
+    new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m", data: { requiredCapabilities: { elicitation: {} } } }),
+    "modern",
+    -32021,
+    400
+  ],
+  [
+    "upstream-32021-required",
+    new UpstreamError({ server: "s", method: "m", code: -32021, rpcMessage: "m", data: { requiredCapabilities: { elicitation: {} } } }),
+    "legacy",
+    -32603,
+    200
+  ],
   ["upstream-32022", new UpstreamError({ server: "s", method: "m", code: -32022, rpcMessage: "m" }), "modern", -32603, 200],
   ["upstream-32022", new UpstreamError({ server: "s", method: "m", code: -32022, rpcMessage: "m" }), "legacy", -32603, 200],
   ["upstream-32042", new UpstreamError({ server: "s", method: "m", code: -32042, rpcMessage: "m" }), "modern", -32603, 200],
@@ -38,9 +50,17 @@ const cases: ReadonlyArray<readonly [string, ServerErrors.HandleError, Revision.
 
 describe("errorObject", () => {
   it("2026-07-28/errors/a reserved upstream code names the upstream and keeps what it said under data", () => {
-    const e = ServerErrors.errorObject(new UpstreamError({ server: "gh", method: "tools/call", code: -32022, rpcMessage: "no", data: { supported: ["x"] } }), "modern")
+    const e = ServerErrors.errorObject(
+      new UpstreamError({ server: "gh", method: "tools/call", code: -32022, rpcMessage: "no", data: { supported: ["x"] } }),
+      "modern"
+    )
     assert.include(e.message, "upstream gh answered tools/call with error -32022: no")
-    assert.deepStrictEqual(e.data, { reason: "upstream-error", server: "gh", method: "tools/call", upstream: { code: -32022, message: "no", data: { supported: ["x"] } } })
+    assert.deepStrictEqual(e.data, {
+      reason: "upstream-error",
+      server: "gh",
+      method: "tools/call",
+      upstream: { code: -32022, message: "no", data: { supported: ["x"] } }
+    })
   })
 
   for (const [name, error, era, code, status] of cases) {

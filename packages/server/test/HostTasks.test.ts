@@ -99,8 +99,7 @@ const withTasks = <A, E>(
   })
 
 /** A modern `_meta` that declares the tasks extension (or not), with a session identity. */
-const tasksMeta = (declared: boolean, session = "s1"): JsonObject =>
-  meta({ [C]: declared ? { extensions: { [Ext]: {} } } : {}, "dev.mcpx/session": session })
+const tasksMeta = (declared: boolean, session = "s1"): JsonObject => meta({ [C]: declared ? { extensions: { [Ext]: {} } } : {}, "dev.mcpx/session": session })
 
 const call = (name: string, declared = true, session = "s1", id = 1) =>
   req("tools/call", { name, arguments: { n: id }, _meta: tasksMeta(declared, session) }, id)
@@ -126,7 +125,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         const caps = resultOf(yield* send(req("server/discover", { _meta: meta() }))).capabilities as JsonObject
         assert.deepStrictEqual((caps.extensions as JsonObject)[Ext], {})
         assert.isUndefined(caps.tasks)
-      })))
+      })
+    ))
 
   it.effect("tasks/* without the extension declared is -32021; tasks/result and tasks/list are -32601", () =>
     withTasks(({ send }) =>
@@ -138,7 +138,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         for (const method of ["tasks/result", "tasks/list"]) {
           assert.strictEqual(errorOf(yield* send(taskReq(method, "x"))).code, -32601, method)
         }
-      })))
+      })
+    ))
 
   it.effect("a task-supporting tool becomes a flat CreateTaskResult at once, and tasks/get inlines its result", () =>
     withTasks(({ held, send }) =>
@@ -160,7 +161,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         const done = yield* untilStatus(send, taskId, "completed")
         assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "background {\"n\":1}" }])
         assert.isFalse("requestState" in done)
-      })))
+      })
+    ))
 
   it.effect("without the extension the same tool answers in its request, and the upstream never sees the declaration", () =>
     withTasks(({ held, send }) =>
@@ -170,7 +172,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.strictEqual(plain.resultType, "complete")
         assert.isUndefined(plain.taskId)
         assert.isArray(plain.content)
-      })))
+      })
+    ))
 
   it.effect("a call that answers within tasks.after is answered in its request; one that outlasts it becomes a task", () =>
     withTasks(({ held, send }) =>
@@ -184,7 +187,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         yield* Deferred.succeed(held.gate, undefined)
         const done = yield* untilStatus(send, created.taskId as string, "completed")
         assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "held {\"n\":2}" }])
-      })))
+      })
+    ))
 
   it.effect("a call the upstream makes a task of its own is the host's task at once, before tasks.after", () =>
     withTasks(({ held, send }) =>
@@ -195,7 +199,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         yield* Deferred.succeed(held.gate, undefined)
         const done = yield* untilStatus(send, created.taskId as string, "completed")
         assert.deepStrictEqual((done.result as JsonObject).content, [{ type: "text", text: "promoted" }])
-      })))
+      })
+    ))
 
   it.effect("questions answered one at a time: the task stays input_required with only the unanswered one until both are", () =>
     withTasks(({ held, send }) =>
@@ -212,7 +217,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.strictEqual(done.status, "completed")
         // One round per answer, each with only its own key: the stray one was never passed on.
         assert.deepStrictEqual(held.answeredRounds, [[], ["a"], ["b"]])
-      })))
+      })
+    ))
 
   it.effect("a question inside a task makes it input_required; tasks/update runs the next round with the answers and the upstream's state", () =>
     withTasks(({ held, send }) =>
@@ -231,7 +237,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         const rounds = held.calls.filter((c) => c.name === "ask")
         assert.strictEqual(rounds.length, 2)
         assert.isUndefined(rounds[1]!.caller.notify)
-      })))
+      })
+    ))
 
   it.effect("tasks/cancel stops the call and answers an empty ack, again on a terminal task; unknown ids are -32602", () =>
     withTasks(({ held, send }) =>
@@ -247,7 +254,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.strictEqual(resultOf(yield* send(taskReq("tasks/cancel", taskId))).resultType, "complete")
         assert.strictEqual(errorOf(yield* send(taskReq("tasks/get", "no-such-task"))).code, -32602)
         assert.strictEqual(errorOf(yield* send(taskReq("tasks/cancel", "no-such-task"))).code, -32602)
-      })))
+      })
+    ))
 
   it.effect("another caller's task is unknown to it", () =>
     withTasks(({ send }) =>
@@ -257,7 +265,8 @@ describe("host tasks (2026-07-28 extension)", () => {
           assert.strictEqual(errorOf(yield* send(taskReq(method, taskId, {}, "s2"))).code, -32602, method)
         }
         assert.strictEqual(resultOf(yield* send(taskReq("tasks/get", taskId))).status, "working")
-      })))
+      })
+    ))
 
   it.effect("a protocol error fails the task with the error inlined and no result", () =>
     withTasks(({ send }) =>
@@ -266,7 +275,8 @@ describe("host tasks (2026-07-28 extension)", () => {
         const failed = yield* untilStatus(send, taskId, "failed")
         assert.deepStrictEqual(failed.error, { code: -32050, message: "upstream blew up" })
         assert.isFalse("result" in failed)
-      })))
+      })
+    ))
 
   it.effect("past tasks.perCaller a task-only call is refused with -32603, and another caller still gets one", () =>
     withTasks(({ send }) =>
@@ -282,14 +292,17 @@ describe("host tasks (2026-07-28 extension)", () => {
 describe("host tasks (2025-11-25 core tasks)", () => {
   /** A 2025-11-25 (or `version`) session on one connection; `send` goes over it. */
   const legacy = <A, E>(
-    f: (t: { readonly send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>; readonly held: Held; readonly init: JsonObject }) => Effect.Effect<A, E>,
+    f: (
+      t: { readonly send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>; readonly held: Held; readonly init: JsonObject }
+    ) => Effect.Effect<A, E>,
     version = "2025-11-25"
   ) =>
     withTasks(({ held, send }) =>
       Effect.gen(function*() {
         const init = resultOf(yield* send(initialize(version)))
         return yield* f({ send, held, init })
-      }))
+      })
+    )
 
   const get = (method: string, params: JsonObject, id = 50) => req(method, params, id)
 
@@ -313,7 +326,8 @@ describe("host tasks (2025-11-25 core tasks)", () => {
           assert.deepStrictEqual((init.capabilities as JsonObject).extensions, undefined)
           const tools = resultOf(yield* send(get("tools/list", {}))).tools as ReadonlyArray<JsonObject>
           assert.isTrue(tools.every((t) => (t.execution as JsonObject).taskSupport === "optional"))
-        }))
+        })
+      )
       yield* legacy(({ init, send }) =>
         Effect.gen(function*() {
           assert.isUndefined((init.capabilities as JsonObject).tasks)
@@ -341,7 +355,8 @@ describe("host tasks (2025-11-25 core tasks)", () => {
         const listed = resultOf(yield* send(get("tasks/list", {})))
         assert.deepStrictEqual((listed.tasks as ReadonlyArray<JsonObject>).map((t) => [t.taskId, t.status]), [[taskId, "completed"]])
         assert.strictEqual(errorOf(yield* send(get("tasks/list", { cursor: "nope" }))).code, -32602)
-      })))
+      })
+    ))
 
   it.effect("a failed task's tasks/result is the call's error; tasks/cancel answers the cancelled task, and a finished one is -32602", () =>
     legacy(({ send }) =>
@@ -356,7 +371,8 @@ describe("host tasks (2025-11-25 core tasks)", () => {
         assert.strictEqual(cancelled.taskId, running)
         assert.strictEqual(errorOf(yield* send(get("tasks/cancel", { taskId: running }))).code, -32602)
         assert.strictEqual(errorOf(yield* settled(send, get("tasks/result", { taskId: running }))).code, -32603)
-      })))
+      })
+    ))
 
   it.effect("another connection's task is unknown to it", () =>
     Effect.gen(function*() {

@@ -78,7 +78,9 @@ const settle = Effect.repeatN(Effect.yieldNow(), 100)
  * the gate every `held` call waits for.
  */
 const withHost = <A, E>(
-  f: (t: { readonly connect: (id: string) => Effect.Effect<Conn, never, Scope.Scope>; readonly gate: Deferred.Deferred<void> }) => Effect.Effect<A, E, Scope.Scope>
+  f: (
+    t: { readonly connect: (id: string) => Effect.Effect<Conn, never, Scope.Scope>; readonly gate: Deferred.Deferred<void> }
+  ) => Effect.Effect<A, E, Scope.Scope>
 ) =>
   Effect.gen(function*() {
     const gate = yield* Deferred.make<void>()
@@ -124,8 +126,7 @@ const legacyTask = (c: Conn, id: number, name = "held", params: JsonObject = {})
   })
 
 /** A modern `_meta` declaring the tasks extension (or not), with a session identity. */
-const tasksMeta = (declared: boolean, session: string): JsonObject =>
-  meta({ [C]: declared ? { extensions: { [Ext]: {} } } : {}, "dev.mcpx/session": session })
+const tasksMeta = (declared: boolean, session: string): JsonObject => meta({ [C]: declared ? { extensions: { [Ext]: {} } } : {}, "dev.mcpx/session": session })
 
 /** A modern `tools/call` that becomes a task at once (every tool supports tasks); its task id. */
 const modernTask = (c: Conn, id: number, session: string) =>
@@ -168,7 +169,8 @@ describe("a 2025-11-25 task's questions over stdio", () => {
         yield* c.send(JsonRpc.request(3, "tasks/result", { taskId }))
         const done = (yield* readUntil(c, (s) => s.some((m) => m.id === 3))).find((m) => m.id === 3)!
         assert.include(JSON.stringify((done.result as JsonObject).content), "Ada")
-      })))
+      })
+    ))
 })
 
 describe("notifications/tasks/status (2025-11-25 core tasks)", () => {
@@ -195,7 +197,8 @@ describe("notifications/tasks/status (2025-11-25 core tasks)", () => {
         yield* settle
         assert.strictEqual(yield* a.pending, 0)
         assert.strictEqual(yield* b.pending, 0)
-      })))
+      })
+    ))
 
   it.scoped("2025-11-25/stdio/a failed task is told as tasks/get answers it", () =>
     withHost(({ connect, gate }) =>
@@ -211,7 +214,8 @@ describe("notifications/tasks/status (2025-11-25 core tasks)", () => {
 
         yield* settle
         assert.strictEqual(yield* a.pending, 0)
-      })))
+      })
+    ))
 
   it.scoped("2025-11-25/stdio/a task the host cancels is told as cancelled", () =>
     withHost(({ connect }) =>
@@ -226,7 +230,8 @@ describe("notifications/tasks/status (2025-11-25 core tasks)", () => {
         assert.deepStrictEqual(n?.params, reply?.result)
         yield* settle
         assert.strictEqual(yield* a.pending, 0)
-      })))
+      })
+    ))
 
   for (const version of ["2024-11-05", "2025-06-18"]) {
     it.scoped(`${version}/stdio/a host of a revision without core tasks is never told`, () =>
@@ -238,7 +243,8 @@ describe("notifications/tasks/status (2025-11-25 core tasks)", () => {
           yield* Deferred.succeed(gate, undefined)
           yield* settle
           assert.strictEqual(yield* a.pending, 0)
-        })))
+        })
+      ))
   }
 })
 
@@ -277,7 +283,8 @@ describe("notifications/tasks on subscriptions/listen (2026-07-28 tasks extensio
         // The other caller's task ended too, and nothing of it came on this listen.
         yield* settle
         assert.strictEqual(yield* c.pending, 0)
-      })))
+      })
+    ))
 
   it.scoped("2026-07-28/stdio/a listen that names only another caller's task acknowledges none and hears nothing", () =>
     withHost(({ connect, gate }) =>
@@ -289,7 +296,8 @@ describe("notifications/tasks on subscriptions/listen (2026-07-28 tasks extensio
         yield* Deferred.succeed(gate, undefined)
         yield* settle
         assert.strictEqual(yield* c.pending, 0)
-      })))
+      })
+    ))
 
   it.scoped("2026-07-28/stdio/taskIds from a listen that did not declare the extension is -32021, and nothing follows", () =>
     withHost(({ connect, gate }) =>
@@ -303,5 +311,6 @@ describe("notifications/tasks on subscriptions/listen (2026-07-28 tasks extensio
         yield* Deferred.succeed(gate, undefined)
         yield* settle
         assert.strictEqual(yield* c.pending, 0)
-      })))
+      })
+    ))
 })

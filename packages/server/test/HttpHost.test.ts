@@ -237,7 +237,10 @@ describe("HttpHost: 2026-07-28", () => {
       yield* expect(yield* call("boom"), 200, -32050)
       yield* expect(yield* h.post(modernRequest("unknown/method"), modernHeaders("unknown/method")), 404, -32601)
       yield* expect(yield* h.post(modernRequest("initialize", initialize("2025-11-25").params ?? {}), modernHeaders("initialize")), 404, -32601)
-      const v999 = { ...discover, params: { _meta: { ...(discover.params as { _meta: object })._meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } } }
+      const v999 = {
+        ...discover,
+        params: { _meta: { ...(discover.params as { _meta: object })._meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } }
+      }
       yield* expect(yield* h.post(v999, modernHeaders("server/discover", undefined, "2099-01-01")), 400, -32022)
     }))
 
@@ -309,7 +312,10 @@ describe("HttpHost: 2026-07-28", () => {
         assert.strictEqual(r.status, 202, method)
         assert.strictEqual(yield* Effect.promise(() => r.text()), "")
       }
-      const disagreeing = yield* h.post({ jsonrpc: "2.0", method: "notifications/x" }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "notifications/y" })
+      const disagreeing = yield* h.post({ jsonrpc: "2.0", method: "notifications/x" }, {
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "notifications/y"
+      })
       assert.strictEqual(disagreeing.status, 400)
       const body = yield* objectOf(disagreeing)
       assert.isFalse("id" in body)

@@ -72,7 +72,8 @@ const extendedBackend = (events: Events) => {
           if (name === "ask_twice") {
             const ask = caller.questions
             if (ask === undefined) return Effect.succeed({ content: [] })
-            const question = (message: string) => ask({ method: "elicitation/create", params: { message, requestedSchema: { type: "object", properties: {} } } })
+            const question = (message: string) =>
+              ask({ method: "elicitation/create", params: { message, requestedSchema: { type: "object", properties: {} } } })
             return Effect.zipRight(question("first?"), question("second?")).pipe(
               Effect.as("answered"),
               Effect.catchTag("QuestionRefused", (e) => Effect.succeed(`refused ${e.code}`)),

@@ -10,7 +10,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
-import { type Detaching, harness, type Harness, objectOf, sse } from "./HttpHostHarness.js"
+import { type Detaching, type Harness, harness, objectOf, sse } from "./HttpHostHarness.js"
 import { initialize, req } from "./support.js"
 
 const Version = "2025-11-25"

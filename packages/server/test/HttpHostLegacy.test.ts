@@ -3,7 +3,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as TestClock from "effect/TestClock"
-import { bodyOf, errorIn, harness, type Harness, objectOf, sse } from "./HttpHostHarness.js"
+import { bodyOf, errorIn, type Harness, harness, objectOf, sse } from "./HttpHostHarness.js"
 import { initialize, req } from "./support.js"
 
 /** Opens a session at `version` and returns its id. */

@@ -9,7 +9,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import { RelatedTaskKey } from "@mcpx-fx/protocol/Tasks"
 import * as Effect from "effect/Effect"
 import { QuestionWaiting } from "../src/HostTasks.js"
-import { harness, type Harness, objectOf, sse } from "./HttpHostHarness.js"
+import { type Harness, harness, objectOf, sse } from "./HttpHostHarness.js"
 import { initialize, req } from "./support.js"
 
 /** Opens an initialized 2025-11-25 session; its id. */

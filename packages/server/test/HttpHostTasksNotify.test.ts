@@ -12,7 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { harness, type Harness, modernHeaders, objectOf, sse } from "./HttpHostHarness.js"
+import { type Harness, harness, modernHeaders, objectOf, sse } from "./HttpHostHarness.js"
 import { C, initialize, meta, req } from "./support.js"
 
 const SubscriptionId = "io.modelcontextprotocol/subscriptionId"

@@ -10,8 +10,8 @@ import {
   Backend,
   type BackendError,
   BackendUnavailable,
-  CallTimedOut,
   type Caller,
+  CallTimedOut,
   CapabilityRequired,
   type Listing,
   UnknownName,
@@ -70,8 +70,7 @@ export const makeBackend = (
   const layer = Layer.succeed(
     Backend,
     Backend.of({
-      listTools: (caller) =>
-        Effect.as(log({ op: "listTools", caller }), listing([tool, { name: "echo_twice", inputSchema: { type: "object" } }], failures)),
+      listTools: (caller) => Effect.as(log({ op: "listTools", caller }), listing([tool, { name: "echo_twice", inputSchema: { type: "object" } }], failures)),
       listPrompts: (caller) =>
         Effect.as(
           log({ op: "listPrompts", caller }),
@@ -82,8 +81,7 @@ export const makeBackend = (
           log({ op: "listResources", caller }),
           listing([{ uri: "file:///a.txt", name: "a", title: "A", annotations: { lastModified: "2025-01-01T00:00:00Z" } }])
         ),
-      listResourceTemplates: (caller) =>
-        Effect.as(log({ op: "listResourceTemplates", caller }), listing([{ uriTemplate: "file:///{path}", name: "files" }])),
+      listResourceTemplates: (caller) => Effect.as(log({ op: "listResourceTemplates", caller }), listing([{ uriTemplate: "file:///{path}", name: "files" }])),
       callTool: (caller, name, args, m) =>
         Effect.zipRight(
           log({ op: "callTool", caller, name, args, ...(m !== undefined ? { meta: m } : {}) }),
@@ -155,8 +153,7 @@ export const makeBackend = (
 }
 
 /** A request message. */
-export const req = (method: string, params?: JsonObject, id: JsonRpc.RequestId = 1): JsonRpc.Request =>
-  JsonRpc.request(id, method, params)
+export const req = (method: string, params?: JsonObject, id: JsonRpc.RequestId = 1): JsonRpc.Request => JsonRpc.request(id, method, params)
 
 /** A legacy `initialize` for `version`. */
 export const initialize = (version: string, capabilities: JsonObject = {}, id: JsonRpc.RequestId = 0): JsonRpc.Request =>

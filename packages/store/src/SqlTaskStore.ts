@@ -140,127 +140,130 @@ export const make: Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClien
  * The store as `instance`: a fleet names the process by its Fleet id, so a task's row says which
  * process to ask about its live call. The id must be unique per process (Fleet.processIdOf).
  */
-export const makeAs = (instance: string): Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClient> => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+export const makeAs = (instance: string): Effect.Effect<TaskStore["Type"], SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  // PostgreSQL can fail one of two concurrent CREATE ... IF NOT EXISTS (a fleet starting at
-  // once, on a unique index of its catalog); the loser then finds that object made, so one retry
-  // for each of the three objects is enough.
-  yield* Effect.retry(createTables(sql), { times: 3 })
+    // PostgreSQL can fail one of two concurrent CREATE ... IF NOT EXISTS (a fleet starting at
+    // once, on a unique index of its catalog); the loser then finds that object made, so one retry
+    // for each of the three objects is enough.
+    yield* Effect.retry(createTables(sql), { times: 3 })
 
-  const failing = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
-    Effect.mapError(effect, (e) => new TaskStoreError({ operation, reason: reasonOf(e) }))
+    const failing = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
+      Effect.mapError(effect, (e) => new TaskStoreError({ operation, reason: reasonOf(e) }))
 
-  const unexpired = (now: number) => sql`(ttl_ms IS NULL OR created_at + ttl_ms >= ${now})`
+    const unexpired = (now: number) => sql`(ttl_ms IS NULL OR created_at + ttl_ms >= ${now})`
 
-  const create = (row: TaskRow) =>
-    sql`INSERT INTO mcpx_tasks ${
-      sql.insert({
-        task_id: row.taskId,
-        owner: row.owner,
-        method: row.method,
-        status: row.status,
-        status_message: row.statusMessage ?? null,
-        created_at: row.createdAt,
-        updated_at: row.updatedAt,
-        ttl_ms: row.ttlMs,
-        poll_interval_ms: row.pollIntervalMs,
-        result: text(row.result),
-        error: text(row.error),
-        input_requests: text(row.inputRequests),
-        instance: row.instance
-      })
-    }`.pipe(Effect.asVoid, failing("create a task"))
+    const create = (row: TaskRow) =>
+      sql`INSERT INTO mcpx_tasks ${
+        sql.insert({
+          task_id: row.taskId,
+          owner: row.owner,
+          method: row.method,
+          status: row.status,
+          status_message: row.statusMessage ?? null,
+          created_at: row.createdAt,
+          updated_at: row.updatedAt,
+          ttl_ms: row.ttlMs,
+          poll_interval_ms: row.pollIntervalMs,
+          result: text(row.result),
+          error: text(row.error),
+          input_requests: text(row.inputRequests),
+          instance: row.instance
+        })
+      }`.pipe(Effect.asVoid, failing("create a task"))
 
-  const get = (taskId: string, owner: string) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql<Stored>`SELECT * FROM mcpx_tasks WHERE task_id = ${taskId} AND owner = ${owner} AND ${unexpired(now)}`).pipe(
+    const get = (taskId: string, owner: string) =>
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => sql<Stored>`SELECT * FROM mcpx_tasks WHERE task_id = ${taskId} AND owner = ${owner} AND ${unexpired(now)}`
+      ).pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRow)),
         failing(`read task ${taskId}`)
       )
 
-  /** The columns an update writes: what it carries, and NULL for what its status clears. */
-  const changes = (u: TaskUpdate, now: number): Record<string, string | number | null> => {
-    const set: Record<string, string | number | null> = { status: u.status, status_message: u.statusMessage ?? null, updated_at: now }
-    if (u.result !== undefined) set.result = text(u.result)
-    if (u.error !== undefined) set.error = text(u.error)
-    if (u.inputRequests !== undefined) set.input_requests = text(u.inputRequests)
-    // A result is not kept beside an error (nor the reverse), and questions go once the task
-    // moves on from asking them.
-    if (u.status === "completed") set.error = null
-    if (u.status === "failed") set.result = null
-    if (u.status !== "input_required") set.input_requests = null
-    return set
-  }
+    /** The columns an update writes: what it carries, and NULL for what its status clears. */
+    const changes = (u: TaskUpdate, now: number): Record<string, string | number | null> => {
+      const set: Record<string, string | number | null> = { status: u.status, status_message: u.statusMessage ?? null, updated_at: now }
+      if (u.result !== undefined) set.result = text(u.result)
+      if (u.error !== undefined) set.error = text(u.error)
+      if (u.inputRequests !== undefined) set.input_requests = text(u.inputRequests)
+      // A result is not kept beside an error (nor the reverse), and questions go once the task
+      // moves on from asking them.
+      if (u.status === "completed") set.error = null
+      if (u.status === "failed") set.result = null
+      if (u.status !== "input_required") set.input_requests = null
+      return set
+    }
 
-  const update = (taskId: string, u: TaskUpdate) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      // The status test in the same statement is what makes "the first terminal state wins" hold
-      // across processes: no read-then-write window.
-      sql<Stored>`UPDATE mcpx_tasks SET ${sql.update(changes(u, now))}
+    const update = (taskId: string, u: TaskUpdate) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        // The status test in the same statement is what makes "the first terminal state wins" hold
+        // across processes: no read-then-write window.
+        sql<Stored>`UPDATE mcpx_tasks SET ${sql.update(changes(u, now))}
         WHERE task_id = ${taskId} AND status IN ${sql.in(unfinished)} RETURNING *`).pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRow)),
-        failing(`update task ${taskId}`)
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRow)),
+          failing(`update task ${taskId}`)
+        )
+
+    const list = (owner: string, limit: number, cursor?: string): Effect.Effect<TaskPage, TaskStoreError> => {
+      const after = cursor === undefined ? undefined : decodeCursor(cursor)
+      if (cursor !== undefined && after === undefined) {
+        return Effect.fail(new TaskStoreError({ operation: "list tasks", reason: "unknown cursor" }))
+      }
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const position = after === undefined
+          ? sql`1 = 1`
+          : sql`(created_at < ${after[0]} OR (created_at = ${after[0]} AND task_id < ${after[1]}))`
+        // One row past the page says whether there is a next one.
+        return sql<Stored>`SELECT * FROM mcpx_tasks WHERE owner = ${owner} AND ${unexpired(now)} AND ${position}
+        ORDER BY created_at DESC, task_id DESC LIMIT ${Math.max(0, limit) + 1}`
+      }).pipe(
+        Effect.map((stored): TaskPage => {
+          const rows = stored.slice(0, Math.max(0, limit)).map(toRow)
+          const last = rows[rows.length - 1]
+          return stored.length > rows.length && last !== undefined ? { tasks: rows, nextCursor: encodeCursor(last) } : { tasks: rows }
+        }),
+        failing("list tasks")
+      )
+    }
+
+    const active = (owner?: string) =>
+      sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM mcpx_tasks WHERE status IN ${sql.in(unfinished)}${
+        owner === undefined ? sql`` : sql` AND owner = ${owner}`
+      }`.pipe(
+        Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+        failing(owner === undefined ? "count the active tasks" : `count the active tasks of ${owner}`)
       )
 
-  const list = (owner: string, limit: number, cursor?: string): Effect.Effect<TaskPage, TaskStoreError> => {
-    const after = cursor === undefined ? undefined : decodeCursor(cursor)
-    if (cursor !== undefined && after === undefined) {
-      return Effect.fail(new TaskStoreError({ operation: "list tasks", reason: "unknown cursor" }))
-    }
-    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const position = after === undefined
-        ? sql`1 = 1`
-        : sql`(created_at < ${after[0]} OR (created_at = ${after[0]} AND task_id < ${after[1]}))`
-      // One row past the page says whether there is a next one.
-      return sql<Stored>`SELECT * FROM mcpx_tasks WHERE owner = ${owner} AND ${unexpired(now)} AND ${position}
-        ORDER BY created_at DESC, task_id DESC LIMIT ${Math.max(0, limit) + 1}`
-    }).pipe(
-      Effect.map((stored): TaskPage => {
-        const rows = stored.slice(0, Math.max(0, limit)).map(toRow)
-        const last = rows[rows.length - 1]
-        return stored.length > rows.length && last !== undefined ? { tasks: rows, nextCursor: encodeCursor(last) } : { tasks: rows }
-      }),
-      failing("list tasks")
-    )
-  }
+    const failedWith = (message: string) => JSON.stringify({ code: -32603, message })
 
-  const active = (owner?: string) =>
-    sql<{ readonly n: number | string }>`SELECT COUNT(*) AS n FROM mcpx_tasks WHERE status IN ${sql.in(unfinished)}${
-      owner === undefined ? sql`` : sql` AND owner = ${owner}`
-    }`.pipe(
-      Effect.map((rows) => Number(rows[0]?.n ?? 0)),
-      failing(owner === undefined ? "count the active tasks" : `count the active tasks of ${owner}`)
-    )
-
-  const failedWith = (message: string) => JSON.stringify({ code: -32603, message })
-
-  const sweep = (leaseMs: number, message: string) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql.withTransaction(Effect.all([
-        sql`INSERT INTO mcpx_task_leases ${sql.insert({ instance, renewed_at: now })}
+    const sweep = (leaseMs: number, message: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        sql.withTransaction(Effect.all([
+          sql`INSERT INTO mcpx_task_leases ${sql.insert({ instance, renewed_at: now })}
           ON CONFLICT (instance) DO UPDATE SET renewed_at = excluded.renewed_at`,
-        // No lease, or one not renewed in time: the process that held these calls is gone.
-        sql`UPDATE mcpx_tasks SET status = 'failed', status_message = NULL, updated_at = ${now},
+          // No lease, or one not renewed in time: the process that held these calls is gone.
+          sql`UPDATE mcpx_tasks SET status = 'failed', status_message = NULL, updated_at = ${now},
           result = NULL, error = ${failedWith(message)}, input_requests = NULL
           WHERE status IN ${sql.in(unfinished)} AND instance <> ${instance}
           AND instance NOT IN (SELECT instance FROM mcpx_task_leases WHERE renewed_at >= ${now - leaseMs})`,
-        sql`DELETE FROM mcpx_tasks WHERE ttl_ms IS NOT NULL AND created_at + ttl_ms < ${now}`,
-        // Kept ten leases long, so a slow process is not forgotten between two of its renewals.
-        sql`DELETE FROM mcpx_task_leases WHERE renewed_at < ${now - leaseMs * 10}`
-      ], { discard: true }))).pipe(failing("sweep the tasks"))
+          sql`DELETE FROM mcpx_tasks WHERE ttl_ms IS NOT NULL AND created_at + ttl_ms < ${now}`,
+          // Kept ten leases long, so a slow process is not forgotten between two of its renewals.
+          sql`DELETE FROM mcpx_task_leases WHERE renewed_at < ${now - leaseMs * 10}`
+        ], { discard: true }))).pipe(failing("sweep the tasks"))
 
-  const release = (message: string) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      sql.withTransaction(Effect.all([
-        sql`UPDATE mcpx_tasks SET status = 'failed', status_message = NULL, updated_at = ${now},
+    const release = (message: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        sql.withTransaction(Effect.all([
+          sql`UPDATE mcpx_tasks SET status = 'failed', status_message = NULL, updated_at = ${now},
           result = NULL, error = ${failedWith(message)}, input_requests = NULL
           WHERE status IN ${sql.in(unfinished)} AND instance = ${instance}`,
-        sql`DELETE FROM mcpx_task_leases WHERE instance = ${instance}`
-      ], { discard: true }))).pipe(failing("release this process's tasks"))
+          sql`DELETE FROM mcpx_task_leases WHERE instance = ${instance}`
+        ], { discard: true }))).pipe(failing("release this process's tasks"))
 
-  return TaskStore.of({ instance, create, get, update, list, active, sweep, release })
-})
+    return TaskStore.of({ instance, create, get, update, list, active, sweep, release })
+  })
 
 /**
  * The store on `client`. Opening fails as a TaskStoreError, defects included: better-sqlite3

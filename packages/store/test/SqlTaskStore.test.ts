@@ -252,8 +252,7 @@ const createDatabase = (name: string) =>
   })
 
 /** The store on `name`, a database made (through `test`) when the layer is first built. */
-const pgStore = (name: string) =>
-  Layer.unwrapEffect(Effect.as(made.has(name) ? Effect.void : createDatabase(name), SqlTaskStore.layerPostgres(pgUrl(name))))
+const pgStore = (name: string) => Layer.unwrapEffect(Effect.as(made.has(name) ? Effect.void : createDatabase(name), SqlTaskStore.layerPostgres(pgUrl(name))))
 
 describe("PostgreSQL", () => {
   beforeAll(async () => {
@@ -263,8 +262,8 @@ describe("PostgreSQL", () => {
     }
   })
   afterAll(() =>
-    Effect.runPromise(asAdmin((sql) =>
-      Effect.forEach(made, (name) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), { discard: true }))))
+    Effect.runPromise(asAdmin((sql) => Effect.forEach(made, (name) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), { discard: true })))
+  )
 
   suite("postgres", () => pgStore(databaseName()))
   const restart = databaseName()
@@ -275,8 +274,7 @@ describe("PostgreSQL", () => {
     return Effect.gen(function*() {
       yield* createDatabase(name)
       const instances = yield* Effect.all(
-        Array.from({ length: 8 }, () =>
-          opened(SqlTaskStore.layerPostgres(pgUrl(name)), (store) => Effect.as(store.sweep(Lease, Gone), store.instance))),
+        Array.from({ length: 8 }, () => opened(SqlTaskStore.layerPostgres(pgUrl(name)), (store) => Effect.as(store.sweep(Lease, Gone), store.instance))),
         { concurrency: "unbounded" }
       )
       assert.strictEqual(new Set(instances).size, 8)

@@ -3,7 +3,7 @@
  * src/bin/, bundled by `npm run bundle` (run before every `npm test`) into dist/, and run with
  * plain `node`, exactly as an upstream server is run in the wild.
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"

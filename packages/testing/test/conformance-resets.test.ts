@@ -11,8 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { mockServerReset, rerunnable, resetsIn, scenarioOfDir } from "../../../scripts/conformance-resets.mjs"
 
-const given = (scenario: string, url: string) =>
-  `[10:34:57.290] INFO (#16): ${scenario} at 2025-11-25: ${url} (prefer-discover)\n`
+const given = (scenario: string, url: string) => `[10:34:57.290] INFO (#16): ${scenario} at 2025-11-25: ${url} (prefer-discover)\n`
 const failed = (scenario: string, reason: string) => `[10:35:13.358] ERROR (#0): ${scenario} failed: ${reason}\n`
 
 const resetOfMock = given("tools_call", "http://localhost:37713/mcp") +
@@ -55,8 +54,11 @@ describe("conformance client resets", () => {
         writeFileSync(join(leg, dir, "stderr.txt"), stderr)
       }
       write("tools_call-2026-12-01T10-34-39-517Z", resetOfMock)
-      write("auth/metadata-default-2026-12-01T10-34-39-600Z", given("auth/metadata-default", "http://localhost:9/mcp") +
-        failed("auth/metadata-default", "cannot reach http://localhost:9/mcp: fetch failed: ECONNRESET"))
+      write(
+        "auth/metadata-default-2026-12-01T10-34-39-600Z",
+        given("auth/metadata-default", "http://localhost:9/mcp") +
+          failed("auth/metadata-default", "cannot reach http://localhost:9/mcp: fetch failed: ECONNRESET")
+      )
       write("sep-2322-client-request-state-2026-12-01T10-35-17-858Z", given("sep-2322-client-request-state", "http://localhost:5/mcp"))
       assert.strictEqual(scenarioOfDir("auth/metadata-default-2026-12-01T10-34-39-600Z"), "auth/metadata-default")
 

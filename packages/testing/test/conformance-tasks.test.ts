@@ -24,7 +24,7 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown): A => {
 }
 
 const legacy = (version = "2025-11-25") =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const peer = yield* spawnStdio("conformance-fixture", ["--legacy-only"])
     const init = resultOf(yield* peer.request("initialize", Rq.initialize(version, { elicitation: {} })))
     yield* peer.send(Rq.notification("notifications/initialized"))
@@ -39,7 +39,7 @@ const modernCall = (peer: StdioPeer, name: string, args: JsonObject, capabilitie
 
 describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () => {
   it.scoped("declares tasks, lists task support per tool, and gates calls by the task hint", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { init, peer } = yield* legacy()
       assert.isTrue(Tasks.serverAugmentsToolCalls(objectAt(init, "capabilities")))
       const tools = resultOf(yield* peer.request("tools/list"))["tools"] as ReadonlyArray<JsonObject>
@@ -51,7 +51,7 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
     }))
 
   it.scoped("creates, gets, lists and cancels a task, and pushes its status", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { peer } = yield* legacy()
       const created = decode(Tasks.CreateTaskResult, resultOf(yield* peer.request("tools/call", asTask("slow_compute", { seconds: 60 }, 20_000)))).task
       assert.strictEqual(created.status, "working")
@@ -70,7 +70,7 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
     }))
 
   it.scoped("tasks/result waits for the end and returns the call's own result or error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { peer } = yield* legacy()
       const failing = decode(Tasks.CreateTaskResult, resultOf(yield* peer.request("tools/call", asTask("failing_job", {})))).task
       const payload = decode(Tasks.TaskPayloadResult, resultOf(yield* peer.request("tasks/result", { taskId: failing.taskId })))
@@ -84,7 +84,7 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
     }))
 
   it.scoped("asks a task's question as elicitation/create tied to the task, then finishes with the answer", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { peer } = yield* legacy()
       const task = decode(Tasks.CreateTaskResult, resultOf(yield* peer.request("tools/call", asTask("confirm_delete", { filename: "notes.txt" })))).task
       const asked = yield* peer.next("the task's elicitation", (m) => "method" in m && m.method === "elicitation/create")
@@ -97,7 +97,7 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
     }))
 
   it.scoped("asks test_tool_with_task's question on the call itself, then answers its tasks/result from the task", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { peer } = yield* legacy()
       const callId = "with-task"
       yield* peer.send(Rq.rpc(callId, "tools/call", asTask("test_tool_with_task", {})))
@@ -110,7 +110,7 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
     }))
 
   it.scoped("has no tasks before 2025-11-25", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { init, peer } = yield* legacy("2025-06-18")
       assert.strictEqual(init["protocolVersion"], "2025-06-18")
       assert.strictEqual(errorOf(yield* peer.request("tasks/get", { taskId: "x" })).code, ErrorCode.MethodNotFound)
@@ -122,7 +122,7 @@ describe("conformance fixture: 2025-11-25 core tasks (legacy-only, stdio)", () =
 
 describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)", () => {
   it.scoped("advertises the extension and makes a task only for a request that declared it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* spawnStdio("conformance-fixture", ["--modern-only"])
       const discover = resultOf(yield* peer.request("server/discover", Rq.modern()))
       assert.isTrue(TasksExtension.declared(objectAt(discover, "capabilities")))
@@ -140,7 +140,7 @@ describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)",
     }))
 
   it.scoped("refuses task work to a request without the extension (-32021), unknown tasks (-32602) and the removed methods (-32601)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* spawnStdio("conformance-fixture", ["--modern-only"])
       for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
         const refused = errorOf(yield* peer.request(method, Rq.modern({ taskId: "x", inputResponses: {} })))
@@ -155,7 +155,7 @@ describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)",
     }))
 
   it.scoped("parks a task on its question, takes the answer by tasks/update and completes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* spawnStdio("conformance-fixture", ["--modern-only"])
       const handle = decode(TasksExtension.CreateTaskResult, resultOf(yield* modernCall(peer, "confirm_delete", { filename: "a.txt" })))
       const waiting = decode(TasksExtension.GetTaskResult, resultOf(yield* peer.request("tasks/get", Rq.modern({ taskId: handle.taskId }, ext))))
@@ -170,7 +170,7 @@ describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)",
     }))
 
   it.scoped("gathers input by MRTR before it creates the task test_tool_with_task needs", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* spawnStdio("conformance-fixture", ["--modern-only"])
       const mute = errorOf(yield* modernCall(peer, "test_tool_with_task", {}))
       assert.strictEqual(mute.code, ErrorCode.MissingRequiredClientCapability, "it cannot ask a request that declared no elicitation")
@@ -178,9 +178,11 @@ describe("conformance fixture: 2026-07-28 tasks extension (modern-only, stdio)",
       const first = resultOf(yield* modernCall(peer, "test_tool_with_task", {}, caps))
       assert.strictEqual(first["resultType"], "input_required")
       assert.deepStrictEqual(Object.keys(objectAt(first, "inputRequests")), ["user_name"])
-      const second = resultOf(yield* modernCall(peer, "test_tool_with_task", {}, caps, {
-        inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } }
-      }))
+      const second = resultOf(
+        yield* modernCall(peer, "test_tool_with_task", {}, caps, {
+          inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } }
+        })
+      )
       const handle = decode(TasksExtension.CreateTaskResult, second)
       assert.strictEqual(handle.status, "working")
     }))

@@ -16,7 +16,7 @@ const control = (url: string, body: unknown) => Http.send(url.replace(/\/mcp$/, 
 
 describe("era-server, servers that change or lag", () => {
   it.scoped("--start-delay reads nothing until the delay is over, then answers what waited in order", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* spawnStdio("era-server", ["--mode", "dual", "--start-delay", "400"])
       const began = Date.now()
       const [d, i] = yield* Effect.all(
@@ -29,7 +29,7 @@ describe("era-server, servers that change or lag", () => {
     }))
 
   it.scoped("--late-refusal answers the discover read before initialize first, then refuses initialize with -32022", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* spawnStdio("era-server", ["--mode", "modern-only", "--start-delay", "300", "--late-refusal"])
       const [d, i] = yield* Effect.all(
         [peer.request("server/discover", Rq.modern()), peer.request("initialize", Rq.initialize())],
@@ -42,7 +42,7 @@ describe("era-server, servers that change or lag", () => {
     }))
 
   it.scoped("POST /control moves a running server to another mode: a modern request then gets a bare 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* start("dual")
       const before = yield* modernCall(url, "a", "hello", {})
       assert.strictEqual(textOf(resultOf(before.messages[0])), "hello from dual over modern 2026-07-28")
@@ -55,7 +55,7 @@ describe("era-server, servers that change or lag", () => {
     }))
 
   it.scoped("--header-tools is strict over modern HTTP: Mcp-Param-Region must be there and match", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* start("modern-only", "--header-tools")
       const listed = yield* Http.post(url, Rq.rpc("l", "tools/list", Rq.modern()), Rq.modernHeaders("tools/list"))
       const tools = resultOf(listed.messages[0])["tools"] as ReadonlyArray<Record<string, unknown>>

@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { startHttpFixture, type HttpFixture } from "../src/Fixtures.js"
+import { type HttpFixture, startHttpFixture } from "../src/Fixtures.js"
 import * as Http from "../src/era/client/HttpPeer.js"
 import { resultOf, textOf } from "../src/era/client/Replies.js"
 import * as Rq from "../src/era/client/Requests.js"
@@ -13,7 +13,7 @@ const start = (mode: string, ...args: ReadonlyArray<string>) => startHttpFixture
 
 /** POSTs initialize and notifications/initialized; returns the session's headers for later requests. */
 const openSession = (url: string, capabilities = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const init = yield* Http.post(url, Rq.rpc("init", "initialize", Rq.initialize("2025-11-25", capabilities)))
     assert.strictEqual(init.status, 200)
     assert.strictEqual(resultOf(init.messages[0])["protocolVersion"], "2025-11-25")
@@ -41,7 +41,7 @@ describe("era-server over Streamable HTTP, legacy", () => {
   ] as const
   for (const [mode, status] of plainRefusals) {
     it.scoped(`${mode} answers a modern discover with a plain ${status}, then serves initialize`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { url } = yield* start(mode)
         const probe = yield* discover(url)
         assert.strictEqual(probe.status, status)
@@ -53,7 +53,7 @@ describe("era-server over Streamable HTTP, legacy", () => {
   }
 
   it.scoped("slow-discover answers initialize while a discover is still pending", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* start("slow-discover", "--discover-delay", "1000")
       const order: Array<string> = []
       const probe = yield* Effect.fork(discover(url).pipe(Effect.tap(() => Effect.sync(() => order.push("discover")))))
@@ -65,7 +65,7 @@ describe("era-server over Streamable HTTP, legacy", () => {
     }))
 
   it.scoped("a legacy session refuses a header naming a version it does not serve", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* start("legacy-32601", "--versions", "2025-06-18,2025-11-25")
       const headers = yield* openSession(url)
       const r = yield* Http.post(url, Rq.rpc(1, "tools/list"), { ...headers, "mcp-protocol-version": "2025-03-26" })
@@ -80,7 +80,7 @@ const DualLive = Layer.scoped(Dual, start("dual"))
 
 layer(DualLive)("era-server over Streamable HTTP, legacy sessions on a shared dual server", (it) => {
   it.effect("a session id is required after initialize, unknown ones are 404, DELETE ends it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* Dual
       const headers = yield* openSession(url)
       const list = yield* Http.post(url, Rq.rpc(2, "tools/list"), headers)
@@ -94,7 +94,7 @@ layer(DualLive)("era-server over Streamable HTTP, legacy sessions on a shared du
     }))
 
   it.scoped("GET opens one SSE stream per session, and DELETE closes it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* Dual
       assert.strictEqual((yield* Http.send(url, { method: "GET" })).status, 405, "no session, no stream")
       const headers = yield* openSession(url)
@@ -107,7 +107,7 @@ layer(DualLive)("era-server over Streamable HTTP, legacy sessions on a shared du
     }))
 
   it.scoped("ask_name asks on the POST's SSE stream and takes the answer as a POSTed response", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* Dual
       const headers = yield* openSession(url, { elicitation: {} })
       const call = yield* Http.stream(url, { body: Rq.rpc("ask", "tools/call", Rq.call("ask_name")), headers })
@@ -126,7 +126,7 @@ layer(DualLive)("era-server over Streamable HTTP, legacy sessions on a shared du
     }))
 
   it.scoped("notifications/cancelled on the session withholds the reply: an empty event stream", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* Dual
       const headers = yield* openSession(url)
       const call = yield* Http.stream(url, { body: Rq.rpc("slow", "tools/call", Rq.call("slow", { ms: 60_000 })), headers })
@@ -137,7 +137,7 @@ layer(DualLive)("era-server over Streamable HTTP, legacy sessions on a shared du
     }))
 
   it.effect("dual serves a modern discover and a legacy session side by side", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* Dual
       const d = yield* discover(url)
       assert.strictEqual(d.status, 200)

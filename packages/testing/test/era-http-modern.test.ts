@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { startHttpFixture, type HttpFixture } from "../src/Fixtures.js"
+import { type HttpFixture, startHttpFixture } from "../src/Fixtures.js"
 import * as Http from "../src/era/client/HttpPeer.js"
 import { errorOf, objectAt, resultOf, textOf } from "../src/era/client/Replies.js"
 import * as Rq from "../src/era/client/Requests.js"
@@ -22,7 +22,7 @@ const ModernOnlyLive = Layer.scoped(ModernOnly, start("modern-only"))
 
 layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
   it.effect("announces a 127.0.0.1 /mcp URL and serves discover as JSON", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* ModernOnly
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
       const r = yield* modernPost(url, "d", "server/discover", Rq.modern())
@@ -36,7 +36,7 @@ layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
     }))
 
   it.effect("checks the mirrored headers: missing or different is 400 -32020", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* ModernOnly
       const body = Rq.rpc("x", "tools/list", Rq.modern())
       const missing = yield* Http.post(url, body)
@@ -56,7 +56,7 @@ layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
     }))
 
   it.effect("refuses bad _meta with 400 (-32602, -32022) and unknown methods with 404 -32601", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* ModernOnly
       const noMeta = yield* Http.post(url, Rq.rpc("a", "server/discover", {}), Rq.modernHeaders("server/discover"))
       assert.strictEqual(noMeta.status, 400)
@@ -75,7 +75,7 @@ layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
     }))
 
   it.effect("modern-only refuses initialize with 400 -32022, and GET/DELETE with 405", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* ModernOnly
       const init = yield* Http.post(url, Rq.rpc(1, "initialize", Rq.initialize()))
       assert.strictEqual(init.status, 400)
@@ -89,11 +89,11 @@ layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
     }))
 
   it.effect("closing the response stream cancels a slow call", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const fixture = yield* ModernOnly
-      const cancelled = yield* Effect.fork(Http.stderrIncludes(fixture.process, 'cancelled tools/call "slow"'))
+      const cancelled = yield* Effect.fork(Http.stderrIncludes(fixture.process, "cancelled tools/call \"slow\""))
       yield* Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const open = yield* Http.stream(fixture.url, {
             body: Rq.rpc("slow", "tools/call", Rq.modern(Rq.call("slow", { ms: 60_000 }))),
             headers: Rq.modernHeaders("tools/call", "slow")
@@ -108,7 +108,7 @@ layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
     }))
 
   it.effect("answers tools/call on an SSE stream by default", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* ModernOnly
       const hello = yield* modernPost(url, "h", "tools/call", Rq.modern(Rq.call("hello")), "hello")
       assert.strictEqual(hello.status, 200)
@@ -119,7 +119,7 @@ layer(ModernOnlyLive)("era-server over Streamable HTTP, modern-only", (it) => {
 
 describe("era-server over Streamable HTTP, modern, own fixtures", () => {
   it.scoped("--reply sse streams every reply", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sse = yield* start("modern-only", "--reply", "sse")
       const list = yield* modernPost(sse.url, "l", "tools/list", Rq.modern())
       assert.isTrue(list.contentType.startsWith("text/event-stream"))
@@ -127,7 +127,7 @@ describe("era-server over Streamable HTTP, modern, own fixtures", () => {
     }))
 
   it.scoped("ask_name: 400 -32021 without elicitation, input_required and a retry with it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* start("dual")
       const refused = yield* modernPost(url, "1", "tools/call", Rq.modern(Rq.call("ask_name")), "ask_name")
       assert.strictEqual(refused.status, 400)
@@ -143,5 +143,4 @@ describe("era-server over Streamable HTTP, modern, own fixtures", () => {
       const done = yield* modernPost(url, "3", "tools/call", retry, "ask_name")
       assert.strictEqual(textOf(resultOf(done.messages[0])), "hello, Grace")
     }))
-
 })

@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { startHttpFixture, type HttpFixture } from "../src/Fixtures.js"
+import { type HttpFixture, startHttpFixture } from "../src/Fixtures.js"
 import * as Http from "../src/era/client/HttpPeer.js"
 import { errorOf, resultOf, textOf } from "../src/era/client/Replies.js"
 import * as Rq from "../src/era/client/Requests.js"
@@ -12,7 +12,7 @@ import type { Message } from "../src/era/Wire.js"
 
 /** Opens the 2024-11-05 SSE stream at `path` and resolves the endpoint it names. */
 const connect = (url: string, path: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const stream = yield* Http.stream(new URL(path, url).href, { method: "GET" })
     assert.strictEqual(stream.status, 200)
     const first = yield* stream.next
@@ -26,7 +26,7 @@ const LegacySseLive = Layer.scoped(LegacySse, startHttpFixture("era-server", ["-
 
 layer(LegacySseLive)("era-server legacy-sse: the deprecated 2024-11-05 HTTP+SSE transport", (it) => {
   it.effect("POST to /mcp is 405, which sends a client to the GET fallback", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* LegacySse
       const probe = yield* Http.post(url, Rq.rpc("probe", "server/discover", Rq.modern()), Rq.modernHeaders("server/discover"))
       assert.strictEqual(probe.status, 405)
@@ -35,13 +35,11 @@ layer(LegacySseLive)("era-server legacy-sse: the deprecated 2024-11-05 HTTP+SSE 
 
   for (const path of ["/sse", "/mcp"]) {
     it.scoped(`GET ${path} opens the stream; requests POSTed to the endpoint are answered as message events`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { url } = yield* LegacySse
         const { stream, endpoint } = yield* connect(url, path)
-        const postOk = (m: unknown) =>
-          Http.post(endpoint, m).pipe(Effect.tap((r) => assert.strictEqual(r.status, 202)))
-        const answer = (m: unknown): Effect.Effect<Message, PeerError> =>
-          postOk(m).pipe(Effect.zipRight(stream.nextMessage))
+        const postOk = (m: unknown) => Http.post(endpoint, m).pipe(Effect.tap((r) => assert.strictEqual(r.status, 202)))
+        const answer = (m: unknown): Effect.Effect<Message, PeerError> => postOk(m).pipe(Effect.zipRight(stream.nextMessage))
         // Before initialize it behaves like legacy-32601.
         assert.strictEqual(errorOf(yield* answer(Rq.rpc(1, "server/discover", Rq.modern()))).code, ErrorCode.MethodNotFound)
         const init = resultOf(yield* answer(Rq.rpc(2, "initialize", Rq.initialize("2024-11-05"))))
@@ -53,7 +51,7 @@ layer(LegacySseLive)("era-server legacy-sse: the deprecated 2024-11-05 HTTP+SSE 
   }
 
   it.scoped("ask_name's question and answer travel over the stream and the endpoint", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* LegacySse
       const { stream, endpoint } = yield* connect(url, "/sse")
       yield* Http.post(endpoint, Rq.rpc(1, "initialize", Rq.initialize("2025-06-18", { elicitation: {} })))
@@ -68,7 +66,7 @@ layer(LegacySseLive)("era-server legacy-sse: the deprecated 2024-11-05 HTTP+SSE 
     }))
 
   it.effect("an unknown endpoint session is 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* LegacySse
       const r = yield* Http.post(new URL("/messages?sessionId=nope", url).href, Rq.rpc(1, "ping"))
       assert.strictEqual(r.status, 404)

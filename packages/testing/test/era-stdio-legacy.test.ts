@@ -20,7 +20,7 @@ const tempLog = Effect.acquireRelease(
 
 /** initialize + notifications/initialized, returning the negotiated version. */
 const handshake = (peer: StdioPeer, version: string = Revision.LatestLegacyRevision, capabilities = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const init = resultOf(yield* peer.request("initialize", Rq.initialize(version, capabilities)))
     yield* peer.send(Rq.notification("notifications/initialized"))
     return init
@@ -28,7 +28,7 @@ const handshake = (peer: StdioPeer, version: string = Revision.LatestLegacyRevis
 
 describe("era-server over stdio, legacy modes", () => {
   it.scoped("legacy-32601 refuses a pre-initialize discover with -32601, then serves a legacy session", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const log = yield* tempLog
       const peer = yield* start("legacy-32601", "--log", log)
       const probe = yield* peer.request("server/discover", Rq.modern())
@@ -56,7 +56,7 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("legacy-32602 refuses a pre-initialize request with -32602 but answers ping", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("legacy-32602")
       assert.strictEqual(errorOf(yield* peer.request("server/discover", Rq.modern())).code, ErrorCode.InvalidParams)
       assert.strictEqual(errorOf(yield* peer.request("tools/list")).code, ErrorCode.InvalidParams)
@@ -66,7 +66,7 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("legacy-silent never answers a pre-initialize request", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("legacy-silent")
       yield* peer.send(Rq.rpc("probe", "server/discover", Rq.modern()))
       yield* handshake(peer)
@@ -76,7 +76,7 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("legacy-exit exits on a pre-initialize request without answering", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const log = yield* tempLog
       const peer = yield* start("legacy-exit", "--log", log)
       yield* peer.send(Rq.rpc("probe", "server/discover", Rq.modern()))
@@ -87,7 +87,7 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("legacy-exit serves normally once initialized", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("legacy-exit")
       yield* handshake(peer)
       assert.strictEqual(errorOf(yield* peer.request("server/discover", Rq.modern())).code, ErrorCode.MethodNotFound)
@@ -95,7 +95,7 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("legacy-banner prints non-JSON lines before any frame, then behaves like legacy-32601", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("legacy-banner")
       assert.strictEqual(errorOf(yield* peer.request("server/discover", Rq.modern())).code, ErrorCode.MethodNotFound)
       assert.deepStrictEqual(peer.noise(), banner)
@@ -104,18 +104,17 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("initialize echoes a known version and counter-offers the newest for an unknown one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // The fixture renegotiates on every initialize, so one process can answer all three offers.
       const peer = yield* start("legacy-32601")
-      const offer = (version: string) =>
-        peer.request("initialize", Rq.initialize(version)).pipe(Effect.map((r) => resultOf(r)["protocolVersion"]))
+      const offer = (version: string) => peer.request("initialize", Rq.initialize(version)).pipe(Effect.map((r) => resultOf(r)["protocolVersion"]))
       assert.strictEqual(yield* offer("2024-11-05"), "2024-11-05")
       assert.strictEqual(yield* offer("2099-01-01"), "2025-11-25")
       assert.strictEqual(yield* offer("2026-07-28"), "2025-11-25", "a modern version is never accepted by initialize")
     }))
 
   it.scoped("--versions restricts the versions served", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("legacy-32601", "--versions", "2024-11-05,2025-03-26")
       const init = resultOf(yield* peer.request("initialize", Rq.initialize("2025-11-25")))
       assert.strictEqual(init["protocolVersion"], "2025-03-26")
@@ -126,7 +125,7 @@ describe("era-server over stdio, legacy modes", () => {
     }))
 
   it.scoped("exits on stdin EOF", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("legacy-32601")
       yield* handshake(peer)
       yield* peer.closeStdin

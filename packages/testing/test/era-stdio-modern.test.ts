@@ -24,7 +24,7 @@ const indexOfReply = (frames: ReadonlyArray<unknown>, id: string) =>
 
 describe("era-server over stdio, modern modes", () => {
   it.scoped("modern-only serves server/discover with versions, capabilities and cache hints", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("modern-only")
       const d = resultOf(yield* peer.request("server/discover", Rq.modern()))
       assert.deepStrictEqual(d["supportedVersions"], ["2026-07-28"])
@@ -43,7 +43,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("modern-only refuses initialize with -32022 naming its versions", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("modern-only")
       const e = errorOf(yield* peer.request("initialize", Rq.initialize("2025-11-25")))
       assert.strictEqual(e.code, ErrorCode.UnsupportedProtocolVersion)
@@ -51,7 +51,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("validates _meta: missing fields are -32602, an unsupported version -32022, legacy methods -32601", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("modern-only")
       assert.strictEqual(errorOf(yield* peer.request("tools/list")).code, ErrorCode.InvalidParams)
       const noCaps: JsonObject = { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }
@@ -63,7 +63,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("ask_name without declared elicitation is -32021 naming the capability", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("modern-only")
       const e = errorOf(yield* peer.request("tools/call", Rq.modern(Rq.call("ask_name"))))
       assert.strictEqual(e.code, ErrorCode.MissingRequiredClientCapability)
@@ -71,7 +71,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("ask_name answers input_required, then the retry with inputResponses", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("modern-only")
       const first = resultOf(yield* peer.request("tools/call", Rq.modern(Rq.call("ask_name"), elicitation)))
       assert.strictEqual(first["resultType"], "input_required")
@@ -94,7 +94,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("dual serves both eras on one connection, each request by its own _meta", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const log = yield* tempLog
       const peer = yield* start("dual", "--log", log)
       assert.deepStrictEqual(resultOf(yield* peer.request("server/discover", Rq.modern()))["supportedVersions"], ["2026-07-28"])
@@ -117,7 +117,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("dual -32022 lists legacy versions too, so a legacy-only supported list can be tested", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("dual", "--versions", "2025-06-18,2025-11-25")
       const e = errorOf(yield* peer.request("server/discover", Rq.modern()))
       assert.strictEqual(e.code, ErrorCode.UnsupportedProtocolVersion)
@@ -125,7 +125,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("a modern slow call stops on notifications/cancelled", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("dual")
       yield* peer.send(Rq.rpc("doomed", "tools/call", Rq.modern(Rq.call("slow", { ms: 150 }))))
       yield* peer.send(Rq.notification("notifications/cancelled", { requestId: "doomed" }))
@@ -134,7 +134,7 @@ describe("era-server over stdio, modern modes", () => {
     }))
 
   it.scoped("slow-discover answers initialize while a discover is still pending", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* start("slow-discover", "--discover-delay", "1000")
       yield* peer.send(Rq.rpc("probe", "server/discover", Rq.modern()))
       const init = resultOf(yield* peer.request("initialize", Rq.initialize()))

@@ -7,7 +7,7 @@ import { spawnStdio, type StdioPeer } from "../src/era/client/StdioPeer.js"
 import { isObject, type Message } from "../src/era/Wire.js"
 
 const legacySession = (capabilities = {}, version = "2025-11-25") =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const peer = yield* spawnStdio("era-server", ["--mode", "dual"])
     resultOf(yield* peer.request("initialize", Rq.initialize(version, capabilities)))
     yield* peer.send(Rq.notification("notifications/initialized"))
@@ -20,7 +20,7 @@ const isElicitation = (m: Message): boolean => "method" in m && m.method === "el
 
 describe("era-server tools over a legacy stdio session", () => {
   it.scoped("echo returns its message, boom is a tool error, an unknown tool is -32602", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* legacySession()
       assert.strictEqual(textOf(resultOf(yield* callTool(peer, "echo", { message: "line one\nline two" }))), "line one\nline two")
       const boom = resultOf(yield* callTool(peer, "boom"))
@@ -29,7 +29,7 @@ describe("era-server tools over a legacy stdio session", () => {
     }))
 
   it.scoped("structured carries structuredContent, a resource_link and an audio block", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* legacySession()
       const result = resultOf(yield* callTool(peer, "structured"))
       assert.deepStrictEqual(objectAt(result, "structuredContent"), {
@@ -47,7 +47,7 @@ describe("era-server tools over a legacy stdio session", () => {
     }))
 
   it.scoped("slow stops on notifications/cancelled and never answers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* legacySession()
       yield* peer.send(Rq.rpc("doomed", "tools/call", Rq.call("slow", { ms: 150 })))
       yield* peer.send(Rq.notification("notifications/cancelled", { requestId: "doomed", reason: "test" }))
@@ -57,7 +57,7 @@ describe("era-server tools over a legacy stdio session", () => {
     }))
 
   it.scoped("ask_name sends elicitation/create and answers with the accepted name", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* legacySession({ elicitation: {} })
       yield* peer.send(Rq.rpc("ask", "tools/call", Rq.call("ask_name")))
       const question = yield* peer.next("elicitation/create", isElicitation)
@@ -68,7 +68,7 @@ describe("era-server tools over a legacy stdio session", () => {
     }))
 
   it.scoped("ask_name reports a declined question, and omits mode before 2025-11-25", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* legacySession({ elicitation: {} }, "2025-06-18")
       yield* peer.send(Rq.rpc("ask", "tools/call", Rq.call("ask_name")))
       const question = yield* peer.next("elicitation/create", isElicitation)
@@ -79,7 +79,7 @@ describe("era-server tools over a legacy stdio session", () => {
     }))
 
   it.scoped("ask_name does not ask a client that declared no elicitation", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const peer = yield* legacySession()
       const result = resultOf(yield* callTool(peer, "ask_name"))
       assert.isTrue(result["isError"])

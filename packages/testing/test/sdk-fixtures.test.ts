@@ -55,7 +55,7 @@ const attempt = <A>(what: string, run: () => Promise<A>) =>
 
 /** Starts a fixture and connects the official client to it; everything is torn down with the scope. */
 const connect = (fixture: string, via: Via, negotiation: Negotiation, options: ConnectOptions = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const args = options.args ?? []
     const client = new Client(
       { name: "sdk-fixtures-test", version: "1.0.0" },
@@ -82,15 +82,12 @@ const connect = (fixture: string, via: Via, negotiation: Negotiation, options: C
       asked.push("roots/list")
       return { roots: [{ uri: "file:///tmp/root", name: "root" }] }
     })
-    const transport =
-      via === "stdio"
-        ? new StdioClientTransport({ command: process.execPath, args: [fixtureScript(fixture), ...args], stderr: "ignore" })
-        : new StreamableHTTPClientTransport(new URL((yield* startHttpFixture(fixture, args)).url))
+    const transport = via === "stdio"
+      ? new StdioClientTransport({ command: process.execPath, args: [fixtureScript(fixture), ...args], stderr: "ignore" })
+      : new StreamableHTTPClientTransport(new URL((yield* startHttpFixture(fixture, args)).url))
     // Released even when connect fails, so a refused handshake still ends the stdio child.
     yield* Effect.acquireRelease(Effect.succeed(transport), (t) => Effect.promise(() => t.close()))
-    yield* Effect.acquireRelease(attempt("connect", () => client.connect(transport)), () =>
-      Effect.promise(() => client.close())
-    )
+    yield* Effect.acquireRelease(attempt("connect", () => client.connect(transport)), () => Effect.promise(() => client.close()))
     const peer: Peer = {
       client,
       asked,
@@ -112,8 +109,7 @@ const textOf = (result: { readonly content?: ReadonlyArray<unknown> }): string =
   return (first as { text: string }).text
 }
 
-const toolNames = (peer: Peer) =>
-  attempt("tools/list", () => peer.client.listTools()).pipe(Effect.map((r) => r.tools.map((t) => t.name)))
+const toolNames = (peer: Peer) => attempt("tools/list", () => peer.client.listTools()).pipe(Effect.map((r) => r.tools.map((t) => t.name)))
 
 /** Exit code of a fixture run that is expected to stop by itself (usage errors). */
 const exitCodeOf = (fixture: string, args: ReadonlyArray<string>) =>
@@ -153,7 +149,7 @@ const vias: ReadonlyArray<Via> = ["stdio", "http"]
 describe("sdk-v1-legacy (@modelcontextprotocol/sdk 1.x)", () => {
   for (const via of vias) {
     it.scoped(`${via}: serves the greeting tools to a 2025 client and asks by elicitation/create`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("sdk-v1-legacy", via, "legacy")
         assert.strictEqual(peer.client.getServerVersion()?.name, "sdk-v1-legacy")
         assert.includeMembers(yield* toolNames(peer), ["hello", "echo", "boom", "ask_name"])
@@ -166,7 +162,7 @@ describe("sdk-v1-legacy (@modelcontextprotocol/sdk 1.x)", () => {
       }))
 
     it.scoped(`${via}: asks in every way a legacy server can — sampling, roots, two at once, twice, from a prompt and a resource`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("sdk-v1-legacy", via, "legacy")
         assert.strictEqual(
           textOf(yield* call(peer, "ask_sampling", { prompt: "Say hi" })),
@@ -192,7 +188,7 @@ describe("sdk-v1-legacy (@modelcontextprotocol/sdk 1.x)", () => {
       }))
 
     it.scoped(`${via}: --log records what the server received, asked and was answered`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dir = yield* Effect.acquireRelease(
           Effect.promise(() => mkdtemp(join(tmpdir(), "sdk-v1-log-"))),
           (d) => Effect.promise(() => rm(d, { recursive: true, force: true }))
@@ -210,13 +206,13 @@ describe("sdk-v1-legacy (@modelcontextprotocol/sdk 1.x)", () => {
       }))
 
     it.scoped(`${via}: a declined question is reported, not retried`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("sdk-v1-legacy", via, "legacy", { elicit: "decline" })
         assert.strictEqual(textOf(yield* call(peer, "ask_name")), "No name given (decline)")
       }))
 
     it.scoped(`${via}: an auto-negotiating client falls back to initialize; a pinned modern one is refused`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const auto = yield* connect("sdk-v1-legacy", via, "auto")
         assert.strictEqual(auto.client.getProtocolEra(), "legacy")
         assert.strictEqual(auto.client.getNegotiatedProtocolVersion(), "2025-11-25")
@@ -230,7 +226,7 @@ describe("sdk-v1-legacy (@modelcontextprotocol/sdk 1.x)", () => {
 describe("sdk-v2-dual (@modelcontextprotocol/server 2.x, both eras)", () => {
   for (const via of vias) {
     it.scoped(`${via}: a 2025 client gets the legacy era and a real elicitation/create`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("sdk-v2-dual", via, "legacy")
         assert.strictEqual(peer.client.getProtocolEra(), "legacy")
         // Sessionful on HTTP: the answer to a mid-call question must reach the same instance.
@@ -243,7 +239,7 @@ describe("sdk-v2-dual (@modelcontextprotocol/server 2.x, both eras)", () => {
       }))
 
     it.scoped(`${via}: an auto-negotiating client gets the modern era and answers input_required`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("sdk-v2-dual", via, "auto")
         assert.strictEqual(peer.client.getProtocolEra(), "modern")
         assert.strictEqual(peer.client.getNegotiatedProtocolVersion(), "2026-07-28")
@@ -256,7 +252,7 @@ describe("sdk-v2-dual (@modelcontextprotocol/server 2.x, both eras)", () => {
   }
 
   it.scoped("http --stateless-legacy: 2025 requests are served without a session, modern ones as usual", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const legacy = yield* connect("sdk-v2-dual", "http", "legacy", { args: ["--stateless-legacy"] })
       assert.isUndefined(legacy.sessionId())
       assert.strictEqual(textOf(yield* call(legacy, "hello")), "hello from sdk-v2-dual over legacy (2025-11-25)")
@@ -268,7 +264,7 @@ describe("sdk-v2-dual (@modelcontextprotocol/server 2.x, both eras)", () => {
 describe("sdk-v2-modern (@modelcontextprotocol/server 2.x, legacy: 'reject')", () => {
   for (const via of vias) {
     it.scoped(`${via}: serves 2026-07-28 and refuses initialize`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("sdk-v2-modern", via, "modern")
         assert.strictEqual(peer.client.getProtocolEra(), "modern")
         assert.strictEqual(textOf(yield* call(peer, "hello")), "hello from sdk-v2-modern over modern (2026-07-28)")
@@ -295,7 +291,7 @@ describe("conformance-fixture", () => {
 
   for (const via of vias) {
     it.scoped(`${via}: dual-era by default, the same MRTR tool works for a modern and a 2025 client`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const modern = yield* connect("conformance-fixture", via, "auto")
         assert.strictEqual(modern.client.getProtocolEra(), "modern")
         assert.includeMembers(yield* toolNames(modern), conformanceNames)
@@ -307,7 +303,7 @@ describe("conformance-fixture", () => {
       }))
 
     it.scoped(`${via} --legacy-only: answers only initialize, asking through server→client requests`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("conformance-fixture", via, "auto", { args: ["--legacy-only"] })
         assert.strictEqual(peer.client.getProtocolEra(), "legacy")
         assert.strictEqual(textOf(yield* call(peer, "hello")), "hello from conformance-fixture over legacy (2025-11-25)")
@@ -322,7 +318,7 @@ describe("conformance-fixture", () => {
     // conformance check `input-required-result-basic-elicitation` reads (`inputRequests.user_name`):
     // the SDK's legacy shim sends the embedded request's params alone, and the key stays behind.
     it.scoped(`${via} --legacy-only: an elicitation/create on the legacy wire names no inputRequests key`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("conformance-fixture", via, "legacy", { args: ["--legacy-only"] })
         assert.strictEqual(textOf(yield* call(peer, "test_input_required_result_elicitation")), "Hello, Ada!")
         assert.strictEqual(peer.elicited.length, 1)
@@ -332,7 +328,7 @@ describe("conformance-fixture", () => {
       }))
 
     it.scoped(`${via} --modern-only: refuses initialize and serves 2026-07-28`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const peer = yield* connect("conformance-fixture", via, "auto", { args: ["--modern-only"] })
         assert.strictEqual(peer.client.getProtocolEra(), "modern")
         assert.strictEqual(textOf(yield* call(peer, "test_input_required_result_multi_round")), "Ada likes teal")
@@ -342,7 +338,7 @@ describe("conformance-fixture", () => {
   }
 
   it.scoped("http: refuses a foreign Host or Origin (DNS rebinding) and accepts loopback ones", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* startHttpFixture("conformance-fixture")
       const port = new URL(url).port
       assert.strictEqual(yield* rawPost(url, { host: "evil.example.com" }), 403)
@@ -351,14 +347,14 @@ describe("conformance-fixture", () => {
     }))
 
   it.scoped("http: the v1 fixture refuses a foreign Host too", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { url } = yield* startHttpFixture("sdk-v1-legacy")
       assert.strictEqual(yield* rawPost(url, { host: "evil.example.com" }), 403)
       assert.strictEqual(yield* rawPost(url, { host: `127.0.0.1:${new URL(url).port}` }), 200)
     }))
 
   it.effect("rejects contradictory or unknown options with exit code 2", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       assert.strictEqual(yield* exitCodeOf("conformance-fixture", ["--legacy-only", "--modern-only"]), 2)
       assert.strictEqual(yield* exitCodeOf("sdk-v2-modern", ["--legacy-only"]), 2)
       assert.strictEqual(yield* exitCodeOf("sdk-v1-legacy", ["--port", "1"]), 2)

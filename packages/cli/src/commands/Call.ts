@@ -42,8 +42,7 @@ const parseArguments = (text: string, from: string) =>
     try: () => JSON.parse(text) as unknown,
     catch: (e) => new UsageError({ message: `arguments from ${from} are not JSON: ${e instanceof Error ? e.message : String(e)}` })
   }).pipe(
-    Effect.filterOrFail(isJsonObject, (v) =>
-      new UsageError({ message: `arguments must be a JSON object, got ${Array.isArray(v) ? "an array" : typeof v}` }))
+    Effect.filterOrFail(isJsonObject, (v) => new UsageError({ message: `arguments must be a JSON object, got ${Array.isArray(v) ? "an array" : typeof v}` }))
   )
 
 /** The arguments as given: none, `-` for stdin, or JSON on the command line. */
@@ -139,8 +138,12 @@ const startTask = (json: boolean, name: string | undefined, given: string | unde
     const parsed = yield* argumentsOf(given)
     const accepted = yield* ViaDaemon.required("call --task", (client) =>
       client.tools.call({ payload: { tool: name, arguments: parsed, task: {} }, headers: {} }))
-    if (!("task" in accepted)) return yield* new UsageError({ message: "the daemon answered with a result, not a task: it predates call --task" })
-    if (!json) return yield* Output.text(accepted.task.taskId)
+    if (!("task" in accepted)) {
+      return yield* new UsageError({ message: "the daemon answered with a result, not a task: it predates call --task" })
+    }
+    if (!json) {
+      return yield* Output.text(accepted.task.taskId)
+    }
     const { TasksApi } = yield* loadTasks
     yield* ViaDaemon.printJson(TasksApi.TaskAccepted, accepted)
   })

@@ -61,8 +61,7 @@ const showPath = Effect.fn("config.path")(function*(globals: GlobalOptions.Globa
  * transcripts and bug reports; their names are enough to check a configuration.
  */
 const Redacted = "<redacted>"
-const redact = (map: Readonly<Record<string, string>>): Record<string, string> =>
-  Object.fromEntries(Object.keys(map).map((k) => [k, Redacted]))
+const redact = (map: Readonly<Record<string, string>>): Record<string, string> => Object.fromEntries(Object.keys(map).map((k) => [k, Redacted]))
 
 /** An upstream's OAuth settings as shown: the client secret only as being set. */
 const authView = (auth: NonNullable<ServerDefinitionAuth>) => ({
@@ -118,8 +117,7 @@ type ServerView = Effect.Effect.Success<ReturnType<typeof serverView>>
 
 const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : JSON.stringify(s))
 
-const pairs = (map: Readonly<Record<string, string>>): string =>
-  Object.entries(map).map(([k, v]) => `${k}=${v}`).join(" ")
+const pairs = (map: Readonly<Record<string, string>>): string => Object.entries(map).map(([k, v]) => `${k}=${v}`).join(" ")
 
 const authText = (auth: ReturnType<typeof authView>): string =>
   [

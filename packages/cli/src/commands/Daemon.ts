@@ -194,16 +194,16 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
             mcp: { tcp: edge(host.app), socket: Effect.locally(host.app, Redact.RawForOwner, true) }
           }
         }), {
-          host: address,
-          port,
-          socket: files.socket,
-          grace,
-          limits: {
-            headersTimeout: yield* Settings.get("transport.headersTimeout"),
-            requestTimeout: yield* Settings.get("transport.requestTimeout"),
-            maxConnections: yield* Settings.get("daemon.maxConnections")
-          }
-        })
+        host: address,
+        port,
+        socket: files.socket,
+        grace,
+        limits: {
+          headersTimeout: yield* Settings.get("transport.headersTimeout"),
+          requestTimeout: yield* Settings.get("transport.requestTimeout"),
+          maxConnections: yield* Settings.get("daemon.maxConnections")
+        }
+      })
       const url = `http://${urlHost(listening.host)}:${listening.port}`
       const info: DaemonFiles.DaemonInfo = {
         pid: process.pid,
@@ -237,7 +237,9 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
-      Effect.provide(Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting, fleet: true }), NodeHttpServer.layerContext)),
+      Effect.provide(
+        Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting, fleet: true }), NodeHttpServer.layerContext)
+      ),
       // Outermost: everything is built seeing whether it traces, and the last spans are sent after it stops.
       Effect.provide(Telemetry.layer)
     )

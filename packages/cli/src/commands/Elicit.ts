@@ -20,8 +20,7 @@ import { globalsFrom } from "./Root.js"
 
 const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("The question's id, as `mcpx-fx elicit list` or the exit-75 message shows it."))
 
-const messageOf = (params: Readonly<Record<string, unknown>>, method: string): string =>
-  typeof params.message === "string" ? params.message : method
+const messageOf = (params: Readonly<Record<string, unknown>>, method: string): string => typeof params.message === "string" ? params.message : method
 
 const list = Command.make("list", { globals: GlobalOptions.options }, ({ globals }) =>
   Effect.gen(function*() {
@@ -66,15 +65,27 @@ const send = (id: string, build: (method: string) => Effect.Effect<typeof AskApi
 
 const answer = Command.make(
   "answer",
-  { globals: GlobalOptions.options, id: idArg, json: Args.text({ name: "json" }).pipe(Args.withDescription("An elicitation's form content (a JSON object); for a URL elicitation, {}. For other questions, the result.")) },
+  {
+    globals: GlobalOptions.options,
+    id: idArg,
+    json: Args.text({ name: "json" }).pipe(
+      Args.withDescription("An elicitation's form content (a JSON object); for a URL elicitation, {}. For other questions, the result.")
+    )
+  },
   ({ globals, id, json }) =>
     Effect.gen(function*() {
       yield* globalsFrom(globals)
       const value = yield* parseContent(json)
-      return yield* send(id, (method) =>
-        Effect.succeed(method === Method.ElicitationCreate ? { action: "accept" as const, content: value } : { result: value }))
+      return yield* send(
+        id,
+        (method) => Effect.succeed(method === Method.ElicitationCreate ? { action: "accept" as const, content: value } : { result: value })
+      )
     })
-).pipe(Command.withDescription(describe("Answer a question: accept an elicitation with its form's content.", `mcpx-fx elicit answer 3fJ9k2.elicitation_1 '{"name":"Ada"}'`)))
+).pipe(
+  Command.withDescription(
+    describe("Answer a question: accept an elicitation with its form's content.", `mcpx-fx elicit answer 3fJ9k2.elicitation_1 '{"name":"Ada"}'`)
+  )
+)
 
 const refuse = (action: "decline" | "cancel") =>
   Command.make(action, { globals: GlobalOptions.options, id: idArg }, ({ globals, id }) =>
@@ -84,7 +95,9 @@ const refuse = (action: "decline" | "cancel") =>
         method === Method.ElicitationCreate
           ? Effect.succeed({ action })
           : Effect.fail(new UsageError({ message: `${id} is a ${method} question; only an elicitation can be ${action}d — answer it with a result` })))
-    })).pipe(Command.withDescription(describe(`${action === "decline" ? "Decline" : "Cancel"} an elicitation.`, `mcpx-fx elicit ${action} 3fJ9k2.elicitation_1`)))
+    })).pipe(
+      Command.withDescription(describe(`${action === "decline" ? "Decline" : "Cancel"} an elicitation.`, `mcpx-fx elicit ${action} 3fJ9k2.elicitation_1`))
+    )
 
 /** `mcpx-fx elicit`. */
 export const command = Command.make("elicit", { globals: GlobalOptions.options }).pipe(

@@ -24,40 +24,46 @@ type Servers = ReturnType<typeof serversOf>["Type"]
 const dash = (v: string | null | undefined): string => (v === null || v === undefined ? "-" : v)
 
 /** `mcpx-fx protocol`. */
-export const protocol = Command.make("protocol", { globals: GlobalOptions.options, local: ViaDaemon.localOption }, ({ globals, local }) =>
-  Effect.gen(function*() {
-    const options = yield* globalsFrom(globals)
-    const { ApiBodies } = yield* loadShapes
-    const rows: Servers["servers"] = yield* ViaDaemon.orInProcess(options, local, {
-      daemon: (client) => Effect.map(client.system.protocol(), (report) => report.asClient.servers),
-      inProcess: withGateway(options, (gateway) => gateway.protocol)
+export const protocol = Command.make(
+  "protocol",
+  { globals: GlobalOptions.options, local: ViaDaemon.localOption },
+  ({ globals, local }) =>
+    Effect.gen(function*() {
+      const options = yield* globalsFrom(globals)
+      const { ApiBodies } = yield* loadShapes
+      const rows: Servers["servers"] = yield* ViaDaemon.orInProcess(options, local, {
+        daemon: (client) => Effect.map(client.system.protocol(), (report) => report.asClient.servers),
+        inProcess: withGateway(options, (gateway) => gateway.protocol)
+      })
+      if (options.json) return yield* ViaDaemon.printJson(serversOf(ApiBodies), { servers: rows })
+      yield* Output.text(
+        Output.table(
+          ["SERVER", "PREFERENCE", "ERA", "NEGOTIATED", "SOURCE", "CACHED"],
+          rows.map((r) => [
+            r.server,
+            r.preference,
+            dash(r.era),
+            dash(r.negotiated),
+            dash(r.eraSource),
+            r.cached === null
+              ? "-"
+              : `${r.cached.era} ${r.cached.version} (${new Date(r.cached.at).toISOString()}${
+                r.cached.transport !== undefined ? `, ${r.cached.transport}` : ""
+              })`
+          ])
+        )
+      )
     })
-    if (options.json) return yield* ViaDaemon.printJson(serversOf(ApiBodies), { servers: rows })
-    yield* Output.text(
-      Output.table(
-        ["SERVER", "PREFERENCE", "ERA", "NEGOTIATED", "SOURCE", "CACHED"],
-        rows.map((r) => [
-          r.server,
-          r.preference,
-          dash(r.era),
-          dash(r.negotiated),
-          dash(r.eraSource),
-          r.cached === null
-            ? "-"
-            : `${r.cached.era} ${r.cached.version} (${new Date(r.cached.at).toISOString()}${r.cached.transport !== undefined ? `, ${r.cached.transport}` : ""})`
-        ])
-      )
-    )
-  })).pipe(
-    Command.withDescription(
-      describe(
-        "Show, per upstream server, the effective upstream.protocol preference, the era and negotiated version of " +
-          "its running session (none until it is used), how the era was decided (probe, cache, forced) and the era " +
-          "cache's record. Over a running daemon the sessions are the daemon's own. " + ViaDaemon.helpNote,
-        "mcpx-fx protocol --json"
-      )
+).pipe(
+  Command.withDescription(
+    describe(
+      "Show, per upstream server, the effective upstream.protocol preference, the era and negotiated version of " +
+        "its running session (none until it is used), how the era was decided (probe, cache, forced) and the era " +
+        "cache's record. Over a running daemon the sessions are the daemon's own. " + ViaDaemon.helpNote,
+      "mcpx-fx protocol --json"
     )
   )
+)
 
 /** `mcpx-fx probe`. */
 export const probe = Command.make(

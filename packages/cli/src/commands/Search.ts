@@ -55,7 +55,10 @@ export const command = Command.make(
       yield* Output.text(
         found.tools.length === 0
           ? "(no tool matched)"
-          : Output.table(["TOOL", "DESCRIPTION"], found.tools.map((t) => [t.name, t.description.length > 90 ? `${t.description.slice(0, 87)}...` : t.description]))
+          : Output.table(
+            ["TOOL", "DESCRIPTION"],
+            found.tools.map((t) => [t.name, t.description.length > 90 ? `${t.description.slice(0, 87)}...` : t.description])
+          )
       )
       if (found.unlisted.length > 0) {
         yield* Console.error(`mcpx-fx: not searched, never listed: ${found.unlisted.join(", ")} (--refresh lists them)`)

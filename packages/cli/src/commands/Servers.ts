@@ -187,7 +187,8 @@ const add = Command.make(
       const clash = taken.find((t) => t === name || ConfigFile.namespaceOf(t) === ConfigFile.namespaceOf(name))
       if (clash !== undefined) {
         return yield* new UsageError({
-          message: `a server ${JSON.stringify(clash)} is already configured${clash === name ? "" : ` with the same namespace ${ConfigFile.namespaceOf(name)}`}; ` +
+          message:
+            `a server ${JSON.stringify(clash)} is already configured${clash === name ? "" : ` with the same namespace ${ConfigFile.namespaceOf(name)}`}; ` +
             "remove it first, or choose another name"
         })
       }

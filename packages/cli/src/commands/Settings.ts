@@ -24,8 +24,7 @@ import { globalsFrom } from "./Root.js"
 
 const group = Command.make("settings", { globals: GlobalOptions.options })
 
-const localRows = (options: GlobalOptions.Globals) =>
-  Effect.flatMap(Settings.Settings, (s) => s.list).pipe(Effect.provide(Layers.configured(options)))
+const localRows = (options: GlobalOptions.Globals) => Effect.flatMap(Settings.Settings, (s) => s.list).pipe(Effect.provide(Layers.configured(options)))
 
 const Rows = Schema.Array(SettingsModel.SettingRow)
 

@@ -36,11 +36,9 @@ type Instance = typeof ApiBodies.InstanceRow.Type
 
 // A session by the era it speaks and the version it negotiated ("legacy 2025-11-25"); the pool
 // lane it sits in is not its era (a legacy server's own session sits in the modern lane).
-const instanceText = (i: Instance): string =>
-  i.state !== "ready" ? i.state : [i.era, i.negotiated].filter((part) => part !== undefined).join(" ") || "ready"
+const instanceText = (i: Instance): string => i.state !== "ready" ? i.state : [i.era, i.negotiated].filter((part) => part !== undefined).join(" ") || "ready"
 
-const instancesText = (instances: ReadonlyArray<Instance>) =>
-  instances.length === 0 ? "-" : instances.map(instanceText).join(", ")
+const instancesText = (instances: ReadonlyArray<Instance>) => instances.length === 0 ? "-" : instances.map(instanceText).join(", ")
 
 /** The config files, and a refused reload while it stands (the daemon runs the configuration before it). */
 const configLines = (config: typeof ApiBodies.Status.Type["config"], atStart: ReadonlyArray<string>): ReadonlyArray<string> => {

@@ -80,8 +80,7 @@ const list = Command.make("list", { globals: GlobalOptions.options }, (args) =>
 const get = Command.make("get", { globals: GlobalOptions.options, id: idArg }, (args) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(args.globals)
-    const task = yield* ViaDaemon.required("tasks get", (client) =>
-      client.tasks.get({ path: { id: args.id }, urlParams: {} })).pipe(notFound)
+    const task = yield* ViaDaemon.required("tasks get", (client) => client.tasks.get({ path: { id: args.id }, urlParams: {} })).pipe(notFound)
     yield* printTask(options.json, task)
   })).pipe(Command.withDescription(describe("Show a task: its status, and its questions while it waits for answers.", "mcpx-fx tasks get 3fJ9k2Qx…")))
 
@@ -154,21 +153,24 @@ const answer = Command.make(
     Effect.gen(function*() {
       const options = yield* globalsFrom(args.globals)
       const inputResponses = yield* parseAnswers(args.json)
-      const task = yield* ViaDaemon.required("tasks answer", (client) =>
-        client.tasks.answer({ path: { id: args.id }, payload: { inputResponses } })).pipe(notFound)
+      const task = yield* ViaDaemon.required("tasks answer", (client) => client.tasks.answer({ path: { id: args.id }, payload: { inputResponses } })).pipe(
+        notFound
+      )
       yield* printTask(options.json, task)
     })
 ).pipe(
   Command.withDescription(
-    describe("Answer the questions a task waits on; it goes on by itself.", `mcpx-fx tasks answer 3fJ9k2Qx… '{"q1":{"action":"accept","content":{"name":"Ada"}}}'`)
+    describe(
+      "Answer the questions a task waits on; it goes on by itself.",
+      `mcpx-fx tasks answer 3fJ9k2Qx… '{"q1":{"action":"accept","content":{"name":"Ada"}}}'`
+    )
   )
 )
 
 const cancel = Command.make("cancel", { globals: GlobalOptions.options, id: idArg }, (args) =>
   Effect.gen(function*() {
     const options = yield* globalsFrom(args.globals)
-    const task = yield* ViaDaemon.required("tasks cancel", (client) =>
-      client.tasks.cancel({ path: { id: args.id }, payload: {} })).pipe(notFound)
+    const task = yield* ViaDaemon.required("tasks cancel", (client) => client.tasks.cancel({ path: { id: args.id }, payload: {} })).pipe(notFound)
     yield* printTask(options.json, task)
   })).pipe(Command.withDescription(describe("Cancel a task: its call is stopped upstream.", "mcpx-fx tasks cancel 3fJ9k2Qx…")))
 

@@ -62,13 +62,16 @@ describe.concurrent("batches over /mcp", () => {
         assert.strictEqual(error(reply.body as Message).code, -32600)
       }))
 
-    it.effect.each(["2025-06-18", "2025-11-25"] as const)("%s/http/a sessionless batch whose header names this revision is 400 -32600", (revision) =>
-      Effect.gen(function*() {
-        const { http } = yield* HttpDaemon
-        const reply = yield* http.post(batch, { headers: versionHeaders(revision) })
-        assert.strictEqual(reply.status, 400, reply.text)
-        assert.strictEqual(error(reply.body as Message).code, -32600)
-      }))
+    it.effect.each(["2025-06-18", "2025-11-25"] as const)(
+      "%s/http/a sessionless batch whose header names this revision is 400 -32600",
+      (revision) =>
+        Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          const reply = yield* http.post(batch, { headers: versionHeaders(revision) })
+          assert.strictEqual(reply.status, 400, reply.text)
+          assert.strictEqual(error(reply.body as Message).code, -32600)
+        })
+    )
 
     it.effect("2025-03-26/http/a batch of notifications and responses only is 202", () =>
       Effect.gen(function*() {

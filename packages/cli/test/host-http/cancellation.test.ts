@@ -49,21 +49,24 @@ describe.concurrent("cancellation over /mcp", () => {
         assert.deepStrictEqual(seen.filter((l) => l.method === "notifications/cancelled").map((l) => l.era), ["modern"])
       }))
 
-    it.effect.each(Legacy)("%s/http/notifications/cancelled in the session cancels the request, reaches the upstream and withholds the reply", (revision) =>
-      Effect.gen(function*() {
-        const { http, sandbox } = yield* HttpDaemon
-        const log = logOf(sandbox, "cancelled", revision)
-        const session = yield* openSession(http, revision)
-        const call = yield* Effect.fork(session.request("doomed", "tools/call", slow("cancelled", revision)))
-        yield* EraLog.until(log, has("tools/call"))
-        const cancel = yield* session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "doomed", reason: "test" } })
-        assert.strictEqual(cancel.status, 202, cancel.text)
-        yield* EraLog.until(log, has("notifications/cancelled"))
-        const reply = yield* Fiber.join(call)
-        assert.strictEqual(reply.status, 200)
-        assert.match(reply.headers.get("content-type") ?? "", /^text\/event-stream/)
-        assert.notMatch(reply.text, /^data:/m, reply.text)
-      }))
+    it.effect.each(Legacy)(
+      "%s/http/notifications/cancelled in the session cancels the request, reaches the upstream and withholds the reply",
+      (revision) =>
+        Effect.gen(function*() {
+          const { http, sandbox } = yield* HttpDaemon
+          const log = logOf(sandbox, "cancelled", revision)
+          const session = yield* openSession(http, revision)
+          const call = yield* Effect.fork(session.request("doomed", "tools/call", slow("cancelled", revision)))
+          yield* EraLog.until(log, has("tools/call"))
+          const cancel = yield* session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "doomed", reason: "test" } })
+          assert.strictEqual(cancel.status, 202, cancel.text)
+          yield* EraLog.until(log, has("notifications/cancelled"))
+          const reply = yield* Fiber.join(call)
+          assert.strictEqual(reply.status, 200)
+          assert.match(reply.headers.get("content-type") ?? "", /^text\/event-stream/)
+          assert.notMatch(reply.text, /^data:/m, reply.text)
+        })
+    )
 
     it.effect.each(Legacy)("%s/http/a dropped connection in a session is not a cancellation", (revision) =>
       Effect.gen(function*() {

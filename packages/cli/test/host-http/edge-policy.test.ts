@@ -52,7 +52,12 @@ describe.concurrent("the daemon's edge policy", () => {
         const { daemon } = yield* HttpDaemon
         const url = daemon.info.url
         for (const host of [`evil.example:${portOf(url)}`, "localhost:1", `127.0.0.1.evil.example:${portOf(url)}`, `[::1]:1`]) {
-          for (const [method, path] of [["GET", "/v1/health"], ["GET", "/v1/status"], ["DELETE", "/v1/settings/pool.max"], ["GET", "/mcp"], ["OPTIONS", "/mcp"], ["GET", "/other"]] as const) {
+          for (
+            const [method, path] of [["GET", "/v1/health"], ["GET", "/v1/status"], ["DELETE", "/v1/settings/pool.max"], ["GET", "/mcp"], ["OPTIONS", "/mcp"], [
+              "GET",
+              "/other"
+            ]] as const
+          ) {
             const r = yield* send({ url, method, path, headers: { host } })
             assert.strictEqual(r.status, 403, `${method} ${path} Host ${host}: ${r.text}`)
           }
@@ -75,7 +80,13 @@ describe.concurrent("the daemon's edge policy", () => {
         const { daemon } = yield* HttpDaemon
         const url = daemon.info.url
         const origin = "https://evil.example"
-        for (const [method, path, body] of [["GET", "/v1/health", undefined], ["POST", "/v1/call", call], ["PUT", "/v1/settings/pool.callTimeout", JSON.stringify({ value: "1ms" })], ["OPTIONS", "/v1/call", undefined]] as const) {
+        for (
+          const [method, path, body] of [["GET", "/v1/health", undefined], ["POST", "/v1/call", call], [
+            "PUT",
+            "/v1/settings/pool.callTimeout",
+            JSON.stringify({ value: "1ms" })
+          ], ["OPTIONS", "/v1/call", undefined]] as const
+        ) {
           const r = yield* send({ url, method, path, headers: { origin, "content-type": "application/json" }, ...(body !== undefined ? { body } : {}) })
           assert.strictEqual(r.status, 403, `${method} ${path}: ${r.text}`)
           assert.isUndefined(r.headers["access-control-allow-origin"])
@@ -150,7 +161,12 @@ describe.concurrent("the daemon's edge policy", () => {
     it.effect("a preflight from any other allowed-to-send origin is granted nothing", () =>
       Effect.gen(function*() {
         const { daemon } = yield* HttpDaemon
-        const r = yield* send({ url: daemon.info.url, method: "OPTIONS", path: "/mcp", headers: { origin: "http://localhost:5173", "access-control-request-method": "POST" } })
+        const r = yield* send({
+          url: daemon.info.url,
+          method: "OPTIONS",
+          path: "/mcp",
+          headers: { origin: "http://localhost:5173", "access-control-request-method": "POST" }
+        })
         assert.strictEqual(r.status, 204)
         assert.isUndefined(r.headers["access-control-allow-origin"])
         assert.isUndefined(r.headers["access-control-allow-headers"])

@@ -33,19 +33,24 @@ describe.concurrent("which era a POST belongs to", () => {
         assert.strictEqual(body.id, "bare-modern")
       }))
 
-    it.effect.each([
-      ["2026-07-28", "ping"],
-      ["2026-07-28", "tools/list"],
-      ["2031-01-01", "tools/list"]
-    ] as const)("2026-07-28/http/an MCP-Protocol-Version of %s on a %s body without _meta is modern: 400 -32602, not legacy", ([version, method]) =>
-      Effect.gen(function*() {
-        const { http } = yield* HttpDaemon
-        const reply = yield* http.post({ jsonrpc: "2.0", id: "claimed", method, params: {} }, {
-          headers: { "mcp-protocol-version": version, "mcp-method": method }
+    it.effect.each(
+      [
+        ["2026-07-28", "ping"],
+        ["2026-07-28", "tools/list"],
+        ["2031-01-01", "tools/list"]
+      ] as const
+    )(
+      "2026-07-28/http/an MCP-Protocol-Version of %s on a %s body without _meta is modern: 400 -32602, not legacy",
+      ([version, method]) =>
+        Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          const reply = yield* http.post({ jsonrpc: "2.0", id: "claimed", method, params: {} }, {
+            headers: { "mcp-protocol-version": version, "mcp-method": method }
+          })
+          assert.strictEqual(reply.status, 400, reply.text)
+          assert.strictEqual(error(asMessage(reply.body)).code, -32602)
         })
-        assert.strictEqual(reply.status, 400, reply.text)
-        assert.strictEqual(error(asMessage(reply.body)).code, -32602)
-      }))
+    )
 
     it.effect("2026-07-28/http/an unimplemented later date in the body and header is -32022, not legacy", () =>
       Effect.gen(function*() {

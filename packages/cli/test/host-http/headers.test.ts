@@ -75,36 +75,42 @@ const rawExchange = (url: string, headerLines: ReadonlyArray<string>, body: stri
 
 describe.concurrent("2026-07-28 mirrored headers over /mcp", () => {
   layer(HttpDaemon.layer(config), { timeout: 30_000 })("modern http headers", (it) => {
-    it.effect.each([
-      ["MCP-Protocol-Version is missing", { "mcp-method": "tools/call", "mcp-name": "alpha__echo" }],
-      ["Mcp-Method is missing", { "mcp-protocol-version": "2026-07-28", "mcp-name": "alpha__echo" }],
-      ["Mcp-Name is missing on tools/call", { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call" }],
-      ["Mcp-Method differs from the body", modernHeaders("tools/list", "alpha__echo")],
-      ["Mcp-Name differs from the body", modernHeaders("tools/call", "alpha__hello")],
-      ["MCP-Protocol-Version differs from _meta", { ...modernHeaders("tools/call", "alpha__echo"), "mcp-protocol-version": "2099-01-01" }],
-      ["Mcp-Method differs only in case (values are case-sensitive)", modernHeaders("TOOLS/CALL", "alpha__echo")],
-      ["Mcp-Name carries a byte outside visible ASCII", modernHeaders("tools/call", "alpha__ech\u00e9")],
-      ["Mcp-Name's Base64 lacks its padding", modernHeaders("tools/call", "=?base64?YWxwaGFfX2VjaG8?=")],
-      ["Mcp-Name's Base64 has characters outside the alphabet", modernHeaders("tools/call", "=?base64?YWxwaGFfX2Vja*8=?=")]
-    ] as const)("2026-07-28/http/tools/call is 400 -32020 with its id when %s", ([label, headers]) =>
+    it.effect.each(
+      [
+        ["MCP-Protocol-Version is missing", { "mcp-method": "tools/call", "mcp-name": "alpha__echo" }],
+        ["Mcp-Method is missing", { "mcp-protocol-version": "2026-07-28", "mcp-name": "alpha__echo" }],
+        ["Mcp-Name is missing on tools/call", { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call" }],
+        ["Mcp-Method differs from the body", modernHeaders("tools/list", "alpha__echo")],
+        ["Mcp-Name differs from the body", modernHeaders("tools/call", "alpha__hello")],
+        ["MCP-Protocol-Version differs from _meta", { ...modernHeaders("tools/call", "alpha__echo"), "mcp-protocol-version": "2099-01-01" }],
+        ["Mcp-Method differs only in case (values are case-sensitive)", modernHeaders("TOOLS/CALL", "alpha__echo")],
+        ["Mcp-Name carries a byte outside visible ASCII", modernHeaders("tools/call", "alpha__ech\u00e9")],
+        ["Mcp-Name's Base64 lacks its padding", modernHeaders("tools/call", "=?base64?YWxwaGFfX2VjaG8?=")],
+        ["Mcp-Name's Base64 has characters outside the alphabet", modernHeaders("tools/call", "=?base64?YWxwaGFfX2Vja*8=?=")]
+      ] as const
+    )("2026-07-28/http/tools/call is 400 -32020 with its id when %s", ([label, headers]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         assertMismatch(yield* call(http, label, "alpha__echo", { message: "x" }, headers), label)
       }))
 
-    it.effect.each([
-      ["prompts/get", { name: "alpha__anything" }],
-      ["resources/read", { uri: "mcpx://alpha/era://readme" }]
-    ] as const)("2026-07-28/http/%s without Mcp-Name is 400 -32020", ([method, params]) =>
+    it.effect.each(
+      [
+        ["prompts/get", { name: "alpha__anything" }],
+        ["resources/read", { uri: "mcpx://alpha/era://readme" }]
+      ] as const
+    )("2026-07-28/http/%s without Mcp-Name is 400 -32020", ([method, params]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         assertMismatch(yield* http.post(modernBody(method, method, params), { headers: modernHeaders(method) }), method)
       }))
 
-    it.effect.each([
-      ["tools/list", modernHeaders("tools/list")],
-      ["server/discover", modernHeaders("server/discover")]
-    ] as const)("2026-07-28/http/%s needs no Mcp-Name and is served with the two headers", ([method, headers]) =>
+    it.effect.each(
+      [
+        ["tools/list", modernHeaders("tools/list")],
+        ["server/discover", modernHeaders("server/discover")]
+      ] as const
+    )("2026-07-28/http/%s needs no Mcp-Name and is served with the two headers", ([method, headers]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         const reply = yield* http.post(modernBody(method, method), { headers })
@@ -173,13 +179,15 @@ describe.concurrent("2026-07-28 mirrored headers over /mcp", () => {
         assert.strictEqual(firstText(asMessage(reply.body)), "region=Zürich")
       }))
 
-    it.effect.each([
-      ["differs from the body", { region: "eu-west" }, { "mcp-param-region": "us-east" }],
-      ["is missing while the body has a value", { region: "eu-west" }, {}],
-      ["is present while the body has none", {}, { "mcp-param-region": "eu-west" }],
-      ["carries a byte outside visible ASCII", { region: "eu-west" }, { "mcp-param-region": "eu-w\u00e9st" }],
-      ["fails to decode", { region: "eu-west" }, { "mcp-param-region": "=?base64?ZXUtd2VzdA?=" }]
-    ] as const)("2026-07-28/http/tools/call is 400 -32020 when Mcp-Param-Region %s", ([label, args, extra]) =>
+    it.effect.each(
+      [
+        ["differs from the body", { region: "eu-west" }, { "mcp-param-region": "us-east" }],
+        ["is missing while the body has a value", { region: "eu-west" }, {}],
+        ["is present while the body has none", {}, { "mcp-param-region": "eu-west" }],
+        ["carries a byte outside visible ASCII", { region: "eu-west" }, { "mcp-param-region": "eu-w\u00e9st" }],
+        ["fails to decode", { region: "eu-west" }, { "mcp-param-region": "=?base64?ZXUtd2VzdA?=" }]
+      ] as const
+    )("2026-07-28/http/tools/call is 400 -32020 when Mcp-Param-Region %s", ([label, args, extra]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         assertMismatch(yield* call(http, label, region, args, { ...modernHeaders("tools/call", region), ...extra }), label)

@@ -80,23 +80,26 @@ describe.concurrent("legacy Streamable HTTP over /mcp", () => {
         assertStructuredCall(revision, asMessage(reply.body))
       }))
 
-    it.effect.each(Legacy)("%s/http/an MCP-Protocol-Version mcpx-fx does not implement is 400 -32022 with the legacy list", (revision) =>
-      Effect.gen(function*() {
-        const { http } = yield* HttpDaemon
-        const session = yield* openSession(http, revision)
-        const reply = yield* http.post(
-          { jsonrpc: "2.0", id: "odd", method: "tools/list", params: {} },
-          { headers: { [SessionHeader]: session.id, "mcp-protocol-version": "2025-01-01" } }
-        )
-        assert.strictEqual(reply.status, 400, reply.text)
-        const body = asMessage(reply.body)
-        const e = error(body)
-        assert.strictEqual(e.code, -32022)
-        assert.includeMembers([...((e.data as Message).supported as ReadonlyArray<string>)], [...Legacy])
-        assert.notInclude((e.data as Message).supported as ReadonlyArray<string>, "2026-07-28")
-        assert.strictEqual((e.data as Message).requested, "2025-01-01")
-        assert.strictEqual(body.id, "odd")
-      }))
+    it.effect.each(Legacy)(
+      "%s/http/an MCP-Protocol-Version mcpx-fx does not implement is 400 -32022 with the legacy list",
+      (revision) =>
+        Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          const session = yield* openSession(http, revision)
+          const reply = yield* http.post(
+            { jsonrpc: "2.0", id: "odd", method: "tools/list", params: {} },
+            { headers: { [SessionHeader]: session.id, "mcp-protocol-version": "2025-01-01" } }
+          )
+          assert.strictEqual(reply.status, 400, reply.text)
+          const body = asMessage(reply.body)
+          const e = error(body)
+          assert.strictEqual(e.code, -32022)
+          assert.includeMembers([...((e.data as Message).supported as ReadonlyArray<string>)], [...Legacy])
+          assert.notInclude((e.data as Message).supported as ReadonlyArray<string>, "2026-07-28")
+          assert.strictEqual((e.data as Message).requested, "2025-01-01")
+          assert.strictEqual(body.id, "odd")
+        })
+    )
 
     it.effect.each(Legacy)("%s/http/a request naming an unknown session is 404", (revision) =>
       Effect.gen(function*() {
@@ -145,13 +148,16 @@ describe.concurrent("legacy Streamable HTTP over /mcp", () => {
         assertStructuredCall("2025-03-26", asMessage(reply.body))
       }))
 
-    it.effect.each(["2025-06-18", "2025-11-25"] as const)("%s/http/a sessionless request is served in the revision its header names", (revision) =>
-      Effect.gen(function*() {
-        const { http } = yield* HttpDaemon
-        const reply = yield* sessionless(http, revision, "named", "tools/call", { name: "alpha__structured", arguments: {} })
-        assert.strictEqual(reply.status, 200, reply.text)
-        assertStructuredCall(revision, asMessage(reply.body))
-      }))
+    it.effect.each(["2025-06-18", "2025-11-25"] as const)(
+      "%s/http/a sessionless request is served in the revision its header names",
+      (revision) =>
+        Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          const reply = yield* sessionless(http, revision, "named", "tools/call", { name: "alpha__structured", arguments: {} })
+          assert.strictEqual(reply.status, 200, reply.text)
+          assertStructuredCall(revision, asMessage(reply.body))
+        })
+    )
 
     it.effect.each(Legacy)("%s/http/a notification in the session is 202 with no body", (revision) =>
       Effect.gen(function*() {

@@ -20,7 +20,10 @@ const oversized = (revision: Revision, bytes: number): { readonly body: string; 
   const args = { message: "x".repeat(bytes) }
   return revision === Modern
     ? { body: JSON.stringify(modernBody("big", "tools/call", { name: "alpha__echo", arguments: args })), headers: modernHeaders("tools/call", "alpha__echo") }
-    : { body: JSON.stringify({ jsonrpc: "2.0", id: "big", method: "tools/call", params: { name: "alpha__echo", arguments: args } }), headers: versionHeaders(revision) }
+    : {
+      body: JSON.stringify({ jsonrpc: "2.0", id: "big", method: "tools/call", params: { name: "alpha__echo", arguments: args } }),
+      headers: versionHeaders(revision)
+    }
 }
 
 const send = (url: string, init: RequestInit): Effect.Effect<Reply> =>
@@ -41,11 +44,13 @@ describe.concurrent("/mcp request limits", () => {
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         const { body, headers } = oversized(revision, DefaultMaxBodyBytes)
-        assertTooLarge(yield* send(http.url, {
-          method: "POST",
-          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-          body
-        }))
+        assertTooLarge(
+          yield* send(http.url, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+            body
+          })
+        )
       }))
 
     it.effect.each(All)("%s/http/a body not declared as JSON is 415", (revision) =>

@@ -40,17 +40,19 @@ describe.concurrent("2026-07-28 over /mcp", () => {
         assert.notProperty(r, "serverInfo")
       }))
 
-    it.effect.each([
-      ["discover without _meta", "server/discover", {}],
-      ["a call whose _meta lacks clientCapabilities", "tools/call", {
-        name: "alpha__echo",
-        arguments: { message: "x" },
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": clientInfo }
-      }],
-      ["a listing whose _meta lacks protocolVersion", "tools/list", {
-        _meta: { "io.modelcontextprotocol/clientCapabilities": {} }
-      }]
-    ] as const)("2026-07-28/http/a modern header on a request missing a required _meta field is 400 -32602: %s", ([label, method, params]) =>
+    it.effect.each(
+      [
+        ["discover without _meta", "server/discover", {}],
+        ["a call whose _meta lacks clientCapabilities", "tools/call", {
+          name: "alpha__echo",
+          arguments: { message: "x" },
+          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": clientInfo }
+        }],
+        ["a listing whose _meta lacks protocolVersion", "tools/list", {
+          _meta: { "io.modelcontextprotocol/clientCapabilities": {} }
+        }]
+      ] as const
+    )("2026-07-28/http/a modern header on a request missing a required _meta field is 400 -32602: %s", ([label, method, params]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         const name = "name" in params ? params.name : undefined
@@ -84,13 +86,15 @@ describe.concurrent("2026-07-28 over /mcp", () => {
         assert.property((e.data as Message).requiredCapabilities, "elicitation")
       }))
 
-    it.effect.each([
-      ["initialize", { protocolVersion: "2026-07-28", capabilities: {}, clientInfo }],
-      ["ping", {}],
-      ["logging/setLevel", { level: "info" }],
-      ["resources/subscribe", { uri: "era://readme" }],
-      ["unknown/method", {}]
-    ] as const)("2026-07-28/http/%s in the modern envelope is 404 -32601", ([method, params]) =>
+    it.effect.each(
+      [
+        ["initialize", { protocolVersion: "2026-07-28", capabilities: {}, clientInfo }],
+        ["ping", {}],
+        ["logging/setLevel", { level: "info" }],
+        ["resources/subscribe", { uri: "era://readme" }],
+        ["unknown/method", {}]
+      ] as const
+    )("2026-07-28/http/%s in the modern envelope is 404 -32601", ([method, params]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         const reply = yield* modernRequest(http, `removed-${method}`, method, params)
@@ -169,10 +173,12 @@ describe.concurrent("2026-07-28 over /mcp", () => {
         assert.strictEqual(error(asMessage(reply.body)).code, -32600)
       }))
 
-    it.effect.each([
-      ["with no headers (none are required of a notification)", {}],
-      ["with agreeing headers", modernHeaders("notifications/cancelled")]
-    ] as const)("2026-07-28/http/a notification is 202 with no body, %s", ([, headers]) =>
+    it.effect.each(
+      [
+        ["with no headers (none are required of a notification)", {}],
+        ["with agreeing headers", modernHeaders("notifications/cancelled")]
+      ] as const
+    )("2026-07-28/http/a notification is 202 with no body, %s", ([, headers]) =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon
         const reply = yield* http.post({

@@ -60,10 +60,12 @@ describe.concurrent("questions over /mcp", () => {
         Effect.scoped(Effect.gen(function*() {
           const { http } = yield* HttpDaemon
           const session = yield* openSession(http, revision, { elicitation: {} })
-          for (const [id, answer, expected] of [
-            ["accepting", { action: "accept", content: { name: "Ada" } }, "hello, Ada"],
-            ["declining", { action: "decline" }, "no name (decline)"]
-          ] as const) {
+          for (
+            const [id, answer, expected] of [
+              ["accepting", { action: "accept", content: { name: "Ada" } }, "hello, Ada"],
+              ["declining", { action: "decline" }, "no name (decline)"]
+            ] as const
+          ) {
             const stream = yield* session.stream(id, "tools/call", { name: `${legacyNs(revision)}__ask_name`, arguments: {} })
             assert.match(stream.response.headers.get("content-type") ?? "", /^text\/event-stream/)
             const question = yield* stream.nextEvent

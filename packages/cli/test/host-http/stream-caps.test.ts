@@ -43,7 +43,10 @@ describe("stream caps", () => {
         Effect.acquireRelease(
           Effect.sync(() => new AbortController()).pipe(
             Effect.flatMap((controller) =>
-              Effect.map(Effect.promise(() => fetch(`${daemon.info.url}/v1/events`, { signal: controller.signal })), (response) => ({ controller, response, n }))
+              Effect.map(
+                Effect.promise(() => fetch(`${daemon.info.url}/v1/events`, { signal: controller.signal })),
+                (response) => ({ controller, response, n })
+              )
             )
           ),
           ({ controller }) => Effect.sync(() => controller.abort())

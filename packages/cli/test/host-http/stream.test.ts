@@ -118,25 +118,28 @@ describe.concurrent("the legacy GET stream over /mcp", () => {
         assert.isUndefined(event._tag === "event" ? event.id : "not an event")
       })))
 
-    it.effect.each(Legacy)("%s/http/a resources/subscribe made before the GET stream opens delivers resources/updated on it", (revision) =>
-      Effect.scoped(Effect.gen(function*() {
-        const { http } = yield* HttpDaemon
-        const session = yield* openSession(http, revision)
-        const listed = yield* session.request("resources", "resources/list")
-        const resources = result(listed.body as Message).resources as ReadonlyArray<Message>
-        const uri = resources.find((r) => r.name === "readme" || String(r.uri).includes("readme"))?.uri
-        assert.isString(uri, listed.text)
-        const subscribed = yield* session.request("sub", "resources/subscribe", { uri })
-        assert.strictEqual(subscribed.status, 200, subscribed.text)
-        const stream = asStream(yield* http.get(session.headers))
-        yield* until(stream, (i) => i._tag === "comment", "the opening comment")
-        yield* session.request("notify", "tools/call", { name: "alpha__notify_changes", arguments: {} })
-        const updated = yield* until(
-          stream,
-          (i) => i._tag === "event" && i.data.method === "notifications/resources/updated",
-          "notifications/resources/updated"
-        )
-        assert.strictEqual(updated._tag === "event" ? (updated.data.params as Message).uri : undefined, uri)
-      })))
+    it.effect.each(Legacy)(
+      "%s/http/a resources/subscribe made before the GET stream opens delivers resources/updated on it",
+      (revision) =>
+        Effect.scoped(Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          const session = yield* openSession(http, revision)
+          const listed = yield* session.request("resources", "resources/list")
+          const resources = result(listed.body as Message).resources as ReadonlyArray<Message>
+          const uri = resources.find((r) => r.name === "readme" || String(r.uri).includes("readme"))?.uri
+          assert.isString(uri, listed.text)
+          const subscribed = yield* session.request("sub", "resources/subscribe", { uri })
+          assert.strictEqual(subscribed.status, 200, subscribed.text)
+          const stream = asStream(yield* http.get(session.headers))
+          yield* until(stream, (i) => i._tag === "comment", "the opening comment")
+          yield* session.request("notify", "tools/call", { name: "alpha__notify_changes", arguments: {} })
+          const updated = yield* until(
+            stream,
+            (i) => i._tag === "event" && i.data.method === "notifications/resources/updated",
+            "notifications/resources/updated"
+          )
+          assert.strictEqual(updated._tag === "event" ? (updated.data.params as Message).uri : undefined, uri)
+        }))
+    )
   })
 })

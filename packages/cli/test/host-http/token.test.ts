@@ -50,7 +50,12 @@ describe.concurrent("daemon.token", () => {
     it.effect("a preflight needs no token (a browser sends none with it)", () =>
       Effect.gen(function*() {
         const { daemon } = yield* HttpDaemon
-        const r = yield* send({ url: daemon.info.url, method: "OPTIONS", path: "/mcp", headers: { origin: "https://app.example.com", "access-control-request-method": "POST" } })
+        const r = yield* send({
+          url: daemon.info.url,
+          method: "OPTIONS",
+          path: "/mcp",
+          headers: { origin: "https://app.example.com", "access-control-request-method": "POST" }
+        })
         assert.strictEqual(r.status, 204, r.text)
         assert.include(String(r.headers["access-control-allow-headers"]), "authorization")
       }))

@@ -18,7 +18,12 @@ const config = (sb: { readonly path: (...s: ReadonlyArray<string>) => string }) 
   settings: { "transport.stdioDrain": "20s" }
 })
 
-const call = (id: string, tool: string, args: Message = {}): Message => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: `alpha__${tool}`, arguments: args } })
+const call = (id: string, tool: string, args: Message = {}): Message => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: `alpha__${tool}`, arguments: args }
+})
 const ping = (id: string): Message => ({ jsonrpc: "2.0", id, method: "ping" })
 
 /** The batch reply holding a response to `id`. */
@@ -35,7 +40,10 @@ describe.concurrent("2025-03-26", () => {
     Effect.gen(function*() {
       const serve = yield* start(config)
       yield* open(serve, "2025-03-26")
-      yield* serve.send([ping("b-ping"), call("b-echo", "echo", { message: "two\nlines" }), { method: "notifications/progress", params: { progressToken: 1, progress: 1 } }, call("b-boom", "boom")])
+      yield* serve.send([ping("b-ping"), call("b-echo", "echo", { message: "two\nlines" }), {
+        method: "notifications/progress",
+        params: { progressToken: 1, progress: 1 }
+      }, call("b-boom", "boom")])
       const replies = yield* serve.frame(arrayWith("b-ping"), "the batch reply")
       assert.sameMembers(replies.map((m) => m.id), ["b-ping", "b-echo", "b-boom"])
       assert.deepStrictEqual(result(byId(replies, "b-ping")), {})
@@ -72,7 +80,10 @@ describe.concurrent("2025-03-26", () => {
     Effect.gen(function*() {
       const serve = yield* start(config)
       yield* open(serve, "2025-03-26")
-      yield* serve.send([{ method: "notifications/progress", params: { progressToken: 1, progress: 1 } }, { method: "notifications/cancelled", params: { requestId: "none" } }])
+      yield* serve.send([{ method: "notifications/progress", params: { progressToken: 1, progress: 1 } }, {
+        method: "notifications/cancelled",
+        params: { requestId: "none" }
+      }])
       // The batch is read before this ping, so a reply to it would come first.
       yield* serve.request("after", "ping")
       yield* serve.end

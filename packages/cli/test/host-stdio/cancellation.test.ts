@@ -21,22 +21,25 @@ const config = (sb: { readonly path: (...s: ReadonlyArray<string>) => string }) 
 const has = (method: string) => (log: ReadonlyArray<EraLog.Logged>) => log.some((l) => l.method === method)
 
 describe.concurrent("stdio cancellation", () => {
-  it.scoped.each(All)("%s/stdio/notifications/cancelled interrupts the request, reaches the upstream and suppresses its reply", (revision) =>
-    Effect.gen(function*() {
-      const serve = yield* start(config)
-      const host = yield* open(serve, revision)
-      const log = serve.sandbox.path(upstreamLog)
-      yield* host.send("doomed", "tools/call", { name: "slowpoke__slow", arguments: { ms: 600_000 } })
-      yield* EraLog.until(log, has("tools/call"))
-      yield* serve.send({ method: "notifications/cancelled", params: { requestId: "doomed", reason: "test" } })
-      yield* EraLog.until(log, has("notifications/cancelled"))
-      yield* host.cheap("after")
-      yield* serve.end
-      const run = yield* serve.exited
-      assert.strictEqual(run.code, 0, run.stderr)
-      assert.deepStrictEqual(run.violations, [])
-      assert.isFalse(run.frames.some((f) => responseId(f) === "doomed"), run.lines.join("\n"))
-    }))
+  it.scoped.each(All)(
+    "%s/stdio/notifications/cancelled interrupts the request, reaches the upstream and suppresses its reply",
+    (revision) =>
+      Effect.gen(function*() {
+        const serve = yield* start(config)
+        const host = yield* open(serve, revision)
+        const log = serve.sandbox.path(upstreamLog)
+        yield* host.send("doomed", "tools/call", { name: "slowpoke__slow", arguments: { ms: 600_000 } })
+        yield* EraLog.until(log, has("tools/call"))
+        yield* serve.send({ method: "notifications/cancelled", params: { requestId: "doomed", reason: "test" } })
+        yield* EraLog.until(log, has("notifications/cancelled"))
+        yield* host.cheap("after")
+        yield* serve.end
+        const run = yield* serve.exited
+        assert.strictEqual(run.code, 0, run.stderr)
+        assert.deepStrictEqual(run.violations, [])
+        assert.isFalse(run.frames.some((f) => responseId(f) === "doomed"), run.lines.join("\n"))
+      })
+  )
 
   it.scoped.each(All)("%s/stdio/a cancelled request's id is free for the very next request", (revision) =>
     Effect.gen(function*() {

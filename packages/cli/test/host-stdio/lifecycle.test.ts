@@ -28,7 +28,8 @@ describe.concurrent.each(Legacy)("%s", (revision) => {
         yield* serve.send({ id: "post-call", method: "tools/call", params: structured })
         assert.strictEqual(result(yield* serve.reply("init")).protocolVersion, revision)
         assertStructuredCall(revision, yield* serve.reply("post-call"))
-      }))
+      })
+  )
 
   it.scoped(`${revision}/stdio/initialize answers ${revision} with the capabilities ${revision} has`, () =>
     Effect.gen(function*() {

@@ -36,17 +36,19 @@ describe.concurrent("2026-07-28", () => {
         assert.notProperty(r, "protocolVersions")
       }))
 
-    it.effect.each([
-      ["discover without _meta", "server/discover", {}],
-      ["a call whose _meta lacks clientCapabilities", "tools/call", {
-        name: "alpha__echo",
-        arguments: { message: "x" },
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": clientInfo }
-      }],
-      ["a listing whose clientCapabilities is not an object", "tools/list", {
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": "all" }
-      }]
-    ] as const)("2026-07-28/stdio/missing _meta is -32602: %s", ([label, method, params]) =>
+    it.effect.each(
+      [
+        ["discover without _meta", "server/discover", {}],
+        ["a call whose _meta lacks clientCapabilities", "tools/call", {
+          name: "alpha__echo",
+          arguments: { message: "x" },
+          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": clientInfo }
+        }],
+        ["a listing whose clientCapabilities is not an object", "tools/list", {
+          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": "all" }
+        }]
+      ] as const
+    )("2026-07-28/stdio/missing _meta is -32602: %s", ([label, method, params]) =>
       Effect.gen(function*() {
         const serve = yield* SharedServe
         const reply = yield* serve.request(`missing-${label}`, method, params)
@@ -75,12 +77,14 @@ describe.concurrent("2026-07-28", () => {
         assert.property(required, "elicitation")
       }))
 
-    it.effect.each([
-      ["initialize", { protocolVersion: "2026-07-28", capabilities: {}, clientInfo }],
-      ["ping", {}],
-      ["logging/setLevel", { level: "info" }],
-      ["resources/subscribe", { uri: "era://readme" }]
-    ] as const)("2026-07-28/stdio/%s in the modern envelope is -32601", ([method, params]) =>
+    it.effect.each(
+      [
+        ["initialize", { protocolVersion: "2026-07-28", capabilities: {}, clientInfo }],
+        ["ping", {}],
+        ["logging/setLevel", { level: "info" }],
+        ["resources/subscribe", { uri: "era://readme" }]
+      ] as const
+    )("2026-07-28/stdio/%s in the modern envelope is -32601", ([method, params]) =>
       Effect.gen(function*() {
         const serve = yield* SharedServe
         const reply = yield* serve.request(`removed-${method}`, method, { ...params, _meta: modernMeta() })

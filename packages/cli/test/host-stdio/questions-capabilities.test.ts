@@ -35,7 +35,7 @@ describe.concurrent("questions a host cannot take", () => {
         yield* host.send("ask", "tools/call", { name: "leg__ask_name", arguments: {} })
         const first = yield* serve.frame(replyOrQuestion("ask"), "the reply or a question")
         assert.notStrictEqual(first.method, "elicitation/create", JSON.stringify(first))
-      assert.include(JSON.stringify(first.result), "cancel")
+        assert.include(JSON.stringify(first.result), "cancel")
         assert.include(JSON.stringify(first.result), "cancel")
       })
   )

@@ -64,8 +64,7 @@ describe.concurrent.each(All)("%s", (revision) => {
         const serve = yield* SharedServe
         const host = speaking(serve, revision)
         const log = serve.sandbox.path(identLog)
-        const call = (id: string, session: string) =>
-          Effect.map(host.call(id, "ident__echo", { message: id }, { "dev.mcpx/session": session }), firstText)
+        const call = (id: string, session: string) => Effect.map(host.call(id, "ident__echo", { message: id }, { "dev.mcpx/session": session }), firstText)
         assert.strictEqual(yield* call("ident-1", "first"), "ident-1")
         const sessions = EraLog.count(log, "initialize")
         assert.isAtLeast(sessions, 1)

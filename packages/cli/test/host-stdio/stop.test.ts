@@ -14,7 +14,6 @@ import { All, Modern, open, type Revision } from "../support/Revisions.js"
 import { sandbox } from "../support/Sandbox.js"
 import { era, type Exited, type Message, responseId, type Serve, start } from "../support/StdioServe.js"
 
-
 const replyIn = (run: Exited, id: string): Message => {
   const reply = run.frames.find((f) => responseId(f) === id)
   assert.isDefined(reply, `no reply to ${id}:\n${run.lines.join("\n")}\n${run.stderr}`)

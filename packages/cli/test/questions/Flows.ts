@@ -84,8 +84,7 @@ export const nextId = (what: string) => `${what}-${++ids}`
 /** A request and its retries: the same method and params each time, the retry fields added. */
 export const asking = (host: ModernHost, method: string, params: Message, capabilities: Message) => ({
   first: host.request(nextId("first"), method, params, capabilities),
-  retry: (inputResponses: Message, requestState: string) =>
-    host.request(nextId("retry"), method, { ...params, inputResponses, requestState }, capabilities)
+  retry: (inputResponses: Message, requestState: string) => host.request(nextId("retry"), method, { ...params, inputResponses, requestState }, capabilities)
 })
 
 export const tool = (u: Upstream, name: string, args: Message = {}) => ({ name: `${u.ns}__${name}`, arguments: args })
@@ -284,7 +283,12 @@ export const abandonAfterAnswer = (host: ModernHost, u: Upstream) =>
     const asked = inputRequired(yield* call.first)
     const { key } = onlyQuestion(asked, "elicitation/create")
     const answer = { [key]: accept({ name: "Ada" }) }
-    const retry = yield* host.begin(nextId("retry"), "tools/call", { ...tool(u, "ask_then_wait"), inputResponses: answer, requestState: asked.state }, Elicitation)
+    const retry = yield* host.begin(
+      nextId("retry"),
+      "tools/call",
+      { ...tool(u, "ask_then_wait"), inputResponses: answer, requestState: asked.state },
+      Elicitation
+    )
     yield* upstreamSaw(u, "answered elicitation/create")
     yield* retry.abandon
     yield* upstreamSaw(u, "legacy notifications/cancelled")

@@ -32,7 +32,6 @@ const finish = (serve: Serve) =>
     return run
   })
 
-
 describe.concurrent("questions from a legacy upstream over mcpx-fx serve", () => {
   it.scoped.each(Flows.Every)("2026-07-28/questions/%s [stdio]: %s", ([, , flow]) =>
     Effect.gen(function*() {

@@ -114,7 +114,8 @@ export const start = (sandbox: Sandbox, options: DaemonOptions): Effect.Effect<D
       info,
       child,
       stateDir,
-      stderr: () => stderr,
+      stderr: () =>
+        stderr,
       exited: exited(child),
       stop: (signal = "SIGTERM") => Effect.zipRight(Effect.sync(() => child.kill(signal)), exited(child))
     } satisfies Daemon

@@ -34,9 +34,7 @@ export const ensure = (binary: string, pkg: string): Effect.Effect<void, Package
     // An image whose package lists were never fetched knows no such package until they are.
     return install.pipe(
       Effect.orElse(() => Effect.zipRight(run("apt-get", ["update"]), install)),
-      Effect.flatMap(() =>
-        existsSync(binary) ? Effect.void : Effect.fail(new PackageError({ detail: `apt-get installed ${pkg} but ${binary} is missing` }))
-      ),
+      Effect.flatMap(() => existsSync(binary) ? Effect.void : Effect.fail(new PackageError({ detail: `apt-get installed ${pkg} but ${binary} is missing` }))),
       Effect.mapError((e) => new PackageError({ detail: `could not install ${pkg} (apt-get install -y ${pkg}): ${e.detail}` }))
     )
   })

@@ -105,8 +105,11 @@ export const start = (sandbox: Sandbox, config: string, instances: number): Effe
       const nl = stdout.indexOf("\n")
       if (nl >= 0) Deferred.unsafeDone(ready, Effect.succeed(stdout.slice(0, nl)))
     })
-    child.once("exit", (code, signal) =>
-      Deferred.unsafeDone(ready, Effect.fail(new FleetError({ detail: `the fleet script exited (${signal ?? code}) before it was ready: ${stderr}` }))))
+    child.once(
+      "exit",
+      (code, signal) =>
+        Deferred.unsafeDone(ready, Effect.fail(new FleetError({ detail: `the fleet script exited (${signal ?? code}) before it was ready: ${stderr}` })))
+    )
     const line = yield* Deferred.await(ready).pipe(
       Effect.timeoutFail({ duration: "90 seconds", onTimeout: () => new FleetError({ detail: `the fleet was not ready within 90s: ${stderr}` }) })
     )

@@ -90,8 +90,10 @@ export const sseReader = (response: Response, controller: AbortController): SseR
     }
   }
   const next = Effect.promise(pull)
-  const nextEvent: Effect.Effect<Message | undefined> = Effect.flatMap(next, (item) =>
-    item === undefined ? Effect.succeed(undefined) : item._tag === "event" ? Effect.succeed(item.data) : nextEvent)
+  const nextEvent: Effect.Effect<Message | undefined> = Effect.flatMap(
+    next,
+    (item) => item === undefined ? Effect.succeed(undefined) : item._tag === "event" ? Effect.succeed(item.data) : nextEvent
+  )
   const rest = Effect.promise(async () => {
     const items: Array<SseItem> = []
     for (let item = await pull(); item !== undefined; item = await pull()) items.push(item)
@@ -175,8 +177,7 @@ export const endpoint = (url: string): Endpoint => {
     // Interrupting a POST aborts its fetch, which closes the connection: how a client goes away.
     post: (body, options) => Effect.promise((signal) => fetch(url, init(body, options, signal)).then(readWholeNow)),
     postStream: (body, options) =>
-      Effect.map(opened((signal) => fetch(url, init(body, options, signal))), ({ controller, response }) =>
-        sseReader(response, controller)),
+      Effect.map(opened((signal) => fetch(url, init(body, options, signal))), ({ controller, response }) => sseReader(response, controller)),
     get: (headers = {}) =>
       Effect.flatMap(
         opened((signal) => fetch(url, { method: "GET", headers: { accept: "text/event-stream", ...headers }, signal })),
@@ -226,8 +227,7 @@ export const modernRequest = (
   method: string,
   params: Message = {},
   capabilities: Message = {}
-): Effect.Effect<Reply> =>
-  http.post(modernBody(id, method, params, capabilities), { headers: modernHeaders(method, mirroredName(method, params)) })
+): Effect.Effect<Reply> => http.post(modernBody(id, method, params, capabilities), { headers: modernHeaders(method, mirroredName(method, params)) })
 
 /** The same, read as a stream (for calls a test cancels by closing it). */
 export const modernStream = (
@@ -260,8 +260,7 @@ export interface LegacySession {
 }
 
 /** The MCP-Protocol-Version a legacy host sends after initialize (the header arrived in 2025-06-18). */
-export const versionHeaders = (revision: LegacyRevision): Record<string, string> =>
-  revision >= "2025-06-18" ? { "mcp-protocol-version": revision } : {}
+export const versionHeaders = (revision: LegacyRevision): Record<string, string> => revision >= "2025-06-18" ? { "mcp-protocol-version": revision } : {}
 
 /**
  * Opens a session of `revision`: `initialize` (which must answer that version and mint a session),
@@ -280,8 +279,7 @@ export const openSession = (
       return yield* Effect.dieMessage(`initialize ${revision} was answered ${init.status} ${id} ${init.text}`)
     }
     const headers = { [SessionHeader]: id, ...versionHeaders(revision) }
-    const send = (message: unknown, accept?: string) =>
-      http.post(message, { headers, ...(accept !== undefined ? { accept } : {}) })
+    const send = (message: unknown, accept?: string) => http.post(message, { headers, ...(accept !== undefined ? { accept } : {}) })
     const initialized = yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
     if (initialized.status !== 202) return yield* Effect.dieMessage(`notifications/initialized was answered ${initialized.status}`)
     return {

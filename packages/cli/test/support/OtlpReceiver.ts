@@ -47,8 +47,7 @@ const plain = (value: unknown): unknown => {
   return value
 }
 
-const attributesOf = (u: unknown): Record<string, unknown> =>
-  Object.fromEntries(list(u).filter(isJson).map((a) => [String(a.key), plain(a.value)]))
+const attributesOf = (u: unknown): Record<string, unknown> => Object.fromEntries(list(u).filter(isJson).map((a) => [String(a.key), plain(a.value)]))
 
 const statusOf = (u: unknown): ReceivedSpan["status"] => {
   if (!isJson(u)) return { code: 0 }

@@ -117,8 +117,8 @@ export const start = (
       url,
       log: () => log,
       query: (promql) =>
-        Effect.promise(() =>
-          fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`).then((r) => r.json() as Promise<QueryReply>)
-        ).pipe(Effect.map((reply) => reply.data?.result?.[0]?.value?.[1]))
+        Effect.promise(() => fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`).then((r) => r.json() as Promise<QueryReply>)).pipe(
+          Effect.map((reply) => reply.data?.result?.[0]?.value?.[1])
+        )
     } satisfies Prometheus
   })

@@ -68,10 +68,8 @@ export const speaking = (serve: Serve, revision: Revision, capabilities: Message
     if (revision === Modern) return { ...p, _meta: modernMeta(capabilities, meta) }
     return Object.keys(meta).length === 0 ? p : { ...p, _meta: meta }
   }
-  const send = (id: string | number, method: string, p?: Message, meta?: Message) =>
-    serve.send({ id, method, params: params(p, meta) })
-  const request = (id: string | number, method: string, p?: Message, meta?: Message) =>
-    Effect.zipRight(send(id, method, p, meta), serve.reply(id))
+  const send = (id: string | number, method: string, p?: Message, meta?: Message) => serve.send({ id, method, params: params(p, meta) })
+  const request = (id: string | number, method: string, p?: Message, meta?: Message) => Effect.zipRight(send(id, method, p, meta), serve.reply(id))
   return {
     revision,
     serve,

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
-import { type Sandbox, bundle, sandbox } from "./Sandbox.js"
+import { bundle, type Sandbox, sandbox } from "./Sandbox.js"
 
 /** One JSON-RPC message as written on the wire. */
 export type Message = Readonly<Record<string, unknown>>
@@ -186,8 +186,7 @@ export const start = (input: ServeConfigInput, options: StartOptions = {}): Effe
         child.stdin.write(`${line}\n`, () => resume(Effect.void))
       })
     const stamp = (m: Message): Message => ({ jsonrpc: "2.0", ...m })
-    const send = (message: Message | ReadonlyArray<Message>) =>
-      write(JSON.stringify(Array.isArray(message) ? message.map(stamp) : stamp(message as Message)))
+    const send = (message: Message | ReadonlyArray<Message>) => write(JSON.stringify(Array.isArray(message) ? message.map(stamp) : stamp(message as Message)))
     const frame = <A>(select: (frame: Frame) => A | undefined, what: string) =>
       until(() => {
         for (const f of frames) {
@@ -196,15 +195,13 @@ export const start = (input: ServeConfigInput, options: StartOptions = {}): Effe
         }
         return undefined
       }, what)
-    const reply = (id: string | number) =>
-      frame((f) => (responseId(f) === id ? (f as Message) : undefined), `replying to ${JSON.stringify(id)}`)
+    const reply = (id: string | number) => frame((f) => (responseId(f) === id ? (f as Message) : undefined), `replying to ${JSON.stringify(id)}`)
     return {
       sandbox: sb,
       send,
       sendLine: write,
       reply,
-      request: (id, method, params) =>
-        Effect.zipRight(send(params === undefined ? { id, method } : { id, method, params }), reply(id)),
+      request: (id, method, params) => Effect.zipRight(send(params === undefined ? { id, method } : { id, method, params }), reply(id)),
       frame,
       frames: Effect.sync(() => [...frames]),
       end: Effect.sync(() => {

@@ -40,18 +40,18 @@ const nameOf = (method: string, params: Message): string | undefined =>
  * A 2026-07-28 host on `http` declaring `capabilities`, of session `who` (`dev.mcpx/session`;
  * none when undefined): each request's one reply.
  */
-export const modernHost = (http: Endpoint, who: string | undefined, capabilities: Message = declaringTasks) =>
-(id: string, method: string, params: Message): Effect.Effect<Message> =>
-  Effect.map(
-    http.post(
-      { jsonrpc: "2.0", id, method, params: { ...params, _meta: modernMeta(capabilities, who === undefined ? {} : { "dev.mcpx/session": who }) } },
-      { headers: modernHeaders(method, nameOf(method, params)) }
-    ),
-    (reply) => {
-      assert.isObject(reply.body, `${reply.status} ${reply.text}`)
-      return reply.body as Message
-    }
-  )
+export const modernHost =
+  (http: Endpoint, who: string | undefined, capabilities: Message = declaringTasks) => (id: string, method: string, params: Message): Effect.Effect<Message> =>
+    Effect.map(
+      http.post(
+        { jsonrpc: "2.0", id, method, params: { ...params, _meta: modernMeta(capabilities, who === undefined ? {} : { "dev.mcpx/session": who }) } },
+        { headers: modernHeaders(method, nameOf(method, params)) }
+      ),
+      (reply) => {
+        assert.isObject(reply.body, `${reply.status} ${reply.text}`)
+        return reply.body as Message
+      }
+    )
 
 /**
  * Polls `get` (a `tasks/get`; the extension is a polling protocol) until the task reads `status`,
@@ -77,5 +77,7 @@ export const upstreamTasks = (log: string, status: string): ReadonlyArray<string
  * `seconds`; then dies saying `what` did not happen, with the log. Needs the live clock.
  */
 export const upstreamSaw = (log: string, ready: (lines: ReadonlyArray<string>) => boolean, what: string, seconds = 30): Effect.Effect<void> =>
-  Effect.flatMap(Effect.timeoutOption(EraLog.until(log, () => ready(lines(log))), `${seconds} seconds`), (saw) =>
-    Option.isSome(saw) ? Effect.void : Effect.dieMessage(`within ${seconds}s, ${what}; the upstream's log:\n${lines(log).join("\n")}`))
+  Effect.flatMap(
+    Effect.timeoutOption(EraLog.until(log, () => ready(lines(log))), `${seconds} seconds`),
+    (saw) => Option.isSome(saw) ? Effect.void : Effect.dieMessage(`within ${seconds}s, ${what}; the upstream's log:\n${lines(log).join("\n")}`)
+  )

@@ -176,8 +176,7 @@ export const origins: Codec<ReadonlyArray<string>> = make({
   expected: "exact origins such as https://app.example.com (comma-separated)",
   type: Schema.Array(Schema.String),
   parse: (s) => (s.trim() === "" ? Option.some([]) : parseOrigins(s.split(","))),
-  fromOtherJson: (u) =>
-    Array.isArray(u) && u.every((x): x is string => typeof x === "string") ? parseOrigins(u) : Option.none(),
+  fromOtherJson: (u) => Array.isArray(u) && u.every((x): x is string => typeof x === "string") ? parseOrigins(u) : Option.none(),
   format: (a) => a.join(","),
   toJson: (a) => [...a]
 })
@@ -238,8 +237,7 @@ export const hosts: Codec<ReadonlyArray<string>> = make({
   expected: "host names such as mcp.example.com or mcp.example.com:8443 (comma-separated)",
   type: Schema.Array(Schema.String),
   parse: (s) => (s.trim() === "" ? Option.some([]) : parseHostEntries(s.split(","))),
-  fromOtherJson: (u) =>
-    Array.isArray(u) && u.every((x): x is string => typeof x === "string") ? parseHostEntries(u) : Option.none(),
+  fromOtherJson: (u) => Array.isArray(u) && u.every((x): x is string => typeof x === "string") ? parseHostEntries(u) : Option.none(),
   format: (a) => a.join(","),
   toJson: (a) => [...a]
 })

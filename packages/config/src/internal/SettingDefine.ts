@@ -9,16 +9,13 @@ import type * as Codec from "./Codec.js"
 // Names
 // ---------------------------------------------------------------------------------------------
 
-const words = (segment: string): ReadonlyArray<string> =>
-  segment.replace(/([a-z0-9])([A-Z])/g, "$1 $2").split(" ")
+const words = (segment: string): ReadonlyArray<string> => segment.replace(/([a-z0-9])([A-Z])/g, "$1 $2").split(" ")
 
 /** The environment variable of a setting path: `upstream.eraCache` → `MCPX_UPSTREAM_ERA_CACHE`. */
-export const envNameOf = (path: string): string =>
-  `MCPX_${path.split(".").flatMap(words).join("_").toUpperCase()}`
+export const envNameOf = (path: string): string => `MCPX_${path.split(".").flatMap(words).join("_").toUpperCase()}`
 
 /** The CLI flag of a setting path: `upstream.eraCache` → `--upstream-era-cache`. */
-export const flagNameOf = (path: string): string =>
-  `--${path.split(".").flatMap(words).join("-").toLowerCase()}`
+export const flagNameOf = (path: string): string => `--${path.split(".").flatMap(words).join("-").toLowerCase()}`
 
 /** How a setting is named inside a config file's `settings` object, for error messages. */
 export const fileKeyOf = (path: string): string => `settings[${JSON.stringify(path)}]`

@@ -71,7 +71,6 @@ export const filterOf = (allow: ReadonlyArray<Compiled> | undefined, deny: Reado
   return {
     all: false,
     allows: (name) => (allow === undefined || allow.some((p) => p.matches(name))) && !deny.some((p) => p.matches(name)),
-    unmatched: (names) =>
-      lists.filter((p) => !names.some((name) => p.matches(name))).map(({ list, pattern }) => ({ list, pattern }))
+    unmatched: (names) => lists.filter((p) => !names.some((name) => p.matches(name))).map(({ list, pattern }) => ({ list, pattern }))
   }
 }

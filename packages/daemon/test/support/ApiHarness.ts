@@ -77,4 +77,3 @@ export const call = (
   path: string,
   body?: unknown
 ) => Effect.flatMap(send(handler, method, path, body), json)
-

@@ -52,11 +52,12 @@ export const make = (deps: ChangesDeps) =>
               const change = Listings.changeOf(server, n.method, n.params)
               return change === undefined ? Effect.void : PubSub.publish(changes, change)
             }
-          }))
-      ).pipe(
-        Effect.catchAll((e) => Effect.logDebug(`${configured.name}: subscriptions/listen for ${uri} ended: ${e.message}`)),
-        Effect.interruptible
-      )
+          }))).pipe(
+          Effect.catchAll((e) =>
+            Effect.logDebug(`${configured.name}: subscriptions/listen for ${uri} ended: ${e.message}`)
+          ),
+          Effect.interruptible
+        )
 
     return { changes, listen }
   })

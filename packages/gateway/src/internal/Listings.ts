@@ -13,7 +13,12 @@ import * as Names from "../Names.js"
 export interface ListingDeps {
   readonly servers: () => ReadonlyArray<GatewayServer>
   readonly listServerTools: (server: GatewayServer, caller: Caller) => Effect.Effect<ReadonlyArray<JsonObject>, { readonly message: string }>
-  readonly listAll: (server: GatewayServer, caller: Caller, method: string, key: string) => Effect.Effect<ReadonlyArray<JsonObject>, { readonly message: string }>
+  readonly listAll: (
+    server: GatewayServer,
+    caller: Caller,
+    method: string,
+    key: string
+  ) => Effect.Effect<ReadonlyArray<JsonObject>, { readonly message: string }>
   /** The server's tool patterns that match none of its tools, as warnings. */
   readonly unmatchedPatterns: (server: GatewayServer, tools: ReadonlyArray<JsonObject>) => Effect.Effect<ReadonlyArray<ListingFailure>>
   readonly visible: (server: GatewayServer, tool: JsonObject) => boolean
@@ -38,9 +43,7 @@ export const aggregate = (deps: ListingDeps) =>
             warnings
           }))
         ),
-        Effect.catchAll((e) =>
-          Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure, warnings: [] })
-        )
+        Effect.catchAll((e) => Effect.succeed({ items: [], failure: { server: server.name, message: e.message } as ListingFailure, warnings: [] }))
       ),
     { concurrency: "unbounded" }
   ).pipe(

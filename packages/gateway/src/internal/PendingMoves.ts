@@ -125,15 +125,12 @@ export const make = (instance: string, life: Lifecycle) => {
       const release = Effect.sync(() => void (entry.busy = false))
       // A failure is always the end of the call; a result is once it is handed over.
       const moved = nextMove(entry).pipe(Effect.catchAll((e) => Effect.zipRight(forget(entry, "failed"), Effect.fail(e))))
-      const delivered = (move: Move): Effect.Effect<Move> =>
-        move._tag === "Complete" ? Effect.as(forget(entry, "completed"), move) : Effect.succeed(move)
+      const delivered = (move: Move): Effect.Effect<Move> => move._tag === "Complete" ? Effect.as(forget(entry, "completed"), move) : Effect.succeed(move)
       if (wait === undefined) {
         // One exit handler for both: the call ended if its caller was interrupted, then the caller let go.
         return moved.pipe(
           Effect.flatMap(delivered),
-          Effect.onExit((exit) =>
-            Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? Effect.ensuring(end(entry, "abandoned"), release) : release
-          )
+          Effect.onExit((exit) => Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? Effect.ensuring(end(entry, "abandoned"), release) : release)
         )
       }
       return moved.pipe(

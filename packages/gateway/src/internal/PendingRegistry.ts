@@ -11,14 +11,7 @@ import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
-import {
-  type Bounds,
-  parseHandle,
-  type PendingCallRefused,
-  type PendingCallsService,
-  type QuestionEvent,
-  type Target
-} from "../PendingQuestions.js"
+import { type Bounds, parseHandle, type PendingCallRefused, type PendingCallsService, type QuestionEvent, type Target } from "../PendingQuestions.js"
 import * as HeldQuestions from "./HeldQuestions.js"
 import { type Asked, type Ending, type Entry, gone, infoOf } from "./PendingEntry.js"
 import * as PendingLifecycle from "./PendingLifecycle.js"
@@ -84,8 +77,7 @@ export const make = (
       })
 
     // Parked: its round handed out, nobody waiting on it, nothing left to move it but its caller.
-    const isParked = (entry: Entry) =>
-      entry.registered && entry.handedOut && !entry.busy && !entry.ended && entry.exit === undefined
+    const isParked = (entry: Entry) => entry.registered && entry.handedOut && !entry.busy && !entry.ended && entry.exit === undefined
     const parkedOf = (entry: Entry): Parked => ({
       since: () => (isParked(entry) ? entry.expiresAt - Duration.toMillis(entry.bounds.ttl) : undefined),
       giveWay: Effect.suspend(() => (isParked(entry) ? end(entry, "reclaimed") : Effect.void))
@@ -169,9 +161,7 @@ export const make = (
           const entry = entries.get(id)
           return entry === undefined ? Effect.succeed(false) : Effect.as(end(entry, "abandoned"), true)
         }),
-      list: Effect.sync(() =>
-        [...entries.values()].map(infoOf)
-      ),
+      list: Effect.sync(() => [...entries.values()].map(infoOf)),
       hold: held.hold,
       held: held.list,
       answerHeld: held.answer,

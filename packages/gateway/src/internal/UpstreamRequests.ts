@@ -82,7 +82,7 @@ export const make = (deps: RequestDeps) => {
       for (let page = 0; page < 100; page++) {
         const result = yield* request(server, lister, method, cursor === undefined ? {} : { cursor })
         const list = result[key]
-        if (Array.isArray(list)) for (const item of list) if (isJsonObject(item)) items.push(item)
+        if (Array.isArray(list)) { for (const item of list) if (isJsonObject(item)) items.push(item) }
         cursor = typeof result.nextCursor === "string" && result.nextCursor.length > 0 ? result.nextCursor : undefined
         if (cursor === undefined) break
       }

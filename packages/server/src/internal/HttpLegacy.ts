@@ -35,13 +35,15 @@ import { mintId, type Session, type Sessions } from "./HttpSessions.js"
 import * as Wire from "./HttpWire.js"
 
 /** The legacy POST over the endpoint's shared parts. */
-export const makeLegacy = (deps: Deps & {
-  readonly backend: Backend["Type"]
-  readonly sessions: Sessions
-  readonly questions: ReturnType<typeof makeQuestions>
-  /** A legacy POST without `Mcp-Session-Id` (other than `initialize`): served, or refused with 400. */
-  readonly sessionless: "serve" | "refuse"
-}) => {
+export const makeLegacy = (
+  deps: Deps & {
+    readonly backend: Backend["Type"]
+    readonly sessions: Sessions
+    readonly questions: ReturnType<typeof makeQuestions>
+    /** A legacy POST without `Mcp-Session-Id` (other than `initialize`): served, or refused with 400. */
+    readonly sessionless: "serve" | "refuse"
+  }
+) => {
   const { backend, questions, server, sessions, settled, withKeepAlive } = deps
   const sessionHeader = (request: HttpServerRequest.HttpServerRequest) => Wire.header(request, HeaderCodec.SessionIdHeader)
 
@@ -53,8 +55,7 @@ export const makeLegacy = (deps: Deps & {
     readonly detachable: ClientDetach.Detachable | undefined
   }
 
-  const duplicate = (id: JsonRpc.RequestId) =>
-    JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
+  const duplicate = (id: JsonRpc.RequestId) => JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
 
   /**
    * Runs a legacy POST's requests and answers it. In a session each runs in a fiber of its own
@@ -107,8 +108,7 @@ export const makeLegacy = (deps: Deps & {
       const session = target.session
       // A batch's requests take turns; they never wait on anyone else's, nor anyone on them.
       const slots = batch ? Effect.unsafeMakeSemaphore(BatchConcurrency) : undefined
-      const run = (r: JsonRpc.Request) =>
-        settled(r, slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
+      const run = (r: JsonRpc.Request) => settled(r, slots === undefined ? server.handle(r, context) : slots.withPermits(1)(server.handle(r, context)))
       const replies = (exits: ReadonlyArray<Exit.Exit<JsonRpc.Response | undefined>>) =>
         exits.flatMap((e) => (Exit.isSuccess(e) && e.value !== undefined ? [e.value] : []))
 
@@ -169,9 +169,12 @@ export const makeLegacy = (deps: Deps & {
       return Effect.flatMap(Scope.make(), (exchange) => {
         let handedOver = false
         const release = Effect.suspend(() =>
-          handedOver ? Effect.void : Effect.zipRight(Effect.sync(() => void (open = false)), Scope.close(exchange, Exit.void)))
-        return Effect.flatMap(Effect.forEach(requests, (r) => Effect.forkIn(run(r), exchange)), (fibers) =>
-          answer(fibers, answered, exchange, () => void (handedOver = true))).pipe(Effect.ensuring(release))
+          handedOver ? Effect.void : Effect.zipRight(Effect.sync(() => void (open = false)), Scope.close(exchange, Exit.void))
+        )
+        return Effect.flatMap(
+          Effect.forEach(requests, (r) => Effect.forkIn(run(r), exchange)),
+          (fibers) => answer(fibers, answered, exchange, () => void (handedOver = true))
+        ).pipe(Effect.ensuring(release))
       })
     })
 
@@ -282,8 +285,10 @@ export const makeLegacy = (deps: Deps & {
 
   const legacySingle = (target: Legacy, message: JsonRpc.Message, accept: Wire.Accepts) => {
     if (JsonRpc.isResponse(message)) {
-      return Effect.map(questions.answer(target.session?.id, message), (routed) =>
-        routed ? Wire.accepted() : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: no request is waiting for this response"))
+      return Effect.map(
+        questions.answer(target.session?.id, message),
+        (routed) => routed ? Wire.accepted() : Wire.refuse(400, ErrorCode.InvalidRequest, "Invalid Request: no request is waiting for this response")
+      )
     }
     if (JsonRpc.isNotification(message)) return Effect.as(legacyNotification(target, message), Wire.accepted())
     const { detachable, session } = target

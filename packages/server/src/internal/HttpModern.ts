@@ -37,13 +37,15 @@ import * as Wire from "./HttpWire.js"
 export type SchemaLookup = (tool: string, meta: Meta.RequestMeta, sessionId: string | undefined) => Effect.Effect<unknown>
 
 /** The modern POST over the endpoint's shared parts. */
-export const makeModern = (deps: Deps & {
-  /** Modern requests never read a connection; one shared placeholder satisfies RequestContext. */
-  readonly modernConnection: Connection
-  readonly inputSchemaOf: SchemaLookup | undefined
-  /** Places for open `subscriptions/listen` streams. */
-  readonly listens: StreamSlots
-}) => {
+export const makeModern = (
+  deps: Deps & {
+    /** Modern requests never read a connection; one shared placeholder satisfies RequestContext. */
+    readonly modernConnection: Connection
+    readonly inputSchemaOf: SchemaLookup | undefined
+    /** Places for open `subscriptions/listen` streams. */
+    readonly listens: StreamSlots
+  }
+) => {
   const { listens, modernConnection, server, settled, withKeepAlive } = deps
 
   /** Whether a modern request asked to hear something before its response: progress, or log messages. */

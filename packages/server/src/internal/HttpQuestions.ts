@@ -35,8 +35,7 @@ export interface Questions {
 export const makeQuestions = (): Questions => {
   const waiting = new Map<string, Waiting>()
 
-  const channel = (owner: string | undefined, send: (message: JsonRpc.Message) => Effect.Effect<boolean>): QuestionChannel =>
-  (question: Question) =>
+  const channel = (owner: string | undefined, send: (message: JsonRpc.Message) => Effect.Effect<boolean>): QuestionChannel => (question: Question) =>
     Effect.gen(function*() {
       const id = `mcpx-fx-q-${mintId()}`
       const answer = yield* Deferred.make<JsonObject, QuestionRefused>()

@@ -20,8 +20,7 @@ export const EventStreamType = "text/event-stream"
 export const EventStreamHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" } as const
 
 /** A header of the request (names are lower-cased by the platform). */
-export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
-  request.headers[name.toLowerCase()]
+export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined => request.headers[name.toLowerCase()]
 
 const mediaTypes = (value: string): ReadonlyArray<string> =>
   value.split(",").map((part) => (part.split(";")[0] ?? "").trim().toLowerCase()).filter((t) => t.length > 0)
@@ -97,8 +96,7 @@ export const refuse = (
 ): HttpServerResponse.HttpServerResponse => json(status, JsonRpc.failure(options.id, code, message), options.headers)
 
 /** 202 and no body: a notification or a response was accepted. */
-export const accepted = (headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.empty({ status: 202, headers })
+export const accepted = (headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse => HttpServerResponse.empty({ status: 202, headers })
 
 const encoder = new TextEncoder()
 
@@ -196,9 +194,7 @@ export const reply = (
   body: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>,
   accept: Accepts,
   headers: Record<string, string> = {}
-): HttpServerResponse.HttpServerResponse =>
-  accept.json ? json(status, body, headers) : eventStream(Stream.make(sseEvent(body)), headers, status)
+): HttpServerResponse.HttpServerResponse => accept.json ? json(status, body, headers) : eventStream(Stream.make(sseEvent(body)), headers, status)
 
 /** A reply withheld (every request in it was cancelled): an event stream with nothing on it. */
-export const withheld = (headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse =>
-  eventStream(Stream.empty, headers)
+export const withheld = (headers: Record<string, string> = {}): HttpServerResponse.HttpServerResponse => eventStream(Stream.empty, headers)

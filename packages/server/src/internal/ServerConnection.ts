@@ -34,8 +34,7 @@ export interface Connection {
 }
 
 /** A fresh connection with nothing negotiated. */
-export const makeConnection = (id: string): Effect.Effect<Connection> =>
-  Effect.map(Ref.make(Option.none<Negotiated>()), (negotiated) => ({ id, negotiated }))
+export const makeConnection = (id: string): Effect.Effect<Connection> => Effect.map(Ref.make(Option.none<Negotiated>()), (negotiated) => ({ id, negotiated }))
 
 /** The revision a connection negotiated, if any (a transport needs it for batches and headers). */
 export const negotiatedRevision = (connection: Connection): Effect.Effect<Revision.LegacyRevision | undefined> =>

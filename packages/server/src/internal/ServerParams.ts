@@ -42,7 +42,6 @@ export const decodeParams = <A, I>(schema: Schema.Schema<A, I>, params: JsonObje
     onRight: Effect.succeed
   })
 
-
 export const RetryFields = Schema.Struct({
   inputResponses: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { exact: true }),
   requestState: Schema.optionalWith(Schema.String, { exact: true })
@@ -56,8 +55,7 @@ export const retryOf = (params: JsonObject): Effect.Effect<InputRetry | undefine
   // Nearly every call is a first round: nothing to decode.
   !hasKey(params, "inputResponses") && !hasKey(params, "requestState")
     ? Effect.succeed(undefined)
-    : Effect.map(decodeParams(RetryFields, params), (r) =>
-      r.inputResponses === undefined && r.requestState === undefined ? undefined : r)
+    : Effect.map(decodeParams(RetryFields, params), (r) => r.inputResponses === undefined && r.requestState === undefined ? undefined : r)
 
 /**
  * A call's name and arguments. The common shape (a string name, arguments an object or absent) is
@@ -116,4 +114,3 @@ export const sessionIdentity = (params: JsonObject | undefined): string | undefi
   }
   return undefined
 }
-

@@ -20,8 +20,7 @@ import { decodeParams, forwardMeta, ListParams, nameParams } from "./ServerParam
  */
 export const taskListing = (result: JsonObject): JsonObject => {
   const tools = Array.isArray(result.tools) ? result.tools : []
-  const listed = tools.map((t) =>
-    isJsonObject(t) ? { ...t, execution: { ...(isJsonObject(t.execution) ? t.execution : {}), taskSupport: "optional" } } : t)
+  const listed = tools.map((t) => isJsonObject(t) ? { ...t, execution: { ...(isJsonObject(t.execution) ? t.execution : {}), taskSupport: "optional" } } : t)
   return Shape.downgrade({ ...result, tools: listed }, Method.ToolsList, "2025-11-25")
 }
 
@@ -45,11 +44,17 @@ export const make = (deps: {
         Effect.map(backend.callTool(retry === undefined ? roundCaller : { ...roundCaller, retry }, p.name, p.arguments ?? {}, meta), shaped)
       const support = backend.taskSupport === undefined ? Effect.succeed("forbidden" as const) : backend.taskSupport(caller, p.name)
       const abandon = backend.abandon === undefined ? undefined : (state: string) => backend.abandon!(caller, state)
-      return Effect.flatMap(support, (s) =>
-        Effect.flatMap(tasks.call(caller, Method.ToolsCall, s !== "forbidden", round, undefined, abandon), (result) =>
-          Shape.resultTypeOf(result) !== "input_required"
-            ? Effect.succeed(result)
-            : Effect.map(deps.sealInputRequired(Method.ToolsCall, params, result), shaped)))
+      return Effect.flatMap(
+        support,
+        (s) =>
+          Effect.flatMap(
+            tasks.call(caller, Method.ToolsCall, s !== "forbidden", round, undefined, abandon),
+            (result) =>
+              Shape.resultTypeOf(result) !== "input_required"
+                ? Effect.succeed(result)
+                : Effect.map(deps.sealInputRequired(Method.ToolsCall, params, result), shaped)
+          )
+      )
     })
 
   /** A 2025-11-25 `tools/call` with `params.task`: a task whatever the tool (mcpx-fx runs it). */
@@ -60,9 +65,17 @@ export const make = (deps: {
   ): Effect.Effect<JsonObject, HandleError> => {
     const task = isJsonObject(params.task) ? params.task : {}
     const ttl = typeof task.ttl === "number" ? task.ttl : undefined
-    return Effect.flatMap(nameParams(params), (p) =>
-      tasks.call(caller, Method.ToolsCall, true, (roundCaller) =>
-        Effect.flatMap(backend.callTool(roundCaller, p.name, p.arguments ?? {}, forwardMeta(params)), shaped), ttl))
+    return Effect.flatMap(
+      nameParams(params),
+      (p) =>
+        tasks.call(
+          caller,
+          Method.ToolsCall,
+          true,
+          (roundCaller) => Effect.flatMap(backend.callTool(roundCaller, p.name, p.arguments ?? {}, forwardMeta(params)), shaped),
+          ttl
+        )
+    )
   }
 
   /** `tasks/get`, `tasks/update` and `tasks/cancel` of the extension. */

@@ -54,8 +54,7 @@ export const make = (moment: Effect.Effect<void>): Effect.Effect<Cut, never, Sco
             waiting.add(stop)
             fiber.addObserver(done)
             return Effect.sync(cleanup)
-          })).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
-        )
+          })).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber))))
       )
     return cut
   })

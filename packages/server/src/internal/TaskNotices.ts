@@ -30,8 +30,7 @@ import * as TaskShapes from "./TaskShapes.js"
 const TasksRevision = "2025-11-25"
 
 /** 2025-11-25's push of a task's state. */
-export const statusNotification = (row: TaskRow): JsonRpc.Notification =>
-  JsonRpc.notification(Method.NotificationsTasksStatus, TaskShapes.legacy(row))
+export const statusNotification = (row: TaskRow): JsonRpc.Notification => JsonRpc.notification(Method.NotificationsTasksStatus, TaskShapes.legacy(row))
 
 /** What the Server keeps of the 2025-11-25 pushes. */
 export interface LegacyFeed {

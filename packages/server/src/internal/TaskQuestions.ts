@@ -51,8 +51,10 @@ export const make = (
   Effect.map(Queue.unbounded<Parked>(), (parked) => {
     let open = 0
     const parkedAsk: QuestionChannel = (question) =>
-      Effect.flatMap(Deferred.make<JsonObject, QuestionRefused>(), (answer) =>
-        Effect.zipRight(Queue.offer(parked, { question, answer }), Deferred.await(answer)))
+      Effect.flatMap(
+        Deferred.make<JsonObject, QuestionRefused>(),
+        (answer) => Effect.zipRight(Queue.offer(parked, { question, answer }), Deferred.await(answer))
+      )
     const ask = direct ?? parkedAsk
     const channel: QuestionChannel = (question) =>
       Effect.suspend(() => {

@@ -46,8 +46,7 @@ export const detailed = (row: TaskRow): JsonObject => {
 }
 
 /** The answer that makes a call a task, in the caller's era. */
-export const created = (row: TaskRow, era: "modern" | "legacy"): JsonObject =>
-  era === "modern" ? { ...modern(row), resultType: "task" } : { task: legacy(row) }
+export const created = (row: TaskRow, era: "modern" | "legacy"): JsonObject => era === "modern" ? { ...modern(row), resultType: "task" } : { task: legacy(row) }
 
 /** A completed task's result as 2025-11-25's `tasks/result` returns it: tied to its task. */
 export const payload = (row: TaskRow): JsonObject => {
@@ -73,9 +72,7 @@ export const failure = (cause: Cause.Cause<HandleError>): TaskError => {
 }
 
 /** The keys of `o` named in `keys`. */
-export const pick = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
-  Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)))
+export const pick = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject => Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)))
 
 /** The keys of `o` not named in `keys`. */
-export const omit = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
-  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)))
+export const omit = (o: JsonObject, keys: ReadonlyArray<string>): JsonObject => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)))

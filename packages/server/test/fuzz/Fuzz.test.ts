@@ -22,7 +22,7 @@ import { StdioHost } from "../../src/StdioHost.js"
 import { harness } from "../HttpHostHarness.js"
 import { initialize, makeBackend } from "../support.js"
 import { type Frame, frames } from "@mcpx-fx/testing/fuzz/Frames"
-import { expected, type Expected, mismatch, refusedWhole, type Rules } from "@mcpx-fx/testing/fuzz/Model"
+import { type Expected, expected, mismatch, refusedWhole, type Rules } from "@mcpx-fx/testing/fuzz/Model"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
 const Count = Number(process.env.MCPX_FUZZ_FRAMES ?? 300)

@@ -81,9 +81,11 @@ const program: Effect.Effect<number> = Either.isLeft(invocation)
 
 NodeRuntime.runMain(
   program.pipe(
-    Effect.tap((code) => Effect.sync(() => {
-      exitCode = code
-    })),
+    Effect.tap((code) =>
+      Effect.sync(() => {
+        exitCode = code
+      })
+    ),
     Effect.provide(Logging)
   ),
   {

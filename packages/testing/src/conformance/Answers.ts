@@ -8,8 +8,7 @@ import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import { type QuestionHandler, QuestionRefused, withPing } from "@mcpx-fx/upstream/session/Questions"
 import * as Effect from "effect/Effect"
 
-const propertiesOf = (schema: unknown): JsonObject =>
-  isJsonObject(schema) && isJsonObject(schema.properties) ? schema.properties : {}
+const propertiesOf = (schema: unknown): JsonObject => isJsonObject(schema) && isJsonObject(schema.properties) ? schema.properties : {}
 
 const requiredOf = (schema: unknown): ReadonlyArray<string> =>
   isJsonObject(schema) && Array.isArray(schema.required)

@@ -116,8 +116,10 @@ const listAll = (session: Session, method: string, key: string) =>
   })
 
 const listTools = (session: Session) =>
-  Effect.map(listAll(session, "tools/list", "tools"), (tools) =>
-    tools.flatMap((t): ReadonlyArray<Listed> => (typeof t.name === "string" ? [{ name: t.name, schema: t.inputSchema }] : [])))
+  Effect.map(
+    listAll(session, "tools/list", "tools"),
+    (tools) => tools.flatMap((t): ReadonlyArray<Listed> => (typeof t.name === "string" ? [{ name: t.name, schema: t.inputSchema }] : []))
+  )
 
 const callTool = (session: Session, name: string, args: JsonObject, ctx: CallContext = resolving()) =>
   Effect.gen(function*() {
@@ -128,8 +130,7 @@ const callTool = (session: Session, name: string, args: JsonObject, ctx: CallCon
   })
 
 const callEveryTool = (session: Session) =>
-  Effect.flatMap(listTools(session), (tools) =>
-    Effect.forEach(tools, (t) => callTool(session, t.name, sampleArguments(t.schema)), { discard: true }))
+  Effect.flatMap(listTools(session), (tools) => Effect.forEach(tools, (t) => callTool(session, t.name, sampleArguments(t.schema)), { discard: true }))
 
 const requireTool = (tools: ReadonlyArray<Listed>, name: string) =>
   tools.some((t) => t.name === name)
@@ -244,8 +245,7 @@ const PreRegistered = Schema.Struct({ client_id: Schema.String, client_secret: S
 export const oauthSettings = (context: JsonObject): OAuthSettings =>
   Either.match(Schema.decodeUnknownEither(PreRegistered)(context), {
     onLeft: () => new OAuthSettings({ type: "oauth" }),
-    onRight: (c) =>
-      new OAuthSettings({ type: "oauth", clientId: c.client_id, ...(c.client_secret === undefined ? {} : { clientSecret: c.client_secret }) })
+    onRight: (c) => new OAuthSettings({ type: "oauth", clientId: c.client_id, ...(c.client_secret === undefined ? {} : { clientSecret: c.client_secret }) })
   })
 
 /**

@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import type { Context } from "./Context.js"
-import { cancelled, error, text, type Outcome } from "./Outcome.js"
+import { cancelled, error, type Outcome, text } from "./Outcome.js"
 import { isFailure, isObject, type Json, type JsonObject, type Response } from "./Wire.js"
 
 /** Sends a server→client request tied to the current call; undefined when the call was cancelled. */
@@ -16,11 +16,11 @@ export type Ask = (method: string, params: JsonObject, signal: AbortSignal) => P
 export type Asking =
   | { readonly _tag: "legacy"; readonly version: string; readonly declared: boolean; readonly ask: Ask }
   | {
-      readonly _tag: "modern"
-      readonly declared: boolean
-      readonly inputResponses: JsonObject | undefined
-      readonly requestState: string | undefined
-    }
+    readonly _tag: "modern"
+    readonly declared: boolean
+    readonly inputResponses: JsonObject | undefined
+    readonly requestState: string | undefined
+  }
 
 const requestedSchema: JsonObject = {
   type: "object",

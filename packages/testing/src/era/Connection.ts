@@ -5,13 +5,13 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { Era } from "@mcpx-fx/protocol/Revision"
-import { debug, type Context } from "./Context.js"
+import { type Context, debug } from "./Context.js"
 import * as Legacy from "./Legacy.js"
 import * as Modern from "./Modern.js"
 import { servesModern } from "./Options.js"
 import { LegacySession } from "./Session.js"
 import * as TraceLog from "./TraceLog.js"
-import { failure, type Decoded, type Id, type Message, type Notification, type Request, type Response } from "./Wire.js"
+import { type Decoded, failure, type Id, type Message, type Notification, type Request, type Response } from "./Wire.js"
 
 export interface Connection {
   readonly receive: (d: Decoded) => void

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
-import { debug, type Context } from "./Context.js"
+import { type Context, debug } from "./Context.js"
 import * as HttpLegacy from "./HttpLegacy.js"
 import * as HttpModern from "./HttpModern.js"
 import * as HttpSse from "./HttpSse.js"

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { debug, type Context } from "./Context.js"
+import { type Context, debug } from "./Context.js"
 import * as Legacy from "./Legacy.js"
 import type { Mode } from "./Options.js"
 import { LegacySession } from "./Session.js"
@@ -80,8 +80,7 @@ class PostReply {
   }
 }
 
-const prefersStream = (ctx: Context, req: Request): boolean =>
-  ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call")
+const prefersStream = (ctx: Context, req: Request): boolean => ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call")
 
 const serve = async (
   ctx: Context,

@@ -4,12 +4,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { debug, type Context } from "./Context.js"
+import { type Context, debug } from "./Context.js"
 import * as Modern from "./Modern.js"
 import * as Io from "./HttpIo.js"
 import * as Sse from "./Sse.js"
 import * as Tools from "./Tools.js"
-import { failure, frame, type Failure, type Request, type Response } from "./Wire.js"
+import { type Failure, failure, frame, type Request, type Response } from "./Wire.js"
 
 const Sentinel = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/
 
@@ -59,8 +59,7 @@ export const checkParamHeaders = (ctx: Context, http: IncomingMessage, req: Requ
   return undefined
 }
 
-const prefersStream = (ctx: Context, req: Request): boolean =>
-  ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call")
+const prefersStream = (ctx: Context, req: Request): boolean => ctx.options.reply === "sse" || (ctx.options.reply === "auto" && req.method === "tools/call")
 
 const send = (ctx: Context, res: ServerResponse, req: Request, r: Response): void => {
   const status = Modern.statusOf(r)

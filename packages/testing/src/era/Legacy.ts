@@ -4,11 +4,11 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
-import { capabilitiesOf, serverInfo, type Context } from "./Context.js"
+import { capabilitiesOf, type Context, serverInfo } from "./Context.js"
 import type { Mode } from "./Options.js"
 import type { LegacySession } from "./Session.js"
 import * as Tools from "./Tools.js"
-import { failure, isObject, success, type Message, type Request, type Response } from "./Wire.js"
+import { failure, isObject, type Message, type Request, type Response, success } from "./Wire.js"
 
 /** What a legacy server does with a request it gets before `initialize`. */
 export type PreInit =

@@ -8,8 +8,7 @@ import type { Era } from "@mcpx-fx/protocol/Revision"
 
 export type MethodLog = (era: Era, method: string) => void
 
-export const make = (file: string | undefined): MethodLog =>
-  file === undefined ? () => {} : (era, method) => appendFileSync(file, `${era} ${method}\n`)
+export const make = (file: string | undefined): MethodLog => file === undefined ? () => {} : (era, method) => appendFileSync(file, `${era} ${method}\n`)
 
 /** Reads a log back as `{era, method}` rows (for tests). */
 export const parseLog = (text: string): ReadonlyArray<{ readonly era: string; readonly method: string }> =>

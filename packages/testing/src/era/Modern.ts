@@ -4,20 +4,10 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
-import { capabilitiesOf, serverInfo, type Context } from "./Context.js"
+import { capabilitiesOf, type Context, serverInfo } from "./Context.js"
 import { NotifyChangesTool } from "./Legacy.js"
 import * as Tools from "./Tools.js"
-import {
-  failure,
-  type Id,
-  isObject,
-  type Message,
-  success,
-  type Failure,
-  type JsonObject,
-  type Request,
-  type Response
-} from "./Wire.js"
+import { type Failure, failure, type Id, isObject, type JsonObject, type Message, type Request, type Response, success } from "./Wire.js"
 
 export const VersionKey = "io.modelcontextprotocol/protocolVersion"
 export const CapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
@@ -66,8 +56,7 @@ export const validate = (ctx: Context, req: Request): Meta | Failure => {
 export const isFailure = (v: Meta | Failure): v is Failure => "error" in v
 
 /** modern-only: a legacy `initialize` is refused with the versions it could have used instead. */
-export const refuseInitialize = (ctx: Context, req: Request): Failure =>
-  unsupported(ctx, req.id, req.params?.["protocolVersion"])
+export const refuseInitialize = (ctx: Context, req: Request): Failure => unsupported(ctx, req.id, req.params?.["protocolVersion"])
 
 /** HTTP status for a modern reply, a function of the JSON-RPC error alone (2026-07-28 §status). */
 export const statusOf = (r: Response): number => {

@@ -55,8 +55,7 @@ export interface Options {
 /** Whether a mode serves `initialize` sessions. */
 export const servesLegacy = (mode: Mode): boolean => mode !== "modern-only"
 /** Whether a mode serves per-request `_meta`. */
-export const servesModern = (mode: Mode): boolean =>
-  mode === "modern-only" || mode === "dual" || mode === "slow-discover"
+export const servesModern = (mode: Mode): boolean => mode === "modern-only" || mode === "dual" || mode === "slow-discover"
 
 // Unknown dates are accepted so a test can stand up a server that only speaks a future revision;
 // the era of such a date follows from the date itself.

@@ -3,7 +3,7 @@
  * requests by id, and legacy sessions with their pending server→client requests.
  */
 import type { Ask } from "./AskName.js"
-import { request, type Id, type JsonObject, type Message, type Response } from "./Wire.js"
+import { type Id, type JsonObject, type Message, request, type Response } from "./Wire.js"
 
 /** In-flight requests, so `notifications/cancelled` (or a session's end) can stop them. */
 export class Inflight {

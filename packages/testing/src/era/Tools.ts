@@ -6,7 +6,7 @@
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as AskName from "./AskName.js"
 import type { Context, Served } from "./Context.js"
-import { cancelled, error, text, type Outcome } from "./Outcome.js"
+import { cancelled, error, type Outcome, text } from "./Outcome.js"
 import type { JsonObject } from "./Wire.js"
 
 const object = (properties: JsonObject, required: ReadonlyArray<string> = []): JsonObject => ({

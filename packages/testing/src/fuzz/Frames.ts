@@ -109,7 +109,11 @@ const inexact = fc.constantFrom("1e400", "-1e400", "1e-400", "9007199254740993",
 const mutated = (text: string) =>
   fc.tuple(fc.nat({ max: Math.max(0, text.length - 1) }), fc.constantFrom("replace", "insert", "delete"), fc.constantFrom(..."{}[]\":,0a\\ \u0000é")).map(
     ([at, how, c]) =>
-      how === "delete" ? text.slice(0, at) + text.slice(at + 1) : how === "insert" ? text.slice(0, at) + c + text.slice(at) : text.slice(0, at) + c + text.slice(at + 1)
+      how === "delete"
+        ? text.slice(0, at) + text.slice(at + 1)
+        : how === "insert"
+        ? text.slice(0, at) + c + text.slice(at)
+        : text.slice(0, at) + c + text.slice(at + 1)
   )
 
 const withKind = (kind: string) => (text: string): Frame => ({ kind, text })
@@ -125,8 +129,23 @@ export const frame = (seq: number, limits: Target): FastCheck.Arbitrary<Frame> =
     // Never blank: a blank stdio line is not a frame at all.
     { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "").map(withKind("text")) },
     { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null)).map((v) => withKind("scalar")(JSON.stringify(v))) },
-    { weight: 2, arbitrary: fc.array(message(seq, echo), { minLength: 1, maxLength: 6 }).map((ms) => withKind("batch")(JSON.stringify(ms.map((m, i) => ("id" in m && typeof m.id === "string" ? { ...m, id: `${m.id}/${i}` } : "id" in m && typeof m.id === "number" ? { ...m, id: m.id * 100 + i } : m))))) },
-    { weight: 1, arbitrary: fc.constantFrom("[]", JSON.stringify(Array.from({ length: limits.maxBatch + 1 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" })))).map(withKind("batch bound")) },
+    {
+      weight: 2,
+      arbitrary: fc.array(message(seq, echo), { minLength: 1, maxLength: 6 }).map((ms) =>
+        withKind("batch")(JSON.stringify(ms.map((m, i) => ("id" in m && typeof m.id === "string"
+          ? { ...m, id: `${m.id}/${i}` }
+          : "id" in m && typeof m.id === "number"
+          ? { ...m, id: m.id * 100 + i }
+          : m)
+        )))
+      )
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom("[]", JSON.stringify(Array.from({ length: limits.maxBatch + 1 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" })))).map(
+        withKind("batch bound")
+      )
+    },
     { weight: 1, arbitrary: fc.integer({ min: limits.maxDepth, max: limits.maxDepth * 40 }).map((levels) => withKind("deep")(nested(levels, seq, echo))) },
     {
       weight: 1,

@@ -59,8 +59,7 @@ const readText = (req: IncomingMessage): Promise<string> =>
 
 const readForm = (req: IncomingMessage): Promise<URLSearchParams> => readText(req).then((t) => new URLSearchParams(t))
 
-const readJson = (req: IncomingMessage): Promise<unknown> =>
-  readText(req).then((t) => JSON.parse(t) as unknown).catch(() => ({}))
+const readJson = (req: IncomingMessage): Promise<unknown> => readText(req).then((t) => JSON.parse(t) as unknown).catch(() => ({}))
 
 // Loopback redirect URIs match whatever the port (RFC 8252 §7.3).
 const sameRedirect = (registered: string, given: string): boolean => {

@@ -18,9 +18,7 @@ export const log = (fixture: string, message: string): void => {
 }
 
 const usage = (fixture: string, extraFlags: ReadonlyArray<string>, valueOptions: ReadonlyArray<string>): string =>
-  `usage: node ${fixture}.js [--http [--port <n>]]${extraFlags.map((f) => ` [${f}]`).join("")}${
-    valueOptions.map((o) => ` [${o} <value>]`).join("")
-  }`
+  `usage: node ${fixture}.js [--http [--port <n>]]${extraFlags.map((f) => ` [${f}]`).join("")}${valueOptions.map((o) => ` [${o} <value>]`).join("")}`
 
 /**
  * Parses argv. An unknown flag or a bad port is a usage error (exit 2): a fixture started with a
@@ -54,8 +52,7 @@ export const parseArgs = (
       const value = argv[++i]
       if (value === undefined || value.startsWith("--")) return fail(`${arg} needs a value`)
       values.set(arg, value)
-    }
-    else fail(`unknown argument: ${arg}`)
+    } else fail(`unknown argument: ${arg}`)
   }
   if (port !== undefined && !http) fail("--port only applies with --http")
   return { http, port, flags, values }

@@ -34,8 +34,7 @@ import { registerTaskTools } from "./TaskTools.js"
 import type { Surface, SurfaceContext } from "./V2Host.js"
 
 /** A 1×1 red PNG. */
-const PNG_BASE64 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 /** A valid, very short WAV file: 8 kHz, 8-bit mono, eight samples of silence. */
 const WAV_BASE64 = (() => {
@@ -74,8 +73,7 @@ interface FlowState {
   readonly name?: string
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * The capabilities the caller declared: per request on the 2026 era (the `_meta` envelope),
@@ -129,8 +127,10 @@ export const conformanceSurface = (): Surface => {
   }
 
   const registerContentTools = (mcp: McpServer, ctx: SurfaceContext) => {
-    mcp.registerTool("test_simple_text", { description: "Returns simple text content", inputSchema: noArgs }, () =>
-      done("This is a simple text response for testing.")
+    mcp.registerTool(
+      "test_simple_text",
+      { description: "Returns simple text content", inputSchema: noArgs },
+      () => done("This is a simple text response for testing.")
     )
     mcp.registerTool("test_image_content", { description: "Returns a PNG image", inputSchema: noArgs }, () => ({
       content: [{ type: "image", data: PNG_BASE64, mimeType: "image/png" }]
@@ -481,17 +481,16 @@ export const conformanceSurface = (): Surface => {
         if (roots === undefined) missing["client_roots"] = inputRequired.listRoots()
         // Re-asking everything when the state is missing keeps one rule: a complete result
         // needs all three answers from one flow.
-        const inputRequests: Record<string, InputRequest> =
-          Object.keys(missing).length === 0
-            ? {
-                user_name: elicitName("What is your name?"),
-                greeting: inputRequired.createMessage({
-                  messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
-                  maxTokens: 50
-                }),
-                client_roots: inputRequired.listRoots()
-              }
-            : missing
+        const inputRequests: Record<string, InputRequest> = Object.keys(missing).length === 0
+          ? {
+            user_name: elicitName("What is your name?"),
+            greeting: inputRequired.createMessage({
+              messages: [{ role: "user", content: { type: "text", text: "Generate a greeting" } }],
+              maxTokens: 50
+            }),
+            client_roots: inputRequired.listRoots()
+          }
+          : missing
         return inputRequired({ inputRequests, requestState: await codec.mint({ tool: multiple, round: 1 }) })
       }
     )
@@ -579,8 +578,9 @@ export const conformanceSurface = (): Surface => {
       {
         description: "A prompt with two arguments (arg1 completes)",
         argsSchema: z.object({
-          arg1: completable(z.string().describe("First test argument"), (value) =>
-            ["paris", "park", "party", "test", "testing"].filter((v) => v.startsWith(value))
+          arg1: completable(
+            z.string().describe("First test argument"),
+            (value) => ["paris", "park", "party", "test", "testing"].filter((v) => v.startsWith(value))
           ),
           arg2: z.string().describe("Second test argument")
         })

@@ -153,12 +153,11 @@ export const serveHttp = async (
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}${MCP_PATH}`
   let closing: Promise<void> | undefined
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      await app.close().catch((error: unknown) => log(fixture, `close failed: ${String(error)}`))
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    })())
+  const close = (): Promise<void> => (closing ??= (async () => {
+    await app.close().catch((error: unknown) => log(fixture, `close failed: ${String(error)}`))
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })())
   const onSignal = (signal: NodeJS.Signals) => {
     log(fixture, `${signal}: shutting down`)
     close().then(

@@ -51,8 +51,7 @@ export const registerQuestions = (mcp: McpServer): void => {
   const related = (extra: Extra) => ({ relatedRequestId: extra.requestId })
   const elicit = (extra: Extra, message: string, field: string, description: string) =>
     server.elicitInput(form(message, field, description), related(extra)).then((a) => answerOf(a, field))
-  const sample = (extra: Extra, prompt: string) =>
-    server.createMessage({ messages: [{ role: "user", content: text(prompt) }], maxTokens: 50 }, related(extra))
+  const sample = (extra: Extra, prompt: string) => server.createMessage({ messages: [{ role: "user", content: text(prompt) }], maxTokens: 50 }, related(extra))
 
   mcp.registerTool(
     "ask_name",

@@ -31,8 +31,7 @@ const jsonRpcError = (status: number, code: number, message: string): Response =
   })
 
 const isInitialize = (body: unknown): boolean => {
-  const one = (m: unknown) =>
-    typeof m === "object" && m !== null && "method" in m && (m as { method: unknown }).method === "initialize"
+  const one = (m: unknown) => typeof m === "object" && m !== null && "method" in m && (m as { method: unknown }).method === "initialize"
   return Array.isArray(body) ? body.some(one) : one(body)
 }
 

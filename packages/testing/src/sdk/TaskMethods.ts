@@ -22,8 +22,7 @@ export const RelatedTaskKey = "io.modelcontextprotocol/related-task"
 /** The only legacy revision with tasks. */
 export const TasksRevision = "2025-11-25"
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The client capabilities a modern request declared in its own `_meta` (the only place that counts). */
 const declared = (ctx: ServerContext): Record<string, unknown> => {
@@ -95,15 +94,18 @@ const known = (store: TaskStore, taskId: string): TaskRecord => {
 }
 
 const registerModern = (mcp: McpServer, store: TaskStore): void => {
-  const gated = <P extends { readonly taskId: string }>(method: string, run: (params: P) => Record<string, unknown>) =>
-    (params: P, ctx: ServerContext) => {
-      if (!declaresExtension(ctx)) throw missingExtension(method)
-      return run(params)
-    }
-  mcp.server.setRequestHandler("tasks/get", { params: TaskIdParams }, gated("tasks/get", (params) => ({
-    resultType: "complete",
-    ...detailedTask(known(store, params.taskId))
-  })))
+  const gated = <P extends { readonly taskId: string }>(method: string, run: (params: P) => Record<string, unknown>) => (params: P, ctx: ServerContext) => {
+    if (!declaresExtension(ctx)) throw missingExtension(method)
+    return run(params)
+  }
+  mcp.server.setRequestHandler(
+    "tasks/get",
+    { params: TaskIdParams },
+    gated("tasks/get", (params) => ({
+      resultType: "complete",
+      ...detailedTask(known(store, params.taskId))
+    }))
+  )
   mcp.server.setRequestHandler("tasks/update", { params: UpdateParams }, (params, ctx) => {
     if (!declaresExtension(ctx)) throw missingExtension("tasks/update")
     const answers: Record<string, Record<string, unknown>> = {}
@@ -111,10 +113,14 @@ const registerModern = (mcp: McpServer, store: TaskStore): void => {
     if (!store.update(params.taskId, answers)) throw unknownTask(params.taskId)
     return { resultType: "complete" }
   })
-  mcp.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, gated("tasks/cancel", (params) => {
-    if (!store.cancel(params.taskId)) throw unknownTask(params.taskId)
-    return { resultType: "complete" }
-  }))
+  mcp.server.setRequestHandler(
+    "tasks/cancel",
+    { params: TaskIdParams },
+    gated("tasks/cancel", (params) => {
+      if (!store.cancel(params.taskId)) throw unknownTask(params.taskId)
+      return { resultType: "complete" }
+    })
+  )
   mcp.server.registerCapabilities({ extensions: { [TasksExtensionId]: {} } })
 }
 
@@ -126,37 +132,49 @@ const registerLegacy = (mcp: McpServer, store: TaskStore): void => {
     return run(params)
   }
   mcp.server.setRequestHandler("tasks/get", { params: TaskIdParams }, inRevision((params) => legacyTask(known(store, params.taskId))))
-  mcp.server.setRequestHandler("tasks/result", { params: TaskIdParams }, inRevision(async (params) => {
-    known(store, params.taskId)
-    await store.settled(params.taskId)
-    const record = known(store, params.taskId)
-    const related = { [RelatedTaskKey]: { taskId: record.taskId } }
-    if (record.status === "completed" && record.result !== undefined) {
-      const meta = isRecord(record.result["_meta"]) ? record.result["_meta"] : {}
-      return { ...record.result, _meta: { ...meta, ...related } }
-    }
-    if (record.status === "failed" && record.error !== undefined) {
-      throw new ProtocolError(record.error.code, record.error.message, record.error.data)
-    }
-    throw new ProtocolError(ProtocolErrorCode.InternalError, "The task was cancelled before it produced a result", related)
-  }))
-  mcp.server.setRequestHandler("tasks/list", { params: ListParams }, inRevision((params) => {
-    const all = store.all()
-    const start = params.cursor === undefined ? 0 : Number(params.cursor)
-    if (!Number.isInteger(start) || start < 0 || start > all.length) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(params.cursor)}`)
-    }
-    const end = start + store.pageSize
-    return { tasks: all.slice(start, end).map(legacyTask), ...(end < all.length ? { nextCursor: String(end) } : {}) }
-  }))
-  mcp.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, inRevision((params) => {
-    const record = known(store, params.taskId)
-    if (record.status === "completed" || record.status === "failed" || record.status === "cancelled") {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${record.taskId} already ended (${record.status})`)
-    }
-    store.cancel(record.taskId)
-    return legacyTask(record)
-  }))
+  mcp.server.setRequestHandler(
+    "tasks/result",
+    { params: TaskIdParams },
+    inRevision(async (params) => {
+      known(store, params.taskId)
+      await store.settled(params.taskId)
+      const record = known(store, params.taskId)
+      const related = { [RelatedTaskKey]: { taskId: record.taskId } }
+      if (record.status === "completed" && record.result !== undefined) {
+        const meta = isRecord(record.result["_meta"]) ? record.result["_meta"] : {}
+        return { ...record.result, _meta: { ...meta, ...related } }
+      }
+      if (record.status === "failed" && record.error !== undefined) {
+        throw new ProtocolError(record.error.code, record.error.message, record.error.data)
+      }
+      throw new ProtocolError(ProtocolErrorCode.InternalError, "The task was cancelled before it produced a result", related)
+    })
+  )
+  mcp.server.setRequestHandler(
+    "tasks/list",
+    { params: ListParams },
+    inRevision((params) => {
+      const all = store.all()
+      const start = params.cursor === undefined ? 0 : Number(params.cursor)
+      if (!Number.isInteger(start) || start < 0 || start > all.length) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(params.cursor)}`)
+      }
+      const end = start + store.pageSize
+      return { tasks: all.slice(start, end).map(legacyTask), ...(end < all.length ? { nextCursor: String(end) } : {}) }
+    })
+  )
+  mcp.server.setRequestHandler(
+    "tasks/cancel",
+    { params: TaskIdParams },
+    inRevision((params) => {
+      const record = known(store, params.taskId)
+      if (record.status === "completed" || record.status === "failed" || record.status === "cancelled") {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${record.taskId} already ended (${record.status})`)
+      }
+      store.cancel(record.taskId)
+      return legacyTask(record)
+    })
+  )
   mcp.server.registerCapabilities({ tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } })
 }
 

@@ -132,9 +132,9 @@ export class TaskStore {
           error instanceof TaskCancelled
             ? undefined
             : this.#finish(record, {
-                status: "failed",
-                error: error instanceof TaskFailure ? error.error : { code: -32603, message: error instanceof Error ? error.message : String(error) }
-              })
+              status: "failed",
+              error: error instanceof TaskFailure ? error.error : { code: -32603, message: error instanceof Error ? error.message : String(error) }
+            })
       )
     entry = { record, abort, answers, wake: undefined, settled }
     this.#entries.set(record.taskId, entry)

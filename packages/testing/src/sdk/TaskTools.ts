@@ -107,8 +107,7 @@ const protocolErrorJob: TaskTool<z.infer<typeof Nothing>> = {
   }
 }
 
-const deleted = (filename: string, confirm: boolean | undefined) =>
-  text(confirm === true ? `Deleted ${filename}` : `Kept ${filename}`)
+const deleted = (filename: string, confirm: boolean | undefined) => text(confirm === true ? `Deleted ${filename}` : `Kept ${filename}`)
 
 const confirmDelete: TaskTool<z.infer<typeof Filename>> = {
   name: "confirm_delete",
@@ -258,8 +257,10 @@ export const registerTaskTools = (mcp: McpServer, ctx: SurfaceContext, store: Ta
     ({ name }) => text(`Hello, ${name}!`)
   )
   for (const tool of TOOLS) {
-    const registered = mcp.registerTool(tool.name, { description: tool.description, inputSchema: tool.schema }, (args, handlerCtx) =>
-      tool.sync(args, handlerCtx)
+    const registered = mcp.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: tool.schema },
+      (args, handlerCtx) => tool.sync(args, handlerCtx)
     )
     // Tool-level task support is 2025-11-25 vocabulary; the 2026 codec drops it from listings.
     registered.execution = { taskSupport: tool.taskSupport }
@@ -328,8 +329,7 @@ export const registerTaskTools = (mcp: McpServer, ctx: SurfaceContext, store: Ta
   })
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const isCarry = (ready: InputRequiredResult | { readonly carry: string }): ready is { readonly carry: string } =>
   "carry" in ready && typeof ready.carry === "string"

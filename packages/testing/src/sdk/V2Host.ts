@@ -91,7 +91,7 @@ const makeNotifier = (fixture: string, live: Set<McpServer>, handler: () => McpH
 
 const localhostGuard = (request: Request): Response | undefined =>
   hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
-  originValidationResponse(request, localhostAllowedOrigins())
+    originValidationResponse(request, localhostAllowedOrigins())
 
 const unsupportedMediaType = (): Response =>
   new Response(

@@ -13,8 +13,7 @@ import { appendFileSync } from "node:fs"
 
 type Id = string | number
 
-const methodOf = (message: JSONRPCMessage): string | undefined =>
-  "method" in message && typeof message.method === "string" ? message.method : undefined
+const methodOf = (message: JSONRPCMessage): string | undefined => "method" in message && typeof message.method === "string" ? message.method : undefined
 
 const idOf = (message: JSONRPCMessage): Id | undefined =>
   "id" in message && (typeof message.id === "string" || typeof message.id === "number") ? message.id : undefined

@@ -231,5 +231,4 @@ const makeFile = (stateDir: string) =>
   })
 
 /** One server's entry in a snapshot. */
-export const entryOf = (snapshot: Snapshot, server: string): Option.Option<AuthEntry> =>
-  Option.fromNullable(snapshot.servers.get(server))
+export const entryOf = (snapshot: Snapshot, server: string): Option.Option<AuthEntry> => Option.fromNullable(snapshot.servers.get(server))

@@ -102,8 +102,7 @@ export const EraCacheFile = Schema.Struct({
 })
 
 /** The cache key of a definition: SHA-256 hex of the canonical JSON of its process identity. */
-export const cacheKey = (def: ServerDefinition): string =>
-  createHash("sha256").update(canonicalJson(processIdentity(def)), "utf8").digest("hex")
+export const cacheKey = (def: ServerDefinition): string => createHash("sha256").update(canonicalJson(processIdentity(def)), "utf8").digest("hex")
 
 type Entries = ReadonlyMap<string, EraRecord>
 
@@ -143,8 +142,7 @@ export class EraCache extends Context.Tag("@mcpx-fx/upstream/EraCache")<EraCache
       Effect.flatMap(EraCacheConfig, (config) => (config.enabled ? makeFile(config.stateDir) : Effect.succeed(disabled)))
     )
   /** File-backed in `<stateDir>/upstream-eras.json`. */
-  static readonly layerFile = (stateDir: string): Layer.Layer<EraCache, never, FileSystem.FileSystem | Path.Path> =>
-    Layer.effect(EraCache, makeFile(stateDir))
+  static readonly layerFile = (stateDir: string): Layer.Layer<EraCache, never, FileSystem.FileSystem | Path.Path> => Layer.effect(EraCache, makeFile(stateDir))
   /** In memory only (tests, library users); each build starts empty. */
   static readonly layerMemory: Layer.Layer<EraCache> = Layer.effect(EraCache, Effect.suspend(() => makeMemory))
   /** `upstream.eraCache=false`: every `get` misses, `set` and `invalidate` do nothing. */

@@ -46,8 +46,7 @@ export const DefaultSupportedVersions: SupportedVersions = {
   modern: newestFirst(Revision.ModernRevisions)
 }
 
-const listOf = (versions: ReadonlyArray<string>): string =>
-  versions.length === 0 ? "(none)" : versions.join(", ")
+const listOf = (versions: ReadonlyArray<string>): string => versions.length === 0 ? "(none)" : versions.join(", ")
 
 /**
  * The server and mcpx-fx have no protocol version in common. Raised for a `-32022` whose
@@ -109,14 +108,12 @@ export class UnacceptableVersionError extends Schema.TaggedError<UnacceptableVer
  * into `-32022` with `data: {supported, requested}` (and HTTP 400); it is a Schema error because
  * that is exactly what crosses the wire.
  */
-export class UnsupportedRequestedVersionError
-  extends Schema.TaggedError<UnsupportedRequestedVersionError>()("UnsupportedRequestedVersionError", {
-    /** The version the host asked for, as text (empty when it sent none). */
-    requested: Schema.String,
-    /** Every version mcpx-fx serves, newest first, legacy ones included so dual-era hosts can fall back. */
-    supported: Schema.Array(Schema.String)
-  })
-{
+export class UnsupportedRequestedVersionError extends Schema.TaggedError<UnsupportedRequestedVersionError>()("UnsupportedRequestedVersionError", {
+  /** The version the host asked for, as text (empty when it sent none). */
+  requested: Schema.String,
+  /** Every version mcpx-fx serves, newest first, legacy ones included so dual-era hosts can fall back. */
+  supported: Schema.Array(Schema.String)
+}) {
   override get message(): string {
     return `unsupported protocol version ${this.requested === "" ? "(none)" : this.requested}; ` +
       `mcpx-fx supports ${listOf(this.supported)}`
@@ -193,8 +190,7 @@ interface State {
 
 const otherEra = (era: Era): Era => (era === "legacy" ? "modern" : "legacy")
 
-const markTried = (state: State, version: AnyRevision): State =>
-  state.tried.includes(version) ? state : { ...state, tried: [...state.tried, version] }
+const markTried = (state: State, version: AnyRevision): State => state.tried.includes(version) ? state : { ...state, tried: [...state.tried, version] }
 
 const withNext = (state: State, version: AnyRevision): State =>
   Revision.isModernRevision(version)
@@ -214,8 +210,7 @@ export const make = (versions: SupportedVersions = DefaultSupportedVersions): Co
   const listFor = (era: Era): ReadonlyArray<AnyRevision> => (era === "legacy" ? legacy : modern)
   const all: ReadonlyArray<AnyRevision> = [...modern, ...legacy]
 
-  const firstOffer = <E extends Era>(era: E): RevisionOf<E> =>
-    (era === "legacy" ? newestLegacy : newestModern) as RevisionOf<E>
+  const firstOffer = <E extends Era>(era: E): RevisionOf<E> => (era === "legacy" ? newestLegacy : newestModern) as RevisionOf<E>
 
   const newestMutual = (theirs: ReadonlyArray<string>, era?: Era): Option.Option<AnyRevision> =>
     Option.fromNullable((era === undefined ? all : listFor(era)).find((v) => theirs.includes(v)))
@@ -362,6 +357,5 @@ export class Negotiator extends Context.Tag("@mcpx-fx/upstream/Negotiator")<Nego
   /** Every revision `@mcpx-fx/protocol` knows. */
   static readonly layer: Layer.Layer<Negotiator> = Layer.sync(Negotiator, () => make())
   /** A narrower (or reordered) set of versions, e.g. to pin an old revision in tests. */
-  static readonly layerVersions = (versions: SupportedVersions): Layer.Layer<Negotiator> =>
-    Layer.sync(Negotiator, () => make(versions))
+  static readonly layerVersions = (versions: SupportedVersions): Layer.Layer<Negotiator> => Layer.sync(Negotiator, () => make(versions))
 }

@@ -60,8 +60,7 @@ export const PreferenceFromString: Schema.Schema<Preference, string> = Schema.tr
   Schema.Literal(...Preferences),
   {
     strict: true,
-    decode: (s, _, ast) =>
-      Either.mapLeft(normalizePreference(s), (message) => new ParseIssueType(ast, s, message)),
+    decode: (s, _, ast) => Either.mapLeft(normalizePreference(s), (message) => new ParseIssueType(ast, s, message)),
     encode: (p) => Either.right(p)
   }
 )

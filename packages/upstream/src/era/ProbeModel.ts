@@ -91,6 +91,5 @@ export class ProbeFailed extends Schema.TaggedError<ProbeFailed>("@mcpx-fx/upstr
   }
 }
 
-
 /** Everything a start can fail with. */
 export type ProbeError = ProbeFailed | NegotiationError | TransportError | UnsendableRequest

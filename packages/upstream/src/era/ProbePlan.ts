@@ -57,8 +57,7 @@ export interface Plan {
 }
 
 /** Whether a start reads the era cache (and may write it): never under `force-*` or when told to ignore it. */
-export const readsCache = (input: Pick<PlanInput, "preference" | "ignoreCache">): boolean =>
-  usesEraCache(input.preference) && !input.ignoreCache
+export const readsCache = (input: Pick<PlanInput, "preference" | "ignoreCache">): boolean => usesEraCache(input.preference) && !input.ignoreCache
 
 /** The plan for a start; `cached` is the cache's record, none when `readsCache` is false. */
 export const plan = (input: PlanInput, cached: Option.Option<EraRecord>): Plan => {

@@ -64,8 +64,7 @@ export class Prober extends Context.Tag("@mcpx-fx/upstream/Prober")<Prober, {
       const tracing = yield* Tracing.Tracing
       const services: RunServices = { transport, cache, negotiator, tracing }
       return {
-        start: (def, options) =>
-          tracing ? StartSpan.traced(def, options, start(def, options, services)) : start(def, options, services)
+        start: (def, options) => tracing ? StartSpan.traced(def, options, start(def, options, services)) : start(def, options, services)
       }
     })
   )

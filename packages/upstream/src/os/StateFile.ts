@@ -108,8 +108,7 @@ const tempPattern = /^\.(.+)\.(\d+)\.[0-9a-f]+\.tmp$/
 const oldTempPattern = /^(.+)\.(\d+)\.tmp$/
 
 /** The temp file an atomic write of `file` uses: same directory, so the rename is atomic. */
-const tempFor = (file: string): string =>
-  Path.join(Path.dirname(file), `.${Path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`)
+const tempFor = (file: string): string => Path.join(Path.dirname(file), `.${Path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`)
 
 /**
  * Writes `text` to `file` atomically with mode 0600 (see the module comment). The directory must

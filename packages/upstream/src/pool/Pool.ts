@@ -43,27 +43,18 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type Abort, type AbortHook, abortable } from "../Abortable.js"
+import { type Abort, abortable, type AbortHook } from "../Abortable.js"
 import { makeControl } from "./internal/PoolControl.js"
 import { makeInstances } from "./internal/PoolInstances.js"
 import { makeInPlace } from "./internal/PoolInPlace.js"
 import { makeLeases } from "./internal/PoolLeases.js"
-import {
-  coolingError,
-  fingerprintOf,
-  type Key,
-  type LaneState,
-  resolveSettings,
-  type ServerPool,
-  type Settings
-} from "./internal/PoolState.js"
+import { coolingError, fingerprintOf, type Key, type LaneState, resolveSettings, type ServerPool, type Settings } from "./internal/PoolState.js"
 import { PoolError, type PoolEvent, type UpstreamNotification } from "./PoolEvents.js"
 import { type Caller, type Lane, OneShot, type PoolServer, requestedLane, type ScopeKey } from "./PoolModel.js"
 import type { PoolStatus, RestartResult } from "./PoolStatus.js"
 import { Prober } from "../era/Prober.js"
 import type { ProbeReport } from "../era/ProbeModel.js"
 import type { Session } from "../session/SessionModel.js"
-
 
 /** How a call through `withSession` may be cut short besides its instance going away. */
 export interface WithSessionOptions<E2> {
@@ -241,7 +232,6 @@ const make = Effect.gen(function*() {
       )
     })
 
-
   const leases = makeLeases({ noteCrash, spawnCloser, startInstance })
   const { settle, tryLane } = leases
   const inPlace = makeInPlace({ poolNamed, keyFor, leases })
@@ -253,8 +243,7 @@ const make = Effect.gen(function*() {
   // abort every call already has, rather than a race or a fiber of its own per call.
   const inFlight = new Set<() => void>()
   let shuttingDown = false
-  const shutdownError = (server: PoolServer) =>
-    new PoolError({ server: server.definition.name, lane: "modern", reason: "shutdown", detail: "shutdown" })
+  const shutdownError = (server: PoolServer) => new PoolError({ server: server.definition.name, lane: "modern", reason: "shutdown", detail: "shutdown" })
 
   const withSession = <A, E, R, E2 = never>(
     server: PoolServer,
@@ -354,4 +343,3 @@ const make = Effect.gen(function*() {
     notifications: PubSub.subscribe(notes)
   })
 })
-

@@ -52,8 +52,7 @@ export const answerAlone: QuestionHandler = (q) => {
 }
 
 /** A handler that answers `ping` itself and hands everything else to `next`. */
-export const withPing = (next: QuestionHandler): QuestionHandler => (q) =>
-  q.method === Method.Ping ? Effect.succeed({}) : next(q)
+export const withPing = (next: QuestionHandler): QuestionHandler => (q) => q.method === Method.Ping ? Effect.succeed({}) : next(q)
 
 /**
  * Answers a modern `inputRequests` map through `handler`, all at once, keyed alike: a question

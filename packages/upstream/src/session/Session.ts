@@ -98,7 +98,14 @@ export const makeSession = (
       return PubSub.publish(events, m)
     }
 
-    const { answer, answerUntied, followed } = makeAnswers({ name, conn, sessionScope, inFlight, options, ...(spans === undefined ? {} : { traced: spans.question }) })
+    const { answer, answerUntied, followed } = makeAnswers({
+      name,
+      conn,
+      sessionScope,
+      inFlight,
+      options,
+      ...(spans === undefined ? {} : { traced: spans.question })
+    })
 
     // A legacy Streamable HTTP server sends what belongs to no POST (a tool handler's own
     // elicitation, list_changed) on the session's GET stream, and drops it while none is open, so
@@ -110,7 +117,9 @@ export const makeSession = (
         Effect.timeout(wait),
         Effect.catchTag("TimeoutException", () =>
           Effect.logWarning(`${name}: no answer to the notification stream's GET within ${Duration.format(Duration.decode(wait))}; going on without waiting`)),
-        Effect.catchAll((e) => Effect.logDebug(`${name}: no notification stream: ${e.message}`))
+        Effect.catchAll((e) =>
+          Effect.logDebug(`${name}: no notification stream: ${e.message}`)
+        )
       )
     }
 
@@ -276,7 +285,7 @@ export const makeSession = (
     const rounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
       !isModern ? exchangeRound(method, params, ctx) : Effect.gen(function*() {
         let current = params
-        for (let round = 0; ; round++) {
+        for (let round = 0;; round++) {
           const result = yield* exchangeRound(method, current, ctx)
           const listed = method === Method.ToolsList ? yield* keepSendableTools(name, conn.wire, result) : result
           if (method === Method.ToolsList) {

@@ -33,12 +33,10 @@ export class TooManyInputRounds extends Schema.TaggedError<TooManyInputRounds>("
 export type SessionError = TransportError | UpstreamRpcError | TooManyInputRounds | UnsendableRequest
 
 /** The JSON-RPC code of an error an upstream returned, when the error is one. */
-export const rpcCodeOf = (e: SessionError): Option.Option<number> =>
-  e._tag === "UpstreamRpcError" ? Option.some(e.code) : Option.none()
+export const rpcCodeOf = (e: SessionError): Option.Option<number> => e._tag === "UpstreamRpcError" ? Option.some(e.code) : Option.none()
 
 /** Whether an upstream error says a capability was missing (so the caller should be told, not retried). */
-export const isMissingCapability = (e: SessionError): boolean =>
-  e._tag === "UpstreamRpcError" && e.code === ErrorCode.MissingRequiredClientCapability
+export const isMissingCapability = (e: SessionError): boolean => e._tag === "UpstreamRpcError" && e.code === ErrorCode.MissingRequiredClientCapability
 
 // Statuses with which a server that is not modern refuses a modern request it cannot place
 // (no session id, unknown endpoint, no POST); a modern server says why with a modern error.

@@ -130,7 +130,9 @@ const follow = (
       if (ctx.inputRequired !== "resolve") {
         return Effect.succeed({ resultType: "input_required", inputRequests: requests, requestState: `${HandlePrefix}${taskId}` })
       }
-      if (rounds >= MaxInputRounds) return Effect.fail(failure(ErrorCode.InternalError, `the upstream's task asked more than ${MaxInputRounds} rounds of questions`))
+      if (rounds >= MaxInputRounds) {
+        return Effect.fail(failure(ErrorCode.InternalError, `the upstream's task asked more than ${MaxInputRounds} rounds of questions`))
+      }
       return resolveInputs(requests, ctx.questions ?? answerAlone).pipe(
         Effect.flatMap((inputResponses) => ask(Method.TasksUpdate, { inputResponses })),
         Effect.zipRight(poll(rounds + 1))

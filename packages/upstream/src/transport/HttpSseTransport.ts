@@ -20,28 +20,9 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DefaultMaxFrameBytes, events, messagesOf, type SseEvent } from "./Sse.js"
 import * as Waiting from "./internal/Waiting.js"
-import {
-  broken,
-  CancelReason,
-  cancelled,
-  idKey,
-  isOk,
-  mediaType,
-  readBody,
-  rpcErrorOf,
-  singleMessage,
-  statusError,
-  unreachable
-} from "./internal/SseHttp.js"
+import { broken, cancelled, CancelReason, idKey, isOk, mediaType, readBody, rpcErrorOf, singleMessage, statusError, unreachable } from "./internal/SseHttp.js"
 import type { HttpDefinition } from "../ServerDefinition.js"
-import {
-  callThroughStream,
-  type Connection,
-  type HTTPStatusError,
-  type RequestHints,
-  TransportClosed,
-  type TransportError
-} from "./Transport.js"
+import { callThroughStream, type Connection, type HTTPStatusError, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
 
 /** Tunables of the HTTP+SSE transport. */
 export interface HttpSseOptions {
@@ -122,8 +103,7 @@ const make = (
       })
     yield* Effect.addFinalizer(() => close(new TransportClosed({ reason: `connection to ${def.url} closed` })))
 
-    const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) =>
-      done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
+    const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
 
     const refusedBody = (url: string, response: HttpClientResponse.HttpClientResponse) =>
       readBody(url, response, maxFrameBytes).pipe(
@@ -188,9 +168,12 @@ const make = (
           // Every POST carries the configured headers (credentials among them), so an endpoint
           // on another origin is refused rather than followed.
           if (target === undefined || target.origin !== new URL(sseUrl).origin) {
-            return yield* Deferred.fail(endpoint, new TransportClosed({
-              reason: `${sseUrl} named an unusable endpoint: ${JSON.stringify(event.data.slice(0, 200))}`
-            }))
+            return yield* Deferred.fail(
+              endpoint,
+              new TransportClosed({
+                reason: `${sseUrl} named an unusable endpoint: ${JSON.stringify(event.data.slice(0, 200))}`
+              })
+            )
           }
           if (!(yield* Deferred.succeed(endpoint, target.href))) {
             yield* Effect.logDebug(`${source} named its endpoint again; keeping the first`)
@@ -233,8 +216,7 @@ const make = (
       return yield* statusError(response.status, body, rpcErrorOf(singleMessage(body)))
     }, Effect.scoped)
 
-    const send = (message: JsonRpc.Message, hints: RequestHints | undefined) =>
-      Effect.zipRight(ensureOpen, post(message, hints))
+    const send = (message: JsonRpc.Message, hints: RequestHints | undefined) => Effect.zipRight(ensureOpen, post(message, hints))
 
     // Nothing ties a closed POST to a request on this transport, so an abandoned request is
     // cancelled explicitly; forked so the interruption that caused it is not held up.

@@ -22,17 +22,7 @@ import * as HttpExchange from "./internal/HttpExchange.js"
 import { DefaultMaxFrameBytes } from "./Sse.js"
 import * as HttpNotificationStream from "./internal/HttpNotificationStream.js"
 import * as HttpReplies from "./internal/HttpReplies.js"
-import {
-  CancelReason,
-  cancelled,
-  headerValue,
-  isOk,
-  mediaType,
-  readBody,
-  rpcErrorOf,
-  singleMessage,
-  statusError
-} from "./internal/SseHttp.js"
+import { cancelled, CancelReason, headerValue, isOk, mediaType, readBody, rpcErrorOf, singleMessage, statusError } from "./internal/SseHttp.js"
 import type { HttpDefinition } from "../ServerDefinition.js"
 import type { Credentials } from "../auth/AuthModel.js"
 import { callThroughStream, type Connection, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
@@ -82,8 +72,7 @@ export const openHttp = (
     })
     const fibers = yield* FiberSet.make()
 
-    const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) =>
-      done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
+    const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
     const failOnClose = Effect.flatMap(Deferred.await(closedWith), Effect.fail)
 
     const toUnsolicited = (parsed: JsonRpc.Parsed) => Effect.asVoid(unsolicited.offer(parsed))

@@ -19,8 +19,7 @@ export const DefaultMaxFrameBytes = 16 * 1024 * 1024
 const encoder = new TextEncoder()
 
 /** Whether a string's UTF-8 encoding is over `limit` bytes; it is encoded only when its length cannot tell. */
-export const exceedsBytes = (text: string, limit: number): boolean =>
-  text.length > limit || (text.length * 3 > limit && encoder.encode(text).length > limit)
+export const exceedsBytes = (text: string, limit: number): boolean => text.length > limit || (text.length * 3 > limit && encoder.encode(text).length > limit)
 
 /**
  * Parses a byte stream as server-sent events. An event whose data exceeds `maxEventBytes` fails

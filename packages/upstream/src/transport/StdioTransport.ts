@@ -28,7 +28,7 @@ import * as Stream from "effect/Stream"
 import type { ProcessGroups } from "../os/ProcessGroups.js"
 import * as ProcessTable from "../os/ProcessTable.js"
 import type { StdioDefinition } from "../ServerDefinition.js"
-import { FrameTooLarge, type Connection, type RequestHints, type TransportError, TransportClosed } from "./Transport.js"
+import { type Connection, FrameTooLarge, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
 import { makeLineSplitter } from "./internal/lines.js"
 import { CallBox } from "./internal/CallBox.js"
 import { type Child, reapDetached, spawnChild, type SpawnError } from "./internal/StdioChild.js"
@@ -74,8 +74,7 @@ export interface StdioOptions {
  * up in `/proc`, whose scan reads every process's stat (1.3 ms for 64 processes, more on a busy
  * desktop) at every stop and every poll.
  */
-const groupRunning = (pgid: number): boolean =>
-  ProcessTable.groupAlive(pgid) && (!ProcessTable.available() || ProcessTable.membersOf(pgid).length > 0)
+const groupRunning = (pgid: number): boolean => ProcessTable.groupAlive(pgid) && (!ProcessTable.available() || ProcessTable.membersOf(pgid).length > 0)
 
 /**
  * Waits up to `limit` for group `pgid` to be gone; true once it is. Other processes' deaths send
@@ -167,7 +166,13 @@ export const openStdio = (
       }
       const m = parsed.message
       if (JsonRpc.isRequest(m)) {
-        proc?.write(`${JsonRpc.encodeFrame(JsonRpc.failure(m.id, ErrorCode.InternalError, `mcpx-fx is busy: ${UnsolicitedBacklog} messages from this server wait to be handled`))}\n`)
+        proc?.write(
+          `${
+            JsonRpc.encodeFrame(
+              JsonRpc.failure(m.id, ErrorCode.InternalError, `mcpx-fx is busy: ${UnsolicitedBacklog} messages from this server wait to be handled`)
+            )
+          }\n`
+        )
       }
     }
 
@@ -266,8 +271,7 @@ export const openStdio = (
       return true
     }
 
-    const send = (message: JsonRpc.Message) =>
-      Effect.suspend(() => (unsafeSend(message) ? Effect.void : Effect.fail(closedReason!)))
+    const send = (message: JsonRpc.Message) => Effect.suspend(() => (unsafeSend(message) ? Effect.void : Effect.fail(closedReason!)))
 
     // A request that would join a stdin backlog past its bound is answered here instead. Only
     // requests are held to it: cancellations and answers to the server's own questions are small,

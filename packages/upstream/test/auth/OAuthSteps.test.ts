@@ -1,13 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as oauth from "oauth4webapi"
-import {
-  isLoopbackUrl,
-  parseChallenge,
-  resourceMatches,
-  resourceMetadataUrls,
-  serverMetadataUrls
-} from "../../src/auth/internal/OAuthDiscovery.js"
+import { isLoopbackUrl, parseChallenge, resourceMatches, resourceMetadataUrls, serverMetadataUrls } from "../../src/auth/internal/OAuthDiscovery.js"
 import { initialScopes, secretMethod, unionScopes } from "../../src/auth/internal/OAuthFlow.js"
 import { parseStore } from "../../src/auth/TokenStore.js"
 

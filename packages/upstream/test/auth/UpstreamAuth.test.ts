@@ -38,8 +38,7 @@ const engine = (stateDir: string, authorizer?: Authorizer) => {
   return Layer.merge(prober, auth)
 }
 
-const definition = (url: string, auth?: OAuthSettings) =>
-  new HttpDefinition({ transport: "http", name: "docs", url, ...(auth === undefined ? {} : { auth }) })
+const definition = (url: string, auth?: OAuthSettings) => new HttpDefinition({ transport: "http", name: "docs", url, ...(auth === undefined ? {} : { auth }) })
 
 const options = {
   preference: "prefer-discover",
@@ -56,8 +55,7 @@ const callTool = (def: HttpDefinition, tool: string) =>
   }))
 
 const kinds = (as: AuthServer, kind: string) => as.events.filter((e) => e.kind === kind)
-const grants = (as: AuthServer, grantType: string) =>
-  as.events.filter((e) => e.kind === "token" && e.grantType === grantType && e.ok)
+const grants = (as: AuthServer, grantType: string) => as.events.filter((e) => e.kind === "token" && e.grantType === grantType && e.ok)
 
 const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "mcpx-auth-" }))
 
@@ -88,7 +86,12 @@ describe("UpstreamAuth against a local authorization server", () => {
       assert.strictEqual(kinds(as, "register").length, 1)
       const authorize = kinds(as, "authorize")
       assert.strictEqual(authorize.length, 1)
-      assert.deepStrictEqual(authorize[0], { kind: "authorize", clientId: (kinds(as, "register")[0] as { clientId: string }).clientId, scope: undefined, resource: rs.url })
+      assert.deepStrictEqual(authorize[0], {
+        kind: "authorize",
+        clientId: (kinds(as, "register")[0] as { clientId: string }).clientId,
+        scope: undefined,
+        resource: rs.url
+      })
       // A new process (a new layer on the same state directory), and nobody to log in: the stored token does.
       const again = yield* callTool(def, "whoami").pipe(Effect.provide(engine(dir)))
       assert.include(again, "hello")
@@ -241,7 +244,10 @@ describe("UpstreamAuth against a local authorization server", () => {
         Effect.async<{ readonly url: string; readonly close: () => void }>((resume) => {
           const server = createServer((_req, res) => res.writeHead(401, { "www-authenticate": `Basic realm="api"` }).end("no"))
           server.listen(0, "127.0.0.1", () =>
-            resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, close: () => server.close() })))
+            resume(Effect.succeed({
+              url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+              close: () => server.close()
+            })))
         }),
         (s) => Effect.sync(s.close)
       )

@@ -68,7 +68,7 @@ describe("EraCache", () => {
     it("is the SHA-256 hex of the canonical JSON of the process identity", () => {
       const def = stdio({ env: { B: "2", A: "1" } })
       const expected = createHash("sha256")
-        .update('{"args":["-y","@example/files-server"],"command":"npx","env":{"A":"1","B":"2"},"transport":"stdio"}')
+        .update("{\"args\":[\"-y\",\"@example/files-server\"],\"command\":\"npx\",\"env\":{\"A\":\"1\",\"B\":\"2\"},\"transport\":\"stdio\"}")
         .digest("hex")
       assert.strictEqual(cacheKey(def), expected)
       assert.match(cacheKey(http()), /^[0-9a-f]{64}$/)
@@ -110,9 +110,9 @@ describe("EraCache", () => {
     it("canonical JSON sorts keys recursively and keeps array order", () => {
       assert.strictEqual(
         canonicalJson({ b: [3, { z: 1, a: null }], a: { "10": true, "9": "x", m: undefined } }),
-        '{"a":{"10":true,"9":"x"},"b":[3,{"a":null,"z":1}]}'
+        "{\"a\":{\"10\":true,\"9\":\"x\"},\"b\":[3,{\"a\":null,\"z\":1}]}"
       )
-      assert.strictEqual(canonicalJson(["a", undefined]), '["a",null]')
+      assert.strictEqual(canonicalJson(["a", undefined]), "[\"a\",null]")
     })
   })
 
@@ -314,7 +314,7 @@ describe("EraCache", () => {
       ["truncated JSON", (valid) => valid.slice(0, Math.floor(valid.length / 2)), "not valid JSON"],
       ["an empty file", () => "", "not valid JSON"],
       ["not JSON at all", () => "era cache? never heard of it\n", "not valid JSON"],
-      ["another file version", (valid) => valid.replace('"version": 1', '"version": 2'), "file version 2, expected 1"],
+      ["another file version", (valid) => valid.replace("\"version\": 1", "\"version\": 2"), "file version 2, expected 1"],
       ["no version field", () => JSON.stringify({ entries: {} }), "file version undefined"],
       ["a JSON array", () => "[]", "not a JSON object with a version"],
       ["entries of the wrong shape", () => JSON.stringify({ version: 1, entries: [] }), "wrong shape"],
@@ -394,7 +394,12 @@ describe("EraCache", () => {
             Effect.provide(logs.layer)
           )
         assert.isTrue(Option.isSome(hit))
-        assert.isTrue(logs.lines.some((l) => l.level === "WARN" && l.message.includes("not written")), JSON.stringify(logs.lines))
+        assert.isTrue(
+          logs.lines.some((l) =>
+            l.level === "WARN" && l.message.includes("not written")
+          ),
+          JSON.stringify(logs.lines)
+        )
         assert.deepStrictEqual(yield* fs.readDirectory(root), ["not-a-directory"])
       }).pipe(Effect.provide(NodeContext.layer)))
   })

@@ -1,7 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { AcceptedPreferenceNames, type Preference, normalizePreference, PreferenceAliases, PreferenceFromString, Preferences, usesEraCache } from "../../src/era/Preference.js"
+import {
+  AcceptedPreferenceNames,
+  normalizePreference,
+  type Preference,
+  PreferenceAliases,
+  PreferenceFromString,
+  Preferences,
+  usesEraCache
+} from "../../src/era/Preference.js"
 
 describe("Preference", () => {
   it("upstream/preference/canonical-values-pass-through", () => {

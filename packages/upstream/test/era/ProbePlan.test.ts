@@ -25,8 +25,7 @@ const order = (p: Plan): string => {
   return `${p.first} -> ${next} (${p.source})${stdio}${p.sseFallback ? " [+sse]" : ""}`
 }
 
-const orderOf = (preference: Preference, cached: Option.Option<EraRecord>, extra: Partial<PlanInput> = {}) =>
-  order(plan(input(preference, extra), cached))
+const orderOf = (preference: Preference, cached: Option.Option<EraRecord>, extra: Partial<PlanInput> = {}) => order(plan(input(preference, extra), cached))
 
 describe("ProbePlan", () => {
   // preference × cache state → the order of attempts on a stdio server.

@@ -18,14 +18,12 @@ import { discoverResult, err, fakeTransport, initializeResult, ok, type Recorder
 
 const def = new StdioDefinition({ transport: "stdio", name: "fake", command: "fake-server" })
 
-const dual: Script = (req) =>
-  req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : ok(req, discoverResult(["2026-07-28"]))
+const dual: Script = (req) => req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : ok(req, discoverResult(["2026-07-28"]))
 const modernOnly: Script = (req) =>
   req.method === "initialize"
     ? err(req, ErrorCode.UnsupportedProtocolVersion, "initialize is not served", { supported: ["2026-07-28"], requested: "2025-11-25" })
     : ok(req, discoverResult(["2026-07-28"]))
-const legacyOnly: Script = (req) =>
-  req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : err(req, ErrorCode.MethodNotFound, "no such method")
+const legacyOnly: Script = (req) => req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : err(req, ErrorCode.MethodNotFound, "no such method")
 
 const setup = (script: Script) => {
   const recorder: Recorder = { sent: [], opened: 0 }

@@ -105,8 +105,7 @@ describe("Prober over real stdio servers", () => {
       const dir = mkdtempSync(join(tmpdir(), "mcpx-eras-"))
       const log = join(dir, "methods.log")
       const def = server("dual", ["--start-delay", "1000", "--log", log])
-      const fileCache = () =>
-        EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
+      const fileCache = () => EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
       try {
         const first = yield* Effect.scoped(
           Effect.gen(function*() {
@@ -152,8 +151,7 @@ describe("Prober over real stdio servers", () => {
       const dir = mkdtempSync(join(tmpdir(), "mcpx-eras-"))
       const log = join(dir, "methods.log")
       const def = server("legacy-silent", ["--log", log])
-      const fileCache = () =>
-        EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
+      const fileCache = () => EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
       try {
         const first = yield* Effect.scoped(start(def, "prefer-discover", "300 millis")).pipe(Effect.provide(proberWith(fileCache())))
         assert.strictEqual(first.report.era, "legacy")
@@ -174,8 +172,7 @@ describe("Prober over real stdio servers", () => {
       const dir = mkdtempSync(join(tmpdir(), "mcpx-eras-"))
       const log = join(dir, "methods.log")
       const def = server("legacy-32601", ["--log", log])
-      const fileCache = () =>
-        EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
+      const fileCache = () => EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir })), Layer.provide(NodeContext.layer))
       try {
         const first = yield* Effect.scoped(start(def, "prefer-discover")).pipe(Effect.provide(proberWith(fileCache())))
         assert.strictEqual(first.report.eraSource, "probe")

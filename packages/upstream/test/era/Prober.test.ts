@@ -37,8 +37,7 @@ const setup = (script: Script, wire: "stdio" | "streamable-http" = "stdio") => {
 // Servers as scripts, named by what they do with each request.
 const legacyAnswering = (code: number): Script => (req) =>
   req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : err(req, code, "not initialized")
-const dual: Script = (req) =>
-  req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : ok(req, discoverResult(["2026-07-28"]))
+const dual: Script = (req) => req.method === "initialize" ? ok(req, initializeResult("2025-11-25")) : ok(req, discoverResult(["2026-07-28"]))
 const modernOnly: Script = (req) =>
   req.method === "initialize"
     ? err(req, ErrorCode.UnsupportedProtocolVersion, "initialize is not served", { supported: ["2026-07-28"], requested: "2025-11-25" })
@@ -48,8 +47,7 @@ const modernOnly: Script = (req) =>
 const discoverAfter = (delay: Duration.DurationInput, otherwise: Script): Script => (req, n) =>
   req.method === "server/discover" ? Effect.zipRight(Effect.sleep(delay), ok(req, discoverResult(["2026-07-28"]))) : otherwise(req, n)
 
-const start = (preference: Preference, extra: Partial<ProbeOptions> = {}) =>
-  Effect.flatMap(Prober, (p) => p.start(def, options(preference, extra)))
+const start = (preference: Preference, extra: Partial<ProbeOptions> = {}) => Effect.flatMap(Prober, (p) => p.start(def, options(preference, extra)))
 
 describe("Prober", () => {
   it.scoped("2026-07-28/era-probe/modern-on-discover-result", () => {
@@ -113,8 +111,10 @@ describe("Prober", () => {
   // refused initialize says nothing new: the server is modern either way.
   for (const [order, refusalAt] of [["discover-then-refusal", "3501 millis"], ["refusal-then-discover", "3499 millis"]] as const) {
     it.effect(`2026-07-28/era-probe/a-slow-modern-only-server-is-modern-whichever-it-answers-first/${order}`, () => {
-      const slowModernOnly: Script = discoverAfter("3500 millis", (r) =>
-        Effect.zipRight(Effect.sleep(Duration.subtract(refusalAt, "2 seconds")), modernOnly(r, 1)))
+      const slowModernOnly: Script = discoverAfter(
+        "3500 millis",
+        (r) => Effect.zipRight(Effect.sleep(Duration.subtract(refusalAt, "2 seconds")), modernOnly(r, 1))
+      )
       const { recorder, layer } = setup(slowModernOnly)
       return Effect.gen(function*() {
         const fiber = yield* Effect.fork(start("prefer-discover"))
@@ -344,9 +344,7 @@ describe("Prober", () => {
   })
 
   it.scoped("2026-07-28/era-probe/disjoint-versions-fail-naming-both-lists", () => {
-    const { layer } = setup((req) =>
-      err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2099-01-01"], requested: "2026-07-28" })
-    )
+    const { layer } = setup((req) => err(req, ErrorCode.UnsupportedProtocolVersion, "unsupported", { supported: ["2099-01-01"], requested: "2026-07-28" }))
     return Effect.gen(function*() {
       const e = yield* Effect.flip(start("force-discover"))
       assert.include(e.message, "2099-01-01")

@@ -41,8 +41,10 @@ const until = (what: string, ok: () => boolean) =>
   )
 
 const pidIn = (file: string) =>
-  Effect.flatMap(until(`${file} written`, () => existsSync(file) && /^\d+\n?$/.test(readFileSync(file, "utf8"))), () =>
-    Effect.sync(() => Number(readFileSync(file, "utf8").trim())))
+  Effect.flatMap(
+    until(`${file} written`, () => existsSync(file) && /^\d+\n?$/.test(readFileSync(file, "utf8"))),
+    () => Effect.sync(() => Number(readFileSync(file, "utf8").trim()))
+  )
 
 const withGroups = <A, E>(dir: string, use: (groups: typeof ProcessGroups.Service) => Effect.Effect<A, E>) =>
   Effect.flatMap(ProcessGroups, use).pipe(Effect.provide(ProcessGroups.layerFile(dir)))

@@ -40,16 +40,13 @@ const serverAt = (url: string): PoolServer => ({
   }
 })
 
-const hello = (s: Session) =>
-  Effect.map(s.request("tools/call", { name: "hello", arguments: {} }), (r) => JSON.stringify(r.content))
+const hello = (s: Session) => Effect.map(s.request("tools/call", { name: "hello", arguments: {} }), (r) => JSON.stringify(r.content))
 
 const call = (server: PoolServer) => Effect.flatMap(Pool, (pool) => pool.withSession(server, { key: ScopeKey.global }, hello))
 
 /** Moves the running fixture to another mode (its `POST /control`). */
 const switchTo = (url: string, mode: string) =>
-  Effect.promise(() =>
-    fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode }) }).then((r) => r.text())
-  )
+  Effect.promise(() => fetch(url.replace(/\/mcp$/, "/control"), { method: "POST", body: JSON.stringify({ mode }) }).then((r) => r.text()))
 
 const nextOf = <T extends PoolEvent["type"]>(events: Queue.Dequeue<PoolEvent>, type: T) =>
   Effect.gen(function*() {
@@ -113,8 +110,9 @@ describe("Pool over a real HTTP upstream that changes era", () => {
       const server = serverAt(url)
       const events = yield* Effect.flatMap(Pool, (p) => p.subscribe)
       yield* call(server)
-      const unknown = yield* Effect.flatMap(Pool, (pool) =>
-        pool.withSession(server, { key: ScopeKey.global }, (s) => s.request("prompts/list"))).pipe(Effect.flip)
+      const unknown = yield* Effect.flatMap(Pool, (pool) => pool.withSession(server, { key: ScopeKey.global }, (s) => s.request("prompts/list"))).pipe(
+        Effect.flip
+      )
       assert.strictEqual(unknown._tag, "UpstreamRpcError")
       const seen = yield* Queue.takeAll(events)
       assert.deepStrictEqual([...seen].map((e) => e.type), ["server.start"])

@@ -10,7 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { Abort } from "../../src/Abortable.js"
-import { enter, inPlaceIn, InPlaceCall, leave, runningCount, type WaitingCall } from "../../src/transport/internal/InPlace.js"
+import { enter, InPlaceCall, inPlaceIn, leave, runningCount, type WaitingCall } from "../../src/transport/internal/InPlace.js"
 import { Pool } from "../../src/pool/Pool.js"
 import { type Caller, type PoolServer, ScopeKey } from "../../src/pool/PoolModel.js"
 import { PoolError } from "../../src/pool/PoolEvents.js"
@@ -69,12 +69,13 @@ const tool = (s: Session, name: string, onNotification?: (n: JsonRpc.Notificatio
     ? s.request("tools/call", { name, arguments: {} }, {})
     : s.request("tools/call", { name, arguments: {}, _meta: { progressToken: name } }, { onNotification })
 
-const textOf = (result: Record<string, unknown>): string =>
-  String((result.content as ReadonlyArray<{ readonly text: string }>)[0]?.text)
+const textOf = (result: Record<string, unknown>): string => String((result.content as ReadonlyArray<{ readonly text: string }>)[0]?.text)
 
 /** Starts the server with a first call, and says whether its session runs calls in place. */
-const warm = Effect.flatMap(Pool, (pool) =>
-  pool.withSession(held, caller, (s) => Effect.map(tool(s, "ok"), (r) => ({ text: textOf(r), inPlace: s.runsInPlace }))))
+const warm = Effect.flatMap(
+  Pool,
+  (pool) => pool.withSession(held, caller, (s) => Effect.map(tool(s, "ok"), (r) => ({ text: textOf(r), inPlace: s.runsInPlace })))
+)
 
 /** A held call, forked; answers once the server has it, with the abort its caller was handed. */
 const holding = Effect.gen(function*() {
@@ -91,8 +92,10 @@ const holding = Effect.gen(function*() {
   return { fiber, abort: yield* Deferred.await(armed) }
 })
 
-const cancelledIds = Effect.flatMap(Pool, (pool) =>
-  pool.withSession(held, caller, (s) => Effect.map(tool(s, "cancelled"), (r) => JSON.parse(textOf(r)) as ReadonlyArray<unknown>)))
+const cancelledIds = Effect.flatMap(
+  Pool,
+  (pool) => pool.withSession(held, caller, (s) => Effect.map(tool(s, "cancelled"), (r) => JSON.parse(textOf(r)) as ReadonlyArray<unknown>))
+)
 
 describe("Pool: calls in place", () => {
   it.effect("pool/in-place/a forked fiber does not see the call running in place, and leaving restores the call around it", () =>
@@ -103,13 +106,16 @@ describe("Pool: calls in place", () => {
       const seen = yield* Effect.withFiberRuntime<Seen>((fiber) => {
         const none = enter(fiber, outer)
         const aroundInner = enter(fiber, inner)
-        return Effect.map(Effect.flatMap(Effect.fork(Effect.withFiberRuntime<WaitingCall | undefined>((child) => Effect.succeed(inPlaceIn(child)))), Fiber.join), (forked) => {
-          const here = inPlaceIn(fiber)
-          leave(fiber, aroundInner)
-          const afterInner = inPlaceIn(fiber)
-          leave(fiber, none)
-          return { none, here, forked, afterInner, afterAll: inPlaceIn(fiber) }
-        })
+        return Effect.map(
+          Effect.flatMap(Effect.fork(Effect.withFiberRuntime<WaitingCall | undefined>((child) => Effect.succeed(inPlaceIn(child)))), Fiber.join),
+          (forked) => {
+            const here = inPlaceIn(fiber)
+            leave(fiber, aroundInner)
+            const afterInner = inPlaceIn(fiber)
+            leave(fiber, none)
+            return { none, here, forked, afterInner, afterAll: inPlaceIn(fiber) }
+          }
+        )
       })
       assert.isUndefined(seen.none)
       assert.strictEqual(seen.here, inner)

@@ -29,8 +29,7 @@ type LegacyRefusal = "32022" | "forgotten"
 /** A Streamable HTTP server, legacy until `state.modern` is set, then modern-only. */
 const changing = (state: { modern: boolean }, refusal: LegacyRefusal): Script => (req) => {
   const legacyRequest = req.params?._meta === undefined
-  const answer = (era: string): Effect.Effect<JsonRpc.Response, TransportError> =>
-    ok(req, { content: [{ type: "text", text: `over ${era}` }] })
+  const answer = (era: string): Effect.Effect<JsonRpc.Response, TransportError> => ok(req, { content: [{ type: "text", text: `over ${era}` }] })
   if (!state.modern) {
     if (req.method === "server/discover") return Effect.fail(new HTTPStatusError({ status: 400, body: "Bad Request" }))
     if (req.method === "initialize") return ok(req, initializeResult("2025-11-25"))
@@ -73,8 +72,7 @@ const serverWith = (preference: Preference): PoolServer => ({
   }
 })
 
-const textOf = (s: Session) =>
-  Effect.map(s.request("tools/call", { name: "hello", arguments: {} }), (r) => JSON.stringify(r.content))
+const textOf = (s: Session) => Effect.map(s.request("tools/call", { name: "hello", arguments: {} }), (r) => JSON.stringify(r.content))
 
 const call = (server: PoolServer) => Effect.flatMap(Pool, (pool) => pool.withSession(server, { key: ScopeKey.global }, textOf))
 

@@ -73,9 +73,11 @@ const parking = () => {
 }
 
 const call = (caller: Caller, ctx: CallContext = {}) =>
-  Effect.flatMap(Pool, (pool) =>
-    pool.withSession(server, caller, (s) =>
-      Effect.map(s.request("tools/call", { name: "who", arguments: {} }, ctx), (r) => JSON.stringify(r.content))))
+  Effect.flatMap(
+    Pool,
+    (pool) =>
+      pool.withSession(server, caller, (s) => Effect.map(s.request("tools/call", { name: "who", arguments: {} }, ctx), (r) => JSON.stringify(r.content)))
+  )
 
 /** Yields until `done` holds; fails the test (rather than hanging) when it never does. */
 const eventually = <R>(what: string, done: Effect.Effect<boolean, never, R>) =>

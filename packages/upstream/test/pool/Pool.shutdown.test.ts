@@ -71,10 +71,17 @@ describe("Pool shutdown", () => {
       assert.strictEqual(recorder.opened, names.length)
 
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      for (let i = 0; i < names.length; i++) yield* TestClock.adjust(grace)
+      for (let i = 0; i < names.length; i++) {
+        yield* TestClock.adjust(grace)
+      }
       yield* Fiber.join(closing)
       assert.strictEqual(closedAt.length, names.length)
       // One after another they would end at 5, 10, … 30 s.
-      assert.deepStrictEqual(closedAt, names.map(() => grace))
+      assert.deepStrictEqual(
+        closedAt,
+        names.map(() =>
+          grace
+        )
+      )
     }))
 })

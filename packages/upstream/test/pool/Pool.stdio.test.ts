@@ -31,8 +31,7 @@ const modern: Caller = { key: ScopeKey.global }
 const legacy: Caller = { key: ScopeKey.global, revision: "2025-11-25" }
 
 /** The text of the era-server's `hello` tool, which names the era and version that served it. */
-const hello = (s: Session) =>
-  Effect.map(s.request("tools/call", { name: "hello", arguments: {} }), (result) => JSON.stringify(result.content))
+const hello = (s: Session) => Effect.map(s.request("tools/call", { name: "hello", arguments: {} }), (result) => JSON.stringify(result.content))
 
 const next = <T extends PoolEvent["type"]>(events: Queue.Dequeue<PoolEvent>, type: T) =>
   Effect.gen(function*() {

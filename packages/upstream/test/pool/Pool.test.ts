@@ -154,18 +154,14 @@ const tookInPlace = (recorder: Recorder, methods: ReadonlyArray<string>) => {
   if (kind === "in-place") assert.deepStrictEqual(recorder.inPlace, methods)
 }
 
-const statusOf = (name: string) =>
-  Effect.flatMap(Pool, (pool) => pool.snapshot).pipe(Effect.map((all) => all.find((s) => s.server === name)))
+const statusOf = (name: string) => Effect.flatMap(Pool, (pool) => pool.snapshot).pipe(Effect.map((all) => all.find((s) => s.server === name)))
 
-const status = (name = "fake") =>
-  Effect.flatMap(statusOf(name), (s) => (s === undefined ? Effect.dieMessage(`no pool for ${name}`) : Effect.succeed(s)))
+const status = (name = "fake") => Effect.flatMap(statusOf(name), (s) => (s === undefined ? Effect.dieMessage(`no pool for ${name}`) : Effect.succeed(s)))
 
 /** How many calls the key's instance has in flight (0 while the pool does not exist yet). */
-const busyOf = (key = "global", name = "fake") =>
-  Effect.map(statusOf(name), (s) => s?.instances.find((i) => i.key === key)?.busy ?? 0)
+const busyOf = (key = "global", name = "fake") => Effect.map(statusOf(name), (s) => s?.instances.find((i) => i.key === key)?.busy ?? 0)
 
-const keysOf = (s: PoolStatus, lane: "modern" | "legacy" = "modern") =>
-  s.instances.filter((i) => i.lane === lane).map((i) => i.key).sort()
+const keysOf = (s: PoolStatus, lane: "modern" | "legacy" = "modern") => s.instances.filter((i) => i.lane === lane).map((i) => i.key).sort()
 
 /** Yields until `done` holds; fails the test (rather than hanging) when it never does. */
 const eventually = <R>(what: string, done: Effect.Effect<boolean, never, R>) =>
@@ -205,8 +201,7 @@ const next = <T extends PoolEvent["type"]>(events: Queue.Dequeue<PoolEvent>, typ
     }
   })
 
-const drained = (events: Queue.Dequeue<PoolEvent>) =>
-  Effect.map(Queue.takeAll(events), (c) => Chunk.toReadonlyArray(c).map((e) => e.type))
+const drained = (events: Queue.Dequeue<PoolEvent>) => Effect.map(Queue.takeAll(events), (c) => Chunk.toReadonlyArray(c).map((e) => e.type))
 
 const poolErrorOf = (e: unknown): PoolError => {
   assert.instanceOf(e, PoolError)
@@ -293,29 +288,31 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
   })
 
   describe("capacity", () => {
-    if (ofModernServers) it.scoped("pool/lru: a new key in a full lane evicts that lane's least-recently-used idle instance only", () => {
-      const { layer, connections } = setup(serve(dual))
-      return Effect.gen(function*() {
-        const events = yield* subscribe
-        const server = serverOf("follow", { max: 2 })
-        assert.strictEqual((yield* call(server, modern("a"))).conn, 1) // t=0, modern lane
-        assert.strictEqual((yield* call(server, legacy("x"))).conn, 2) // t=0, legacy lane: the oldest of all
-        yield* TestClock.adjust("1 second")
-        assert.strictEqual((yield* call(server, modern("b"))).conn, 3) // t=1
-        yield* TestClock.adjust("1 second")
-        assert.strictEqual((yield* call(server, modern("a"))).conn, 1) // t=2: a is now newer than b
-        yield* TestClock.adjust("1 second")
-        assert.strictEqual((yield* call(server, modern("c"))).conn, 4) // the modern lane is full
-        const stopped = yield* next(events, "server.stop")
-        assert.deepStrictEqual([stopped.lane, stopped.key, stopped.reason], ["modern", "session:b", "evicted"])
-        assert.strictEqual(connections.get(3)?.ended(), "closed")
-        assert.strictEqual(connections.get(1)?.ended(), "open")
-        assert.strictEqual(connections.get(2)?.ended(), "open")
-        const s = yield* status()
-        assert.deepStrictEqual(keysOf(s, "modern"), ["session:a", "session:c"])
-        assert.deepStrictEqual(keysOf(s, "legacy"), ["session:x"])
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.scoped("pool/lru: a new key in a full lane evicts that lane's least-recently-used idle instance only", () => {
+        const { layer, connections } = setup(serve(dual))
+        return Effect.gen(function*() {
+          const events = yield* subscribe
+          const server = serverOf("follow", { max: 2 })
+          assert.strictEqual((yield* call(server, modern("a"))).conn, 1) // t=0, modern lane
+          assert.strictEqual((yield* call(server, legacy("x"))).conn, 2) // t=0, legacy lane: the oldest of all
+          yield* TestClock.adjust("1 second")
+          assert.strictEqual((yield* call(server, modern("b"))).conn, 3) // t=1
+          yield* TestClock.adjust("1 second")
+          assert.strictEqual((yield* call(server, modern("a"))).conn, 1) // t=2: a is now newer than b
+          yield* TestClock.adjust("1 second")
+          assert.strictEqual((yield* call(server, modern("c"))).conn, 4) // the modern lane is full
+          const stopped = yield* next(events, "server.stop")
+          assert.deepStrictEqual([stopped.lane, stopped.key, stopped.reason], ["modern", "session:b", "evicted"])
+          assert.strictEqual(connections.get(3)?.ended(), "closed")
+          assert.strictEqual(connections.get(1)?.ended(), "open")
+          assert.strictEqual(connections.get(2)?.ended(), "open")
+          const s = yield* status()
+          assert.deepStrictEqual(keysOf(s, "modern"), ["session:a", "session:c"])
+          assert.deepStrictEqual(keysOf(s, "legacy"), ["session:x"])
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
     it.effect("pool/saturated: a new key waits while every instance is busy, then fails at startTimeout", () => {
       const entered = Deferred.unsafeMake<number>(FiberId.none)
@@ -423,56 +420,58 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
   })
 
   describe("start failures", () => {
-    if (ofModernServers) it.scoped("pool/cooldown: failed starts fail fast for a cooldown that doubles up to the cap and resets on success", () => {
-      let healthy = false
-      const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))
-      const { layer, recorder } = setup(serve(flaky))
-      return Effect.gen(function*() {
-        const events = yield* subscribe
-        const server = serverOf("force-discover", { max: 2, cooldownBase: "1 second", cooldownCap: "4 seconds" })
-        const fails = (caller: Caller = modern()) => Effect.map(Effect.flip(call(server, caller)), poolErrorOf)
+    if (ofModernServers) {
+      it.scoped("pool/cooldown: failed starts fail fast for a cooldown that doubles up to the cap and resets on success", () => {
+        let healthy = false
+        const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))
+        const { layer, recorder } = setup(serve(flaky))
+        return Effect.gen(function*() {
+          const events = yield* subscribe
+          const server = serverOf("force-discover", { max: 2, cooldownBase: "1 second", cooldownCap: "4 seconds" })
+          const fails = (caller: Caller = modern()) => Effect.map(Effect.flip(call(server, caller)), poolErrorOf)
 
-        const first = yield* fails()
-        assert.deepStrictEqual([first.reason, first.retryInMs], ["start-failed", 1000])
-        assert.include(first.message, "fake")
-        assert.include(first.message, "-32601")
-        const failed = yield* next(events, "server.start.failed")
-        assert.deepStrictEqual([failed.server, failed.lane, failed.failures, failed.retryInMs], ["fake", "modern", 1, 1000])
+          const first = yield* fails()
+          assert.deepStrictEqual([first.reason, first.retryInMs], ["start-failed", 1000])
+          assert.include(first.message, "fake")
+          assert.include(first.message, "-32601")
+          const failed = yield* next(events, "server.start.failed")
+          assert.deepStrictEqual([failed.server, failed.lane, failed.failures, failed.retryInMs], ["fake", "modern", 1, 1000])
 
-        const cooling = yield* fails()
-        assert.deepStrictEqual([cooling.reason, cooling.retryInMs], ["cooling-down", 1000])
-        assert.include(cooling.message, "fake")
-        assert.include(cooling.message, "-32601")
-        assert.strictEqual(recorder.opened, 1)
+          const cooling = yield* fails()
+          assert.deepStrictEqual([cooling.reason, cooling.retryInMs], ["cooling-down", 1000])
+          assert.include(cooling.message, "fake")
+          assert.include(cooling.message, "-32601")
+          assert.strictEqual(recorder.opened, 1)
 
-        yield* TestClock.adjust("999 millis")
-        assert.deepStrictEqual([(yield* fails()).reason, recorder.opened], ["cooling-down", 1])
-        yield* TestClock.adjust("1 millis")
-        const second = yield* fails()
-        assert.deepStrictEqual([second.reason, second.retryInMs, recorder.opened], ["start-failed", 2000, 2])
+          yield* TestClock.adjust("999 millis")
+          assert.deepStrictEqual([(yield* fails()).reason, recorder.opened], ["cooling-down", 1])
+          yield* TestClock.adjust("1 millis")
+          const second = yield* fails()
+          assert.deepStrictEqual([second.reason, second.retryInMs, recorder.opened], ["start-failed", 2000, 2])
 
-        yield* TestClock.adjust("1999 millis")
-        assert.deepStrictEqual([(yield* fails()).retryInMs, recorder.opened], [1, 2])
-        yield* TestClock.adjust("1 millis")
-        assert.strictEqual((yield* fails()).retryInMs, 4000)
-        yield* TestClock.adjust("4 seconds")
-        assert.strictEqual((yield* fails()).retryInMs, 4000) // capped
-        const s = yield* status()
-        assert.strictEqual(s.lanes[0]?.cooldown?.failures, 4)
-        assert.include(s.lanes[0]?.cooldown?.lastFailure ?? "", "-32601")
+          yield* TestClock.adjust("1999 millis")
+          assert.deepStrictEqual([(yield* fails()).retryInMs, recorder.opened], [1, 2])
+          yield* TestClock.adjust("1 millis")
+          assert.strictEqual((yield* fails()).retryInMs, 4000)
+          yield* TestClock.adjust("4 seconds")
+          assert.strictEqual((yield* fails()).retryInMs, 4000) // capped
+          const s = yield* status()
+          assert.strictEqual(s.lanes[0]?.cooldown?.failures, 4)
+          assert.include(s.lanes[0]?.cooldown?.lastFailure ?? "", "-32601")
 
-        healthy = true
-        yield* TestClock.adjust("4 seconds")
-        assert.strictEqual((yield* call(server, modern())).conn, 5)
-        assert.isUndefined((yield* status()).lanes[0]?.cooldown)
+          healthy = true
+          yield* TestClock.adjust("4 seconds")
+          assert.strictEqual((yield* call(server, modern())).conn, 5)
+          assert.isUndefined((yield* status()).lanes[0]?.cooldown)
 
-        healthy = false
-        const afterReset = yield* fails(modern("other"))
-        assert.deepStrictEqual([afterReset.reason, afterReset.retryInMs], ["start-failed", 1000])
-        // The live instance still serves its own key during the cooldown.
-        assert.strictEqual((yield* call(server, modern())).conn, 5)
-      }).pipe(Effect.provide(layer))
-    })
+          healthy = false
+          const afterReset = yield* fails(modern("other"))
+          assert.deepStrictEqual([afterReset.reason, afterReset.retryInMs], ["start-failed", 1000])
+          // The live instance still serves its own key during the cooldown.
+          assert.strictEqual((yield* call(server, modern())).conn, 5)
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
     it.scoped("pool/one-shot: a failed start names no next start, and is logged at debug level only", () => {
       const refusing: Handshake = (req) => err(req, ErrorCode.MethodNotFound, "not today")
@@ -499,19 +498,21 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
       )
     })
 
-    if (ofModernServers) it.effect("pool/start-timeout: a start that takes longer than startTimeout fails and cools down", () => {
-      const silent: Handshake = (req, n) => (req.method === "server/discover" ? Effect.never : dual(req, n))
-      const { layer } = setup(serve(silent))
-      return Effect.gen(function*() {
-        const server = serverOf("force-discover", { startTimeout: "30 seconds" })
-        const fiber = yield* forkSleeping(Effect.flip(call(server, modern())))
-        yield* TestClock.adjust("30 seconds")
-        const e = poolErrorOf(yield* Fiber.join(fiber))
-        assert.strictEqual(e.reason, "start-failed")
-        assert.include(e.message, "did not start within 30s")
-        assert.strictEqual(e.retryInMs, 1000)
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.effect("pool/start-timeout: a start that takes longer than startTimeout fails and cools down", () => {
+        const silent: Handshake = (req, n) => (req.method === "server/discover" ? Effect.never : dual(req, n))
+        const { layer } = setup(serve(silent))
+        return Effect.gen(function*() {
+          const server = serverOf("force-discover", { startTimeout: "30 seconds" })
+          const fiber = yield* forkSleeping(Effect.flip(call(server, modern())))
+          yield* TestClock.adjust("30 seconds")
+          const e = poolErrorOf(yield* Fiber.join(fiber))
+          assert.strictEqual(e.reason, "start-failed")
+          assert.include(e.message, "did not start within 30s")
+          assert.strictEqual(e.retryInMs, 1000)
+        }).pipe(Effect.provide(layer))
+      })
+    }
   })
 
   describe("crashes", () => {
@@ -560,144 +561,146 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
     })
   })
 
-  if (ofModernServers) describe("follow", () => {
-    it.effect("pool/follow/dual: modern callers get the server's own session, legacy callers a forced legacy-only one", () => {
-      const { layer, recorder } = setup(serve(dual))
-      return Effect.gen(function*() {
-        const server = serverOf("follow")
-        const m = yield* call(server, modern())
-        assert.deepStrictEqual(m, { conn: 1, era: "modern", eraSource: "probe" })
-        const l = yield* call(server, legacy())
-        assert.deepStrictEqual(l, { conn: 2, era: "legacy", eraSource: "forced" })
-        assert.deepStrictEqual(recorder.sent.filter((s) => s.startsWith("2:")), [
-          "2:initialize",
-          "2:notifications/initialized",
-          "2:tools/call"
-        ])
-        // Later calls stay on their lanes; a 2026 caller with an explicit revision is modern.
-        assert.strictEqual((yield* call(server, legacy())).conn, 2)
-        assert.strictEqual((yield* call(server, { key: ScopeKey.global, revision: "2026-07-28" })).conn, 1)
-        const s = yield* status()
-        assert.deepStrictEqual(s.instances.map((i) => [i.lane, i.key, i.era, i.eraSource]), [
-          ["modern", "global", "modern", "probe"],
-          ["legacy", "global", "legacy", "forced"]
-        ])
-        assert.strictEqual(recorder.opened, 2)
-      }).pipe(Effect.provide(layer))
-    })
+  if (ofModernServers) {
+    describe("follow", () => {
+      it.effect("pool/follow/dual: modern callers get the server's own session, legacy callers a forced legacy-only one", () => {
+        const { layer, recorder } = setup(serve(dual))
+        return Effect.gen(function*() {
+          const server = serverOf("follow")
+          const m = yield* call(server, modern())
+          assert.deepStrictEqual(m, { conn: 1, era: "modern", eraSource: "probe" })
+          const l = yield* call(server, legacy())
+          assert.deepStrictEqual(l, { conn: 2, era: "legacy", eraSource: "forced" })
+          assert.deepStrictEqual(recorder.sent.filter((s) => s.startsWith("2:")), [
+            "2:initialize",
+            "2:notifications/initialized",
+            "2:tools/call"
+          ])
+          // Later calls stay on their lanes; a 2026 caller with an explicit revision is modern.
+          assert.strictEqual((yield* call(server, legacy())).conn, 2)
+          assert.strictEqual((yield* call(server, { key: ScopeKey.global, revision: "2026-07-28" })).conn, 1)
+          const s = yield* status()
+          assert.deepStrictEqual(s.instances.map((i) => [i.lane, i.key, i.era, i.eraSource]), [
+            ["modern", "global", "modern", "probe"],
+            ["legacy", "global", "legacy", "forced"]
+          ])
+          assert.strictEqual(recorder.opened, 2)
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.effect("pool/follow/dual: a legacy caller first starts the server's own session, then the legacy-only one", () => {
-      const { layer, recorder } = setup(serve(dual))
-      return Effect.gen(function*() {
-        const server = serverOf("follow")
-        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 2, era: "legacy", eraSource: "forced" })
-        assert.deepStrictEqual(yield* call(server, modern()), { conn: 1, era: "modern", eraSource: "probe" })
-        assert.strictEqual(recorder.opened, 2)
-      }).pipe(Effect.provide(layer))
-    })
+      it.effect("pool/follow/dual: a legacy caller first starts the server's own session, then the legacy-only one", () => {
+        const { layer, recorder } = setup(serve(dual))
+        return Effect.gen(function*() {
+          const server = serverOf("follow")
+          assert.deepStrictEqual(yield* call(server, legacy()), { conn: 2, era: "legacy", eraSource: "forced" })
+          assert.deepStrictEqual(yield* call(server, modern()), { conn: 1, era: "modern", eraSource: "probe" })
+          assert.strictEqual(recorder.opened, 2)
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.effect("pool/follow/legacy-only: a legacy caller shares the modern-lane instance that settled legacy", () => {
-      const { layer, recorder } = setup(serve(legacyOnly))
-      return Effect.gen(function*() {
-        const server = serverOf("follow")
-        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "legacy", eraSource: "probe" })
-        assert.deepStrictEqual(yield* call(server, modern()), { conn: 1, era: "legacy", eraSource: "probe" })
-        assert.strictEqual((yield* call(server, legacy())).conn, 1)
-        assert.strictEqual(recorder.opened, 1)
-        const s = yield* status()
-        assert.deepStrictEqual(s.instances.map((i) => i.lane), ["modern"])
-      }).pipe(Effect.provide(layer))
-    })
+      it.effect("pool/follow/legacy-only: a legacy caller shares the modern-lane instance that settled legacy", () => {
+        const { layer, recorder } = setup(serve(legacyOnly))
+        return Effect.gen(function*() {
+          const server = serverOf("follow")
+          assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "legacy", eraSource: "probe" })
+          assert.deepStrictEqual(yield* call(server, modern()), { conn: 1, era: "legacy", eraSource: "probe" })
+          assert.strictEqual((yield* call(server, legacy())).conn, 1)
+          assert.strictEqual(recorder.opened, 1)
+          const s = yield* status()
+          assert.deepStrictEqual(s.instances.map((i) => i.lane), ["modern"])
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.effect("pool/follow/legacy-only: concurrent legacy and modern first callers share one start", () => {
-      const gate = Deferred.unsafeMake<void>(FiberId.none)
-      const held = heldDiscover(legacyOnly, gate)
-      const { layer, recorder } = setup(serve(held))
-      return Effect.gen(function*() {
-        const server = serverOf("follow")
-        const both = yield* Effect.fork(Effect.all([call(server, legacy()), call(server, modern())], { concurrency: "unbounded" }))
-        yield* eventually("both callers wait on one start", Effect.map(busyOf(), (n) => n === 2))
-        yield* Deferred.succeed(gate, undefined)
-        const served = yield* Fiber.join(both)
-        assert.deepStrictEqual(served.map((s) => s.conn), [1, 1])
-        assert.strictEqual(recorder.opened, 1)
-      }).pipe(Effect.provide(layer))
-    })
+      it.effect("pool/follow/legacy-only: concurrent legacy and modern first callers share one start", () => {
+        const gate = Deferred.unsafeMake<void>(FiberId.none)
+        const held = heldDiscover(legacyOnly, gate)
+        const { layer, recorder } = setup(serve(held))
+        return Effect.gen(function*() {
+          const server = serverOf("follow")
+          const both = yield* Effect.fork(Effect.all([call(server, legacy()), call(server, modern())], { concurrency: "unbounded" }))
+          yield* eventually("both callers wait on one start", Effect.map(busyOf(), (n) => n === 2))
+          yield* Deferred.succeed(gate, undefined)
+          const served = yield* Fiber.join(both)
+          assert.deepStrictEqual(served.map((s) => s.conn), [1, 1])
+          assert.strictEqual(recorder.opened, 1)
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.scoped("pool/follow/modern-only: a refused legacy-only start is remembered and legacy callers share the modern session", () => {
-      const { layer, recorder } = setup(serve(modernOnly))
-      return Effect.gen(function*() {
-        const events = yield* subscribe
-        const server = serverOf("follow", { max: 2 })
-        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
-        assert.strictEqual(recorder.opened, 2) // the server's own session, and the refused legacy-only try
-        const refused = yield* next(events, "server.start.failed")
-        assert.strictEqual(refused.lane, "legacy")
-        assert.isUndefined(refused.retryInMs)
-        assert.include((yield* status()).legacyRefused ?? "", "initialize")
+      it.scoped("pool/follow/modern-only: a refused legacy-only start is remembered and legacy callers share the modern session", () => {
+        const { layer, recorder } = setup(serve(modernOnly))
+        return Effect.gen(function*() {
+          const events = yield* subscribe
+          const server = serverOf("follow", { max: 2 })
+          assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
+          assert.strictEqual(recorder.opened, 2) // the server's own session, and the refused legacy-only try
+          const refused = yield* next(events, "server.start.failed")
+          assert.strictEqual(refused.lane, "legacy")
+          assert.isUndefined(refused.retryInMs)
+          assert.include((yield* status()).legacyRefused ?? "", "initialize")
 
-        // Remembered: no further legacy-only start, even long after any cooldown would have passed.
-        yield* TestClock.adjust("4 minutes")
-        assert.strictEqual((yield* call(server, legacy("other"))).conn, 3)
-        assert.strictEqual((yield* call(server, legacy())).conn, 1)
-        assert.strictEqual(recorder.sent.filter((m) => m.endsWith(":initialize")).length, 1)
-        assert.strictEqual(recorder.opened, 3)
-      }).pipe(Effect.provide(layer))
-    })
+          // Remembered: no further legacy-only start, even long after any cooldown would have passed.
+          yield* TestClock.adjust("4 minutes")
+          assert.strictEqual((yield* call(server, legacy("other"))).conn, 3)
+          assert.strictEqual((yield* call(server, legacy())).conn, 1)
+          assert.strictEqual(recorder.sent.filter((m) => m.endsWith(":initialize")).length, 1)
+          assert.strictEqual(recorder.opened, 3)
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.effect("pool/follow/legacy-failure: a failed legacy-only start is cooled down, not remembered; legacy callers share meanwhile", () => {
-      const flaky: Handshake = (req, n) =>
-        req.method === "initialize" && n === 2
-          ? Effect.fail(new TransportClosed({ reason: "the process exited", exitCode: 1 }))
-          : dual(req, n)
-      const { layer, recorder } = setup(serve(flaky))
-      return Effect.gen(function*() {
-        const server = serverOf("follow", { cooldownBase: "1 second" })
-        yield* call(server, modern())
-        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
-        const s = yield* status()
-        assert.isUndefined(s.legacyRefused)
-        assert.strictEqual(s.lanes.find((l) => l.lane === "legacy")?.cooldown?.retryInMs, 1000)
-        assert.strictEqual((yield* call(server, legacy())).conn, 1)
-        assert.strictEqual(recorder.opened, 2)
-        yield* TestClock.adjust("1 second")
-        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 3, era: "legacy", eraSource: "forced" })
-      }).pipe(Effect.provide(layer))
-    })
+      it.effect("pool/follow/legacy-failure: a failed legacy-only start is cooled down, not remembered; legacy callers share meanwhile", () => {
+        const flaky: Handshake = (req, n) =>
+          req.method === "initialize" && n === 2
+            ? Effect.fail(new TransportClosed({ reason: "the process exited", exitCode: 1 }))
+            : dual(req, n)
+        const { layer, recorder } = setup(serve(flaky))
+        return Effect.gen(function*() {
+          const server = serverOf("follow", { cooldownBase: "1 second" })
+          yield* call(server, modern())
+          assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
+          const s = yield* status()
+          assert.isUndefined(s.legacyRefused)
+          assert.strictEqual(s.lanes.find((l) => l.lane === "legacy")?.cooldown?.retryInMs, 1000)
+          assert.strictEqual((yield* call(server, legacy())).conn, 1)
+          assert.strictEqual(recorder.opened, 2)
+          yield* TestClock.adjust("1 second")
+          assert.deepStrictEqual(yield* call(server, legacy()), { conn: 3, era: "legacy", eraSource: "forced" })
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.effect("pool/follow/isolation: a legacy call the server never finishes does not stall a modern call", () => {
-      const entered = Deferred.unsafeMake<number>(FiberId.none)
-      const legacyConns = new Set<number>()
-      const tracking: Handshake = (req, n) => {
-        if (req.method === "initialize") legacyConns.add(n)
-        return dual(req, n)
-      }
-      const { layer } = setup(serve(tracking, { hold: (n) => legacyConns.has(n), entered }))
-      return Effect.gen(function*() {
-        const server = serverOf("follow") // max 1 per lane
-        yield* call(server, modern())
-        const stuck = yield* Effect.fork(call(server, legacy()))
-        assert.strictEqual(yield* Deferred.await(entered), 2)
-        const m = yield* call(server, modern())
-        assert.deepStrictEqual([m.conn, m.era], [1, "modern"])
-        const s = yield* status()
-        assert.deepStrictEqual(s.instances.map((i) => [i.lane, i.busy]), [["modern", 0], ["legacy", 1]])
-        yield* Fiber.interrupt(stuck)
-        assert.deepStrictEqual((yield* status()).instances.map((i) => [i.lane, i.busy]), [["modern", 0], ["legacy", 0]])
-      }).pipe(Effect.provide(layer))
-    })
+      it.effect("pool/follow/isolation: a legacy call the server never finishes does not stall a modern call", () => {
+        const entered = Deferred.unsafeMake<number>(FiberId.none)
+        const legacyConns = new Set<number>()
+        const tracking: Handshake = (req, n) => {
+          if (req.method === "initialize") legacyConns.add(n)
+          return dual(req, n)
+        }
+        const { layer } = setup(serve(tracking, { hold: (n) => legacyConns.has(n), entered }))
+        return Effect.gen(function*() {
+          const server = serverOf("follow") // max 1 per lane
+          yield* call(server, modern())
+          const stuck = yield* Effect.fork(call(server, legacy()))
+          assert.strictEqual(yield* Deferred.await(entered), 2)
+          const m = yield* call(server, modern())
+          assert.deepStrictEqual([m.conn, m.era], [1, "modern"])
+          const s = yield* status()
+          assert.deepStrictEqual(s.instances.map((i) => [i.lane, i.busy]), [["modern", 0], ["legacy", 1]])
+          yield* Fiber.interrupt(stuck)
+          assert.deepStrictEqual((yield* status()).instances.map((i) => [i.lane, i.busy]), [["modern", 0], ["legacy", 0]])
+        }).pipe(Effect.provide(layer))
+      })
 
-    it.effect("pool/follow: other preferences put every caller on the modern lane", () => {
-      const { layer, recorder } = setup(serve(dual))
-      return Effect.gen(function*() {
-        const server = serverOf("prefer-discover")
-        assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
-        assert.strictEqual((yield* call(server, modern())).conn, 1)
-        assert.strictEqual(recorder.opened, 1)
-        assert.deepStrictEqual((yield* status()).lanes.map((l) => l.lane), ["modern"])
-      }).pipe(Effect.provide(layer))
+      it.effect("pool/follow: other preferences put every caller on the modern lane", () => {
+        const { layer, recorder } = setup(serve(dual))
+        return Effect.gen(function*() {
+          const server = serverOf("prefer-discover")
+          assert.deepStrictEqual(yield* call(server, legacy()), { conn: 1, era: "modern", eraSource: "probe" })
+          assert.strictEqual((yield* call(server, modern())).conn, 1)
+          assert.strictEqual(recorder.opened, 1)
+          assert.deepStrictEqual((yield* status()).lanes.map((l) => l.lane), ["modern"])
+        }).pipe(Effect.provide(layer))
+      })
     })
-  })
+  }
 
   describe("interruption", () => {
     it.effect("pool/interrupt: interrupting a call releases the instance without closing it", () => {
@@ -799,100 +802,108 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
   })
 
   describe("events and control", () => {
-    if (ofModernServers) it.scoped("pool/events: start, era.stale and stop", () => {
-      const { layer } = setup(serve(modernOnly))
-      return Effect.gen(function*() {
-        const events = yield* subscribe
-        const server = serverOf("prefer-discover")
-        yield* TestClock.adjust("1 hour")
-        yield* Effect.flatMap(EraCache, (c) => c.set(server.definition, { era: "legacy", version: "2025-11-25", exclusive: true }))
-        yield* TestClock.adjust("1 hour")
-        yield* call(server, modern())
-        const start = yield* next(events, "server.start")
-        assert.deepStrictEqual(
-          [start.server, start.lane, start.key, start.era, start.negotiated, start.eraSource, start.wire],
-          ["fake", "modern", "global", "modern", "2026-07-28", "probe", "stdio"]
-        )
-        assert.isAtLeast(start.durationMs, 0)
-        const stale = yield* next(events, "server.era.stale")
-        assert.deepStrictEqual(
-          [stale.server, stale.cached, stale.cachedVersion, stale.cachedAt, stale.era, stale.negotiated],
-          ["fake", "legacy", "2025-11-25", 3_600_000, "modern", "2026-07-28"]
-        )
-        assert.strictEqual(yield* Effect.flatMap(Pool, (p) => p.stop("fake")), 1)
-        const stop = yield* next(events, "server.stop")
-        assert.deepStrictEqual([stop.reason, stop.calls], ["stop", 1])
-        assert.deepStrictEqual(yield* drained(events), [])
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.scoped("pool/events: start, era.stale and stop", () => {
+        const { layer } = setup(serve(modernOnly))
+        return Effect.gen(function*() {
+          const events = yield* subscribe
+          const server = serverOf("prefer-discover")
+          yield* TestClock.adjust("1 hour")
+          yield* Effect.flatMap(EraCache, (c) => c.set(server.definition, { era: "legacy", version: "2025-11-25", exclusive: true }))
+          yield* TestClock.adjust("1 hour")
+          yield* call(server, modern())
+          const start = yield* next(events, "server.start")
+          assert.deepStrictEqual(
+            [start.server, start.lane, start.key, start.era, start.negotiated, start.eraSource, start.wire],
+            ["fake", "modern", "global", "modern", "2026-07-28", "probe", "stdio"]
+          )
+          assert.isAtLeast(start.durationMs, 0)
+          const stale = yield* next(events, "server.era.stale")
+          assert.deepStrictEqual(
+            [stale.server, stale.cached, stale.cachedVersion, stale.cachedAt, stale.era, stale.negotiated],
+            ["fake", "legacy", "2025-11-25", 3_600_000, "modern", "2026-07-28"]
+          )
+          assert.strictEqual(yield* Effect.flatMap(Pool, (p) => p.stop("fake")), 1)
+          const stop = yield* next(events, "server.stop")
+          assert.deepStrictEqual([stop.reason, stop.calls], ["stop", 1])
+          assert.deepStrictEqual(yield* drained(events), [])
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
-    if (ofModernServers) it.scoped("pool/events: a discover that answers after initialize settled the process tells server.era.stale then", () => {
-      const lateDiscover: Handshake = (req, n) =>
-        req.method === "server/discover"
-          ? Effect.zipRight(Effect.sleep("10 seconds"), dual(req, n))
-          : dual(req, n)
-      const { layer } = setup(serve(lateDiscover))
-      return Effect.gen(function*() {
-        const events = yield* subscribe
-        const server = serverOf("prefer-discover")
-        const fiber = yield* forkSleeping(call(server, modern()))
-        yield* TestClock.adjust("2 seconds")
-        const served = yield* Fiber.join(fiber)
-        assert.deepStrictEqual([served.era, served.eraSource], ["legacy", "probe"])
-        assert.strictEqual((yield* next(events, "server.start")).era, "legacy")
-        assert.deepStrictEqual(yield* drained(events), [])
-        yield* TestClock.adjust("8 seconds")
-        const stale = yield* next(events, "server.era.stale")
-        assert.deepStrictEqual(
-          [stale.cached, stale.cachedVersion, stale.cachedAt, stale.era, stale.negotiated],
-          ["legacy", "2025-11-25", 2_000, "modern", "2026-07-28"]
-        )
-        const cached = yield* Effect.flatMap(EraCache, (c) => c.get(server.definition))
-        assert.strictEqual(Option.getOrThrow(cached).era, "modern")
-        // The instance keeps serving legacy: initialize chose that for its process.
-        assert.strictEqual((yield* call(server, modern())).era, "legacy")
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.scoped("pool/events: a discover that answers after initialize settled the process tells server.era.stale then", () => {
+        const lateDiscover: Handshake = (req, n) =>
+          req.method === "server/discover"
+            ? Effect.zipRight(Effect.sleep("10 seconds"), dual(req, n))
+            : dual(req, n)
+        const { layer } = setup(serve(lateDiscover))
+        return Effect.gen(function*() {
+          const events = yield* subscribe
+          const server = serverOf("prefer-discover")
+          const fiber = yield* forkSleeping(call(server, modern()))
+          yield* TestClock.adjust("2 seconds")
+          const served = yield* Fiber.join(fiber)
+          assert.deepStrictEqual([served.era, served.eraSource], ["legacy", "probe"])
+          assert.strictEqual((yield* next(events, "server.start")).era, "legacy")
+          assert.deepStrictEqual(yield* drained(events), [])
+          yield* TestClock.adjust("8 seconds")
+          const stale = yield* next(events, "server.era.stale")
+          assert.deepStrictEqual(
+            [stale.cached, stale.cachedVersion, stale.cachedAt, stale.era, stale.negotiated],
+            ["legacy", "2025-11-25", 2_000, "modern", "2026-07-28"]
+          )
+          const cached = yield* Effect.flatMap(EraCache, (c) => c.get(server.definition))
+          assert.strictEqual(Option.getOrThrow(cached).era, "modern")
+          // The instance keeps serving legacy: initialize chose that for its process.
+          assert.strictEqual((yield* call(server, modern())).era, "legacy")
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
-    if (ofModernServers) it.scoped("pool/era-change: a call refused as only a non-modern server refuses it is tried once more on a fresh probe, not again", () => {
-      // Discover keeps saying modern, and every call keeps getting a bare 404.
-      const refusing: Script = (req, n) =>
-        req.method === "tools/call" ? Effect.fail(new HTTPStatusError({ status: 404, body: "Not Found" })) : modernOnly(req, n)
-      const { layer, recorder } = setup(refusing, "streamable-http")
-      return Effect.gen(function*() {
-        const events = yield* subscribe
-        const e = yield* Effect.flip(call(serverOf("prefer-discover"), modern()))
-        assert.strictEqual(e._tag, "HTTPStatusError")
-        // (Each modern HTTP session lists the tools before its first call, for Mcp-Param-* headers.)
-        assert.deepStrictEqual(recorder.sent, [
-          "1:server/discover",
-          "1:tools/list",
-          "1:tools/call",
-          "2:server/discover",
-          "2:tools/list",
-          "2:tools/call"
-        ])
-        const stop = yield* next(events, "server.stop")
-        assert.strictEqual(stop.reason, "era-changed")
-        // Modern again: nothing was stale.
-        assert.deepStrictEqual((yield* drained(events)).filter((t) => t === "server.era.stale"), [])
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.scoped("pool/era-change: a call refused as only a non-modern server refuses it is tried once more on a fresh probe, not again", () => {
+        // Discover keeps saying modern, and every call keeps getting a bare 404.
+        const refusing: Script = (req, n) =>
+          req.method === "tools/call" ? Effect.fail(new HTTPStatusError({ status: 404, body: "Not Found" })) : modernOnly(req, n)
+        const { layer, recorder } = setup(refusing, "streamable-http")
+        return Effect.gen(function*() {
+          const events = yield* subscribe
+          const e = yield* Effect.flip(call(serverOf("prefer-discover"), modern()))
+          assert.strictEqual(e._tag, "HTTPStatusError")
+          // (Each modern HTTP session lists the tools before its first call, for Mcp-Param-* headers.)
+          assert.deepStrictEqual(recorder.sent, [
+            "1:server/discover",
+            "1:tools/list",
+            "1:tools/call",
+            "2:server/discover",
+            "2:tools/list",
+            "2:tools/call"
+          ])
+          const stop = yield* next(events, "server.stop")
+          assert.strictEqual(stop.reason, "era-changed")
+          // Modern again: nothing was stale.
+          assert.deepStrictEqual((yield* drained(events)).filter((t) => t === "server.era.stale"), [])
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
-    if (ofModernServers) it.effect("pool/reports: the last report of each server's own session", () => {
-      const { layer } = setup(serve(dual))
-      return Effect.gen(function*() {
-        const pool = yield* Pool
-        assert.isTrue(Option.isNone(yield* pool.report("fake")))
-        yield* call(serverOf("follow"), legacy())
-        const report = yield* pool.report("fake")
-        assert.strictEqual(Option.getOrThrow(report).era, "modern")
-        assert.strictEqual(Option.getOrThrow(report).preference, "follow")
-        yield* call(serverOf("prefer-discover", {}, "other"), modern())
-        assert.deepStrictEqual((yield* pool.reports).map((r) => r.server), ["fake", "other"])
-        assert.strictEqual((yield* status()).report?.negotiated, "2026-07-28")
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.effect("pool/reports: the last report of each server's own session", () => {
+        const { layer } = setup(serve(dual))
+        return Effect.gen(function*() {
+          const pool = yield* Pool
+          assert.isTrue(Option.isNone(yield* pool.report("fake")))
+          yield* call(serverOf("follow"), legacy())
+          const report = yield* pool.report("fake")
+          assert.strictEqual(Option.getOrThrow(report).era, "modern")
+          assert.strictEqual(Option.getOrThrow(report).preference, "follow")
+          yield* call(serverOf("prefer-discover", {}, "other"), modern())
+          assert.deepStrictEqual((yield* pool.reports).map((r) => r.server), ["fake", "other"])
+          assert.strictEqual((yield* status()).report?.negotiated, "2026-07-28")
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
     it.effect("pool/stop: a call in flight fails as stopped, and the next call starts a new pool", () => {
       const entered = Deferred.unsafeMake<number>(FiberId.none)
@@ -934,27 +945,29 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
       }).pipe(Effect.provide(layer))
     })
 
-    if (ofModernServers) it.effect("pool/restart: stops every instance, forgets the cooldown and starts the kept keys again", () => {
-      let healthy = true
-      const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))
-      const { layer, recorder } = setup(serve(flaky))
-      return Effect.gen(function*() {
-        const pool = yield* Pool
-        const server = serverOf("force-discover", { max: 3 })
-        yield* call(server, modern("a"))
-        yield* call(server, modern("b"))
-        healthy = false
-        assert.strictEqual(poolErrorOf(yield* Effect.flip(call(server, modern("c")))).reason, "start-failed")
-        healthy = true
-        const result = yield* pool.restart(server)
-        assert.strictEqual(result.stopped, 2)
-        assert.deepStrictEqual(result.started.map((s) => s.key).sort(), ["session:a", "session:b"])
-        assert.deepStrictEqual(result.failed, [])
-        assert.strictEqual(recorder.opened, 5)
-        assert.strictEqual((yield* call(server, modern("c"))).conn, 6) // no cooldown left
-        assert.deepStrictEqual(keysOf(yield* status()), ["session:a", "session:b", "session:c"])
-      }).pipe(Effect.provide(layer))
-    })
+    if (ofModernServers) {
+      it.effect("pool/restart: stops every instance, forgets the cooldown and starts the kept keys again", () => {
+        let healthy = true
+        const flaky: Handshake = (req, n) => (healthy ? dual(req, n) : err(req, ErrorCode.MethodNotFound, "not today"))
+        const { layer, recorder } = setup(serve(flaky))
+        return Effect.gen(function*() {
+          const pool = yield* Pool
+          const server = serverOf("force-discover", { max: 3 })
+          yield* call(server, modern("a"))
+          yield* call(server, modern("b"))
+          healthy = false
+          assert.strictEqual(poolErrorOf(yield* Effect.flip(call(server, modern("c")))).reason, "start-failed")
+          healthy = true
+          const result = yield* pool.restart(server)
+          assert.strictEqual(result.stopped, 2)
+          assert.deepStrictEqual(result.started.map((s) => s.key).sort(), ["session:a", "session:b"])
+          assert.deepStrictEqual(result.failed, [])
+          assert.strictEqual(recorder.opened, 5)
+          assert.strictEqual((yield* call(server, modern("c"))).conn, 6) // no cooldown left
+          assert.deepStrictEqual(keysOf(yield* status()), ["session:a", "session:b", "session:c"])
+        }).pipe(Effect.provide(layer))
+      })
+    }
 
     it.scoped("pool/reconfigure: new settings get a fresh pool; the old instance closes once idle", () => {
       const { layer, connections } = setup(serve(dual))
@@ -969,17 +982,19 @@ describe.each<FakeKind>(["general", "in-place"])("Pool (%s calls)", (suiteKind) 
       }).pipe(Effect.provide(layer))
     })
 
-    if (ofModernServers) it.effect("pool/exit: closing the layer closes every instance", () => {
-      const { layer, connections } = setup(serve(dual))
-      return Effect.gen(function*() {
-        yield* Effect.scoped(Effect.gen(function*() {
-          const built = yield* Layer.build(layer)
-          const pool = yield* Effect.provide(Pool, built)
-          yield* pool.withSession(serverOf("follow"), modern(), who)
-          yield* pool.withSession(serverOf("follow"), legacy(), who)
-        }))
-        assert.deepStrictEqual([connections.get(1)?.ended(), connections.get(2)?.ended()], ["closed", "closed"])
+    if (ofModernServers) {
+      it.effect("pool/exit: closing the layer closes every instance", () => {
+        const { layer, connections } = setup(serve(dual))
+        return Effect.gen(function*() {
+          yield* Effect.scoped(Effect.gen(function*() {
+            const built = yield* Layer.build(layer)
+            const pool = yield* Effect.provide(Pool, built)
+            yield* pool.withSession(serverOf("follow"), modern(), who)
+            yield* pool.withSession(serverOf("follow"), legacy(), who)
+          }))
+          assert.deepStrictEqual([connections.get(1)?.ended(), connections.get(2)?.ended()], ["closed", "closed"])
+        })
       })
-    })
+    }
   })
 })

@@ -29,8 +29,7 @@ const stdio = Effect.gen(function*() {
     unsolicited: Stream.fromQueue(untied),
     wire: "stdio"
   })
-  const ask = (id: number) =>
-    Queue.offer(untied, { message: JsonRpc.request(id, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
+  const ask = (id: number) => Queue.offer(untied, { message: JsonRpc.request(id, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
   return { conn, ask, answers, release, untied }
 })
 
@@ -67,10 +66,11 @@ describe("Session question attribution (stdio)", () => {
       const session = yield* makeSession("srv", conn, legacy, {
         clientInfo: { name: "t", version: "0" },
         clientCapabilities: {},
-        unattributed: (server, _q, callers) => Effect.sync(() => {
-          held.push({ server, callers })
-          return { action: "decline" }
-        })
+        unattributed: (server, _q, callers) =>
+          Effect.sync(() => {
+            held.push({ server, callers })
+            return { action: "decline" }
+          })
       })
       const a = yield* Effect.fork(session.request("tools/call", {}, { questions: host("ada", asked), callerId: "A" }))
       const b = yield* Effect.fork(session.request("tools/call", {}, { questions: host("grace", asked), callerId: "B" }))
@@ -125,10 +125,11 @@ describe("Session question attribution (stdio)", () => {
       const session = yield* makeSession("srv", conn, legacy, {
         clientInfo: { name: "t", version: "0" },
         clientCapabilities: {},
-        unattributed: (_server, _q, callers) => Effect.sync(() => {
-          held.push(callers)
-          return { action: "decline" }
-        })
+        unattributed: (_server, _q, callers) =>
+          Effect.sync(() => {
+            held.push(callers)
+            return { action: "decline" }
+          })
       })
       // Caller A's question is never answered: A walked away from its input_required round.
       const abandoned: QuestionHandler = () => Effect.never
@@ -157,10 +158,11 @@ describe("Session question attribution (stdio)", () => {
       const session = yield* makeSession("srv", conn, legacy, {
         clientInfo: { name: "t", version: "0" },
         clientCapabilities: {},
-        unattributed: (_server, _q, callers) => Effect.sync(() => {
-          held.push(callers)
-          return { action: "decline" }
-        })
+        unattributed: (_server, _q, callers) =>
+          Effect.sync(() => {
+            held.push(callers)
+            return { action: "decline" }
+          })
       })
       const first = yield* Deferred.make<JsonObject>()
       yield* Effect.fork(session.request("tools/call", {}, { questions: () => Deferred.await(first), callerId: "A" }))
@@ -187,10 +189,11 @@ describe("Session question attribution (stdio)", () => {
       const session = yield* makeSession("srv", conn, legacy, {
         clientInfo: { name: "t", version: "0" },
         clientCapabilities: {},
-        unattributed: (_server, _q, callers) => Effect.sync(() => {
-          held.push(callers)
-          return { roots: [{ uri: "file:///not-mcpx" }] }
-        })
+        unattributed: (_server, _q, callers) =>
+          Effect.sync(() => {
+            held.push(callers)
+            return { roots: [{ uri: "file:///not-mcpx" }] }
+          })
       })
       const a = yield* Effect.fork(session.request("tools/call", {}, { questions: host("ada", asked), callerId: "A" }))
       const b = yield* Effect.fork(session.request("tools/call", {}, { questions: host("grace", asked), callerId: "B" }))

@@ -62,8 +62,7 @@ const strictServer = (state: { header: string; pages?: boolean }) =>
       }
       return JsonRpc.failure(req.id, ErrorCode.MethodNotFound, "no")
     }
-    const request: Connection["request"] = (req, hints) =>
-      Stream.make({ message: answer(req, hints), raw: {} })
+    const request: Connection["request"] = (req, hints) => Stream.make({ message: answer(req, hints), raw: {} })
     const conn = testConnection(request, { unsolicited: Stream.fromQueue(untied) })
     const listChanged = Queue.offer(untied, {
       message: JsonRpc.notification("notifications/tools/list_changed"),

@@ -42,7 +42,12 @@ const askingOnTheGetStream = () =>
         if (message.method === "tools/call") {
           res.writeHead(200, { "content-type": "text/event-stream" })
           pending = { id: message.id, res }
-          const question = { jsonrpc: "2.0", id: "q1", method: "elicitation/create", params: { message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } } }
+          const question = {
+            jsonrpc: "2.0",
+            id: "q1",
+            method: "elicitation/create",
+            params: { message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } }
+          }
           stream?.write(`event: message\ndata: ${JSON.stringify(question)}\n\n`)
           return
         }

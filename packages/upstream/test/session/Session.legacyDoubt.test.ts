@@ -54,11 +54,13 @@ describe("Session, legacy over HTTP: an era in doubt", () => {
           answering(ErrorCode.UnsupportedProtocolVersion),
           answering(new HTTPStatusError({ status: 400, body: "{}", rpcError: { code: ErrorCode.UnsupportedProtocolVersion, message: "unsupported" } })),
           answering(new HTTPStatusError({ status: 400, body: "{}", rpcError: { code: ErrorCode.HeaderMismatch, message: "header" } })),
-          answering(new HTTPStatusError({
-            status: 400,
-            body: "{}",
-            rpcError: { code: -32000, message: "Bad Request: Unsupported protocol version (supported versions: 2026-07-28)" }
-          }))
+          answering(
+            new HTTPStatusError({
+              status: 400,
+              body: "{}",
+              rpcError: { code: -32000, message: "Bad Request: Unsupported protocol version (supported versions: 2026-07-28)" }
+            })
+          )
         ]
       ) {
         const { doubt } = yield* doubtAfter(conn)

@@ -1,4 +1,4 @@
-import { watch, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -29,11 +29,9 @@ const clientInfo = { name: "http-sse-transport-test", version: "0.0.0" }
 
 const start = (mode: string, ...args: ReadonlyArray<string>) => startHttpFixture("era-server", ["--mode", mode, ...args])
 
-const definition = (url: string, headers: Record<string, string> = {}) =>
-  new HttpDefinition({ transport: "http", name: "era-sse", url, headers })
+const definition = (url: string, headers: Record<string, string> = {}) => new HttpDefinition({ transport: "http", name: "era-sse", url, headers })
 
-const live = <A, E>(self: Effect.Effect<A, E, Scope.Scope | HttpClient.HttpClient>) =>
-  self.pipe(Effect.provide(FetchHttpClient.layer))
+const live = <A, E>(self: Effect.Effect<A, E, Scope.Scope | HttpClient.HttpClient>) => self.pipe(Effect.provide(FetchHttpClient.layer))
 
 interface Sent {
   readonly method: string
@@ -68,15 +66,16 @@ const textOf = (result: Record<string, unknown>): string => {
 
 const initialize = (conn: Connection, capabilities: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
-    const init = only(yield* collect(conn.request(
-      JsonRpc.request("init", "initialize", { protocolVersion: OldVersion, capabilities, clientInfo })
-    )))
+    const init = only(
+      yield* collect(conn.request(
+        JsonRpc.request("init", "initialize", { protocolVersion: OldVersion, capabilities, clientInfo })
+      ))
+    )
     yield* conn.notify(JsonRpc.notification("notifications/initialized"))
     return resultOf(init)
   })
 
-const callTool = (id: string, name: string, args: Record<string, unknown> = {}) =>
-  JsonRpc.request(id, "tools/call", { name, arguments: args })
+const callTool = (id: string, name: string, args: Record<string, unknown> = {}) => JsonRpc.request(id, "tools/call", { name, arguments: args })
 
 /** An event-driven wait gave up: what it waited for never happened. */
 class WaitTimedOut extends Data.TaggedError("WaitTimedOut")<{ readonly what: string }> {}
@@ -86,8 +85,7 @@ const tempLog = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => ({ dir, file: join(dir, "methods.log") })))
 
-const logLines = (file: string): ReadonlyArray<string> =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
+const logLines = (file: string): ReadonlyArray<string> => existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
 
 const logIncludes = (log: { readonly dir: string; readonly file: string }, line: string) =>
   Effect.async<void>((resume) => {
@@ -165,9 +163,7 @@ describe("openHttpSse (2024-11-05 HTTP+SSE)", () => {
       const questions = yield* Effect.fork(conn.unsolicited.pipe(
         Stream.filter((p) => JsonRpc.isRequest(p.message)),
         Stream.take(1),
-        Stream.runForEach((p) =>
-          conn.respond(JsonRpc.success((p.message as JsonRpc.Request).id, { action: "accept", content: { name: "Grace" } }))
-        )
+        Stream.runForEach((p) => conn.respond(JsonRpc.success((p.message as JsonRpc.Request).id, { action: "accept", content: { name: "Grace" } })))
       ))
       const asked = only(yield* collect(conn.request(callTool("ask", "ask_name"))))
       assert.strictEqual(textOf(resultOf(asked)), "hello, Grace")

@@ -1,4 +1,4 @@
-import { watch, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { openHttp, type HttpOptions } from "../../src/transport/HttpTransport.js"
+import { type HttpOptions, openHttp } from "../../src/transport/HttpTransport.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import type { Connection, RequestHints } from "../../src/transport/Transport.js"
 
@@ -41,12 +41,10 @@ const meta = (version: string = ModernVersion, capabilities: Record<string, unkn
 
 const start = (mode: string, ...args: ReadonlyArray<string>) => startHttpFixture("era-server", ["--mode", mode, ...args])
 
-const definition = (url: string, headers: Record<string, string> = {}) =>
-  new HttpDefinition({ transport: "http", name: "era", url, headers })
+const definition = (url: string, headers: Record<string, string> = {}) => new HttpDefinition({ transport: "http", name: "era", url, headers })
 
 /** Runs a test on the real clock with fetch as the HttpClient. */
-const live = <A, E>(self: Effect.Effect<A, E, Scope.Scope | HttpClient.HttpClient>) =>
-  self.pipe(Effect.provide(FetchHttpClient.layer))
+const live = <A, E>(self: Effect.Effect<A, E, Scope.Scope | HttpClient.HttpClient>) => self.pipe(Effect.provide(FetchHttpClient.layer))
 
 interface Sent {
   readonly method: string
@@ -102,10 +100,12 @@ const textOf = (result: Record<string, unknown>): string => {
 
 const initialize = (conn: Connection, capabilities: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
-    const init = only(yield* collect(conn.request(
-      JsonRpc.request("init", "initialize", { protocolVersion: LegacyVersion, capabilities, clientInfo }),
-      { era: "legacy" }
-    )))
+    const init = only(
+      yield* collect(conn.request(
+        JsonRpc.request("init", "initialize", { protocolVersion: LegacyVersion, capabilities, clientInfo }),
+        { era: "legacy" }
+      ))
+    )
     yield* conn.notify(JsonRpc.notification("notifications/initialized"), legacy)
     return resultOf(init)
   })
@@ -123,8 +123,7 @@ const tempLog = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => ({ dir, file: join(dir, "methods.log") })))
 
-const logLines = (file: string): ReadonlyArray<string> =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
+const logLines = (file: string): ReadonlyArray<string> => existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
 
 /** Waits until the fixture's method log satisfies `done`, woken by file-system events. */
 const logSatisfies = (log: { readonly dir: string; readonly file: string }, done: (lines: ReadonlyArray<string>) => boolean) =>
@@ -135,7 +134,10 @@ const logSatisfies = (log: { readonly dir: string; readonly file: string }, done
     const watcher = watch(log.dir, check)
     check()
     return Effect.sync(() => watcher.close())
-  }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new WaitTimedOut({ what: `the method log to match; it says ${logLines(log.file).join(" | ")}` }) }))
+  }).pipe(Effect.timeoutFail({
+    duration: "10 seconds",
+    onTimeout: () => new WaitTimedOut({ what: `the method log to match; it says ${logLines(log.file).join(" | ")}` })
+  }))
 
 /** Collects the fixture's stderr from now on; `includes` waits until a line with `text` appears. */
 const watchStderr = (child: ChildProcess) =>
@@ -200,8 +202,7 @@ const stub = (handle: (req: IncomingMessage, res: ServerResponse, body: string) 
     (s) => Effect.sync(() => s.close())
   )
 
-const sseEvent = (message: unknown, id?: string) =>
-  `${id === undefined ? "" : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`
+const sseEvent = (message: unknown, id?: string) => `${id === undefined ? "" : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`
 
 // ---------------------------------------------------------------------------------------------
 
@@ -212,10 +213,12 @@ describe("openHttp (Streamable HTTP)", () => {
         const { url } = yield* start("dual")
         const { conn, sent } = yield* openRecorded(definition(url, { "X-Api-Key": "secret", Accept: "text/html" }))
         assert.strictEqual(conn.wire, "streamable-http")
-        const reply = only(yield* collect(conn.request(
-          JsonRpc.request(1, "tools/list", { _meta: meta() }),
-          modern("tools/list")
-        )))
+        const reply = only(
+          yield* collect(conn.request(
+            JsonRpc.request(1, "tools/list", { _meta: meta() }),
+            modern("tools/list")
+          ))
+        )
         assert.strictEqual(JsonRpc.idOf(reply.message), 1)
         const result = resultOf(reply)
         assert.strictEqual(result["resultType"], "complete")
@@ -238,10 +241,12 @@ describe("openHttp (Streamable HTTP)", () => {
       live(Effect.gen(function*() {
         const { url } = yield* start("dual")
         const conn = yield* openHttp(definition(url))
-        const reply = only(yield* collect(conn.request(
-          callTool("h", "hello", {}, { _meta: meta() }),
-          modern("tools/call", "hello")
-        )))
+        const reply = only(
+          yield* collect(conn.request(
+            callTool("h", "hello", {}, { _meta: meta() }),
+            modern("tools/call", "hello")
+          ))
+        )
         assert.strictEqual(textOf(resultOf(reply)), `hello from dual over modern ${ModernVersion}`)
       })))
 
@@ -249,10 +254,12 @@ describe("openHttp (Streamable HTTP)", () => {
       live(Effect.gen(function*() {
         const { url } = yield* start("dual")
         const conn = yield* openHttp(definition(url))
-        const reply = only(yield* collect(conn.request(
-          JsonRpc.request("v", "tools/list", { _meta: meta("2099-01-01") }),
-          modern("tools/list", undefined, "2099-01-01")
-        )))
+        const reply = only(
+          yield* collect(conn.request(
+            JsonRpc.request("v", "tools/list", { _meta: meta("2099-01-01") }),
+            modern("tools/list", undefined, "2099-01-01")
+          ))
+        )
         assert.strictEqual(JsonRpc.idOf(reply.message), "v")
         const error = errorOf(reply)
         assert.strictEqual(error.code, -32022)
@@ -515,13 +522,15 @@ describe("openHttp (Streamable HTTP)", () => {
         const { url } = yield* start("dual")
         const conn = yield* openHttp(definition(url))
         yield* initialize(conn, { elicitation: {} })
-        const seen = yield* collect(conn.request(callTool("ask", "ask_name"), legacy).pipe(
-          Stream.tap((p) =>
-            JsonRpc.isRequest(p.message) && p.message.method === "elicitation/create"
-              ? conn.respond(JsonRpc.success(p.message.id, { action: "accept", content: { name: "Ada" } }), legacy)
-              : Effect.void
+        const seen = yield* collect(
+          conn.request(callTool("ask", "ask_name"), legacy).pipe(
+            Stream.tap((p) =>
+              JsonRpc.isRequest(p.message) && p.message.method === "elicitation/create"
+                ? conn.respond(JsonRpc.success(p.message.id, { action: "accept", content: { name: "Ada" } }), legacy)
+                : Effect.void
+            )
           )
-        ))
+        )
         assert.strictEqual(seen.length, 2)
         const [question, answer] = seen as [JsonRpc.Parsed, JsonRpc.Parsed]
         assert.isTrue(JsonRpc.isRequest(question.message))

@@ -23,8 +23,7 @@ const eraServer = (mode: string, extra: ReadonlyArray<string> = []) => {
   return new StdioDefinition({ transport: "stdio", name: `era-${mode}`, command, args })
 }
 
-const script = (name: string, source: string) =>
-  new StdioDefinition({ transport: "stdio", name, command: process.execPath, args: ["-e", source] })
+const script = (name: string, source: string) => new StdioDefinition({ transport: "stdio", name, command: process.execPath, args: ["-e", source] })
 
 const initialize = (id: number) =>
   JsonRpc.request(id, "initialize", {
@@ -34,8 +33,7 @@ const initialize = (id: number) =>
   })
 
 /** Sends a request and returns its final message (the response). */
-const call = (conn: Connection, req: JsonRpc.Request) =>
-  conn.request(req).pipe(Stream.runCollect, Effect.map((c) => Chunk.unsafeLast(c).message))
+const call = (conn: Connection, req: JsonRpc.Request) => conn.request(req).pipe(Stream.runCollect, Effect.map((c) => Chunk.unsafeLast(c).message))
 
 const resultOf = (m: JsonRpc.Message): Record<string, unknown> => {
   assert.isTrue(JsonRpc.isSuccess(m), `expected a success, got ${JSON.stringify(m)}`)
@@ -68,27 +66,31 @@ process.stdout.write(out)
 `
 
 describe("StdioTransport", () => {
-  it.scopedLive("stdio/transport/a server that does not read its stdin: past the bound a new request is answered at once with an error naming it", () =>
-    Effect.gen(function*() {
-      // It never reads: everything sent waits in the pipe and in mcpx-fx.
-      const conn = yield* openStdio(script("deaf", "setInterval(() => {}, 1000)"), { maxStdinBytes: 64 * 1024 })
-      const big = (id: number) => JsonRpc.request(id, "tools/call", { name: "x", arguments: { blob: "x".repeat(100 * 1024) } })
-      // The first is queued (nothing waited before it); it is never answered, so it runs on.
-      const first = yield* Effect.fork(conn.call(big(1), () => Effect.void))
-      yield* Effect.yieldNow()
-      const second = yield* conn.call(big(2), () => Effect.void)
-      assert.isTrue(second !== undefined && JsonRpc.isErrorResponse(second), JSON.stringify(second))
-      if (second !== undefined && JsonRpc.isErrorResponse(second)) {
-        assert.strictEqual(second.id, 2)
-        assert.include(second.error.message, "upstream.stdinBuffer")
-        assert.include(second.error.message, "deaf")
-      }
-      // The stream path is held to it too.
-      const third = yield* call(conn, big(3))
-      assert.isTrue(JsonRpc.isErrorResponse(third))
-      assert.isUndefined(yield* Fiber.poll(first).pipe(Effect.map((o) => (o._tag === "Some" ? "ended" : undefined))))
-      yield* Fiber.interrupt(first)
-    }), { timeout: 30_000 })
+  it.scopedLive(
+    "stdio/transport/a server that does not read its stdin: past the bound a new request is answered at once with an error naming it",
+    () =>
+      Effect.gen(function*() {
+        // It never reads: everything sent waits in the pipe and in mcpx-fx.
+        const conn = yield* openStdio(script("deaf", "setInterval(() => {}, 1000)"), { maxStdinBytes: 64 * 1024 })
+        const big = (id: number) => JsonRpc.request(id, "tools/call", { name: "x", arguments: { blob: "x".repeat(100 * 1024) } })
+        // The first is queued (nothing waited before it); it is never answered, so it runs on.
+        const first = yield* Effect.fork(conn.call(big(1), () => Effect.void))
+        yield* Effect.yieldNow()
+        const second = yield* conn.call(big(2), () => Effect.void)
+        assert.isTrue(second !== undefined && JsonRpc.isErrorResponse(second), JSON.stringify(second))
+        if (second !== undefined && JsonRpc.isErrorResponse(second)) {
+          assert.strictEqual(second.id, 2)
+          assert.include(second.error.message, "upstream.stdinBuffer")
+          assert.include(second.error.message, "deaf")
+        }
+        // The stream path is held to it too.
+        const third = yield* call(conn, big(3))
+        assert.isTrue(JsonRpc.isErrorResponse(third))
+        assert.isUndefined(yield* Fiber.poll(first).pipe(Effect.map((o) => (o._tag === "Some" ? "ended" : undefined))))
+        yield* Fiber.interrupt(first)
+      }),
+    { timeout: 30_000 }
+  )
 
   it.scopedLive("stdio/transport/a flood of the server's own requests past the backlog is refused, never left unanswered", () =>
     Effect.gen(function*() {
@@ -156,8 +158,7 @@ describe("StdioTransport", () => {
       const plain = join(dir, "not-executable")
       writeFileSync(plain, "#!/bin/sh\necho hi\n")
       chmodSync(plain, 0o644)
-      const reason = (def: StdioDefinition) =>
-        Effect.map(Effect.flip(openStdio(def)), (e) => (e._tag === "TransportClosed" ? e.reason : e._tag))
+      const reason = (def: StdioDefinition) => Effect.map(Effect.flip(openStdio(def)), (e) => (e._tag === "TransportClosed" ? e.reason : e._tag))
       const def = (command: string, cwd?: string) =>
         new StdioDefinition({ transport: "stdio", name: "broken", command, args: [], ...(cwd === undefined ? {} : { cwd }) })
       assert.strictEqual(
@@ -239,9 +240,7 @@ describe("StdioTransport", () => {
       const messages = yield* conn.request(JsonRpc.request(1, "tools/call", { name: "x", _meta: { progressToken: "tok" } })).pipe(
         Stream.runCollect
       )
-      const methods = Chunk.toReadonlyArray(messages).map((p) =>
-        JsonRpc.isNotification(p.message) ? p.message.method : "response"
-      )
+      const methods = Chunk.toReadonlyArray(messages).map((p) => JsonRpc.isNotification(p.message) ? p.message.method : "response")
       assert.deepStrictEqual(methods, ["notifications/progress", "notifications/message", "response"])
       const untied = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(conn.unsolicited, 2))).map((p) => p.message)
       assert.deepStrictEqual(untied.map((m) => (JsonRpc.isNotification(m) ? m.method : "other")), ["notifications/message", "notifications/tools/list_changed"])

@@ -13,7 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { CutInPlace, inPlaceIn } from "../../src/transport/internal/InPlace.js"
-import { callThroughStream, Transport, TransportClosed, type Connection, type TransportError } from "../../src/transport/Transport.js"
+import { callThroughStream, type Connection, Transport, TransportClosed, type TransportError } from "../../src/transport/Transport.js"
 
 /** How the fake answers one request: a message, an error, or nothing (Effect.never). */
 export type Script = (req: JsonRpc.Request, opened: number) => Effect.Effect<JsonRpc.Response, TransportError>
@@ -41,8 +41,7 @@ export interface Recorder {
   readonly inPlace?: Array<string>
 }
 
-export const ok = (req: JsonRpc.Request, result: Record<string, unknown>): Effect.Effect<JsonRpc.Response> =>
-  Effect.succeed(JsonRpc.success(req.id, result))
+export const ok = (req: JsonRpc.Request, result: Record<string, unknown>): Effect.Effect<JsonRpc.Response> => Effect.succeed(JsonRpc.success(req.id, result))
 
 export const err = (req: JsonRpc.Request, code: number, message: string, data?: unknown): Effect.Effect<JsonRpc.Response> =>
   Effect.succeed(JsonRpc.failure(req.id, code, message, data))
@@ -130,8 +129,7 @@ export const fakeTransport = (
           ended: () => ended
         })
         // Like the real transports, a request still pending when the connection closes fails.
-        const orClosed = <A>(self: Effect.Effect<A, TransportError>) =>
-          Effect.raceFirst(self, Effect.flatMap(Deferred.await(closed), Effect.fail))
+        const orClosed = <A>(self: Effect.Effect<A, TransportError>) => Effect.raceFirst(self, Effect.flatMap(Deferred.await(closed), Effect.fail))
         const request: Connection["request"] = (req) => {
           recorder.sent.push(`${n}:${req.method}`)
           return Stream.fromEffect(

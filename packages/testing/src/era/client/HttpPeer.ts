@@ -52,7 +52,7 @@ const request = (url: string, init: Init, signal?: AbortSignal) =>
 
 /** One HTTP exchange, read to the end. */
 export const send = (url: string, init: Init = {}): Effect.Effect<HttpReply, PeerError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const res = yield* request(url, init)
     const body = yield* Effect.tryPromise({
       try: () => res.text(),
@@ -67,8 +67,7 @@ export const send = (url: string, init: Init = {}): Effect.Effect<HttpReply, Pee
     return { status: res.status, headers: res.headers, contentType, body, messages, events }
   })
 
-export const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  send(url, { method: "POST", headers, body })
+export const post = (url: string, body: unknown, headers: Record<string, string> = {}) => send(url, { method: "POST", headers, body })
 
 export interface EventStream {
   readonly status: number
@@ -81,7 +80,7 @@ export interface EventStream {
 
 /** An exchange whose SSE reply stays open; closing the scope aborts it (which a modern server reads as cancellation). */
 export const stream = (url: string, init: Init = {}): Effect.Effect<EventStream, PeerError, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const abort = yield* Effect.acquireRelease(
       Effect.sync(() => new AbortController()),
       (c) => Effect.sync(() => c.abort())

@@ -31,8 +31,7 @@ export interface AuthStatus {
 export const ExpirySkewMs = 30_000
 
 /** Whether the access token has expired (or is about to). */
-export const isExpired = (tokens: StoredTokens, now: number): boolean =>
-  tokens.expires_at !== undefined && tokens.expires_at - ExpirySkewMs <= now
+export const isExpired = (tokens: StoredTokens, now: number): boolean => tokens.expires_at !== undefined && tokens.expires_at - ExpirySkewMs <= now
 
 /** The Authorization header for a token. */
 export const bearer = (tokens: StoredTokens): string => `Bearer ${tokens.access_token}`

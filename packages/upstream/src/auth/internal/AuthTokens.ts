@@ -7,7 +7,7 @@ import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as oauth from "oauth4webapi"
-import { AuthorizationFailed, type AuthError } from "../AuthModel.js"
+import { type AuthError, AuthorizationFailed } from "../AuthModel.js"
 import type { HttpDefinition } from "../../ServerDefinition.js"
 import type { AuthEntry, StoredTokens, TokenStore } from "../TokenStore.js"
 import { bearer, dropTokens, isExpired } from "./AuthStatus.js"
@@ -50,8 +50,7 @@ export const make = (store: Context.Tag.Service<TokenStore>) => {
     return state
   }
 
-  const readEntry = (def: HttpDefinition) =>
-    Effect.map(store.read, (snapshot) => ({ entry: snapshot.servers.get(def.url), damaged: snapshot.damaged }))
+  const readEntry = (def: HttpDefinition) => Effect.map(store.read, (snapshot) => ({ entry: snapshot.servers.get(def.url), damaged: snapshot.damaged }))
 
   const write = (def: HttpDefinition, change: (entry: AuthEntry | undefined) => AuthEntry | undefined) =>
     store.update(def.url, change).pipe(Effect.mapError((e) => new AuthorizationFailed({ server: def.name, reason: e.message })))

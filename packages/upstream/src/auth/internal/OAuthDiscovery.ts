@@ -152,8 +152,7 @@ export const resourceMatches = (resource: string, serverUrl: string): boolean =>
   return rp === "" || rp === sp || sp.startsWith(`${rp}/`)
 }
 
-const getJson = (url: string, signal: AbortSignal) =>
-  fetch(url, { headers: { accept: "application/json" }, ...requestOptions(url, signal) })
+const getJson = (url: string, signal: AbortSignal) => fetch(url, { headers: { accept: "application/json" }, ...requestOptions(url, signal) })
 
 /** Finds and checks the server's protected resource metadata. */
 export const discoverResource = (serverUrl: string, challenge: Challenge) =>

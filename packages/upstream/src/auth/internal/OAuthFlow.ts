@@ -60,8 +60,7 @@ const offlineAccess = (as: oauth.AuthorizationServer, base: ReadonlyArray<string
 const secretMethods = ["client_secret_basic", "client_secret_post"] as const
 
 // RFC 8414: an absent token_endpoint_auth_methods_supported means client_secret_basic.
-const supportedMethods = (as: oauth.AuthorizationServer): ReadonlyArray<string> =>
-  as.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]
+const supportedMethods = (as: oauth.AuthorizationServer): ReadonlyArray<string> => as.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]
 
 /** The authentication method of a client with a secret: the first of basic and post the server takes. */
 export const secretMethod = (as: oauth.AuthorizationServer): string => {
@@ -176,7 +175,10 @@ const register = (input: IdentityInput) =>
       return yield* new OAuthStepFailed({
         step: "registration",
         reason: `${where}: HTTP ${response.status}${
-          Option.match(error, { onNone: () => " without a client_id", onSome: (e) => ` (${e.error}${e.error_description === undefined ? "" : `: ${e.error_description}`})` })
+          Option.match(error, {
+            onNone: () => " without a client_id",
+            onSome: (e) => ` (${e.error}${e.error_description === undefined ? "" : `: ${e.error_description}`})`
+          })
         }`
       })
     }

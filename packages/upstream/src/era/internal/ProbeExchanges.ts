@@ -30,7 +30,6 @@ export type Opened =
   | { readonly _tag: "Legacy"; readonly established: Omit<Established, "eraSource"> }
   | { readonly _tag: "Refused"; readonly why: string; readonly modernEvidence: boolean }
 
-
 /** What the exchanges report to and fail with. */
 export interface ExchangeEnv {
   readonly note: (text: string) => Effect.Effect<void>
@@ -58,7 +57,6 @@ export const makeExchanges = (env: ExchangeEnv) => {
         onSome: Effect.succeed
       }))
     )
-
 
   let ids = 0
   const discover = (conn: Connection, negotiation: Negotiation) =>
@@ -207,4 +205,3 @@ export const refusedBy = (cause: Cause.Cause<unknown>): Extract<Opened, { _tag: 
   why: messageOf(Cause.squash(cause)),
   modernEvidence: false
 })
-

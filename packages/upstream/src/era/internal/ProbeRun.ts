@@ -56,8 +56,7 @@ export const makeRun = (
       Effect.map(Clock.currentTimeMillis, (now) => {
         steps.push(`+${now - began}ms ${text}`)
       })
-    const fail = (reason: string) =>
-      new ProbeFailed({ server: def.name, preference: options.preference, reason, steps: [...steps] })
+    const fail = (reason: string) => new ProbeFailed({ server: def.name, preference: options.preference, reason, steps: [...steps] })
     const parent = yield* Effect.scope
     const { discover, initialize } = makeExchanges({ note, fail, session: options.session })
 

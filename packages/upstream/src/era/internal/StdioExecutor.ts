@@ -10,13 +10,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { CachedProbeFactor, type ProbeError, type Started } from "../ProbeModel.js"
-import { discoverOnly, initializeFirst, initializeOnly, type InitializeOn } from "./Attempts.js"
+import { discoverOnly, initializeFirst, type InitializeOn, initializeOnly } from "./Attempts.js"
 import { discoverRacing } from "./DiscoverRace.js"
 import type { Run } from "./ProbeRun.js"
 
 /** A process has no other wire to move to: initialize is answered where it was sent. */
-const initializeOn = (run: Run): InitializeOn => (at, negotiation) =>
-  Effect.map(run.initialize(at.conn, negotiation), (opened) => ({ opened, at }))
+const initializeOn = (run: Run): InitializeOn => (at, negotiation) => Effect.map(run.initialize(at.conn, negotiation), (opened) => ({ opened, at }))
 
 /** Runs `run.plan` on a stdio server. */
 export const executeStdio = (run: Run): Effect.Effect<Started, ProbeError, Scope.Scope> => {

@@ -77,9 +77,7 @@ export const makeControl = (env: ControlEnv) => {
       server: pool.name,
       stopped: stopped.filter(({ inst }) => inst.started !== undefined).length,
       started: results.filter((r) => r.attempt._tag === "Used").map(({ key, lane }) => ({ lane, key })),
-      failed: results.flatMap(({ attempt, key, lane }) =>
-        attempt._tag === "Unavailable" ? [{ lane, key, error: attempt.error }] : []
-      )
+      failed: results.flatMap(({ attempt, key, lane }) => attempt._tag === "Unavailable" ? [{ lane, key, error: attempt.error }] : [])
     }
     return result
   })

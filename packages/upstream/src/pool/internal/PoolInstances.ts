@@ -17,15 +17,7 @@ import { PoolError, type PoolEvent, type StopReason, type UpstreamNotification }
 import type { Prober } from "../../era/Prober.js"
 import type { TransportClosed } from "../../transport/Transport.js"
 import { makeStarts } from "./PoolStarts.js"
-import {
-  describeClosed,
-  type Instance,
-  type LaneState,
-  lanesOf,
-  markRetiring,
-  type ServerPool,
-  stoppedError
-} from "./PoolState.js"
+import { describeClosed, type Instance, lanesOf, type LaneState, markRetiring, type ServerPool, stoppedError } from "./PoolState.js"
 
 /** What the instance lifecycle runs on. */
 export interface InstancesEnv {
@@ -87,9 +79,7 @@ export const makeInstances = (env: InstancesEnv) => {
   const retireAll = (pool: ServerPool, reason: StopReason) =>
     Effect.gen(function*() {
       const marked = yield* Effect.sync(() =>
-        lanesOf(pool).flatMap((lane) =>
-          [...lane.instances.values()].filter((inst) => markRetiring(lane, inst, reason)).map((inst) => ({ lane, inst }))
-        )
+        lanesOf(pool).flatMap((lane) => [...lane.instances.values()].filter((inst) => markRetiring(lane, inst, reason)).map((inst) => ({ lane, inst })))
       )
       yield* Effect.forEach(marked, ({ inst, lane }) => spawnCloser(pool, lane, inst), { discard: true })
       yield* Effect.forEach(marked, ({ inst }) => Deferred.await(inst.stopped), { discard: true })

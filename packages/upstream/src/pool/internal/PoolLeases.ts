@@ -147,10 +147,15 @@ export const makeLeases = (env: LeasesEnv) => {
       )
       inst.pinging = false
       if (answered || inst.retiring !== undefined) return
-      yield* noteCrash(pool, lane, inst, new TransportClosed({
-        reason: `it wrote nothing for ${formatMs(silentMs)} and did not answer a ping within ${formatMs(pool.settings.pingTimeoutMs)} ` +
-          "(stopped or deadlocked), so it was replaced"
-      }))
+      yield* noteCrash(
+        pool,
+        lane,
+        inst,
+        new TransportClosed({
+          reason: `it wrote nothing for ${formatMs(silentMs)} and did not answer a ping within ${formatMs(pool.settings.pingTimeoutMs)} ` +
+            "(stopped or deadlocked), so it was replaced"
+        })
+      )
     })
 
   const release = (pool: ServerPool, lane: LaneState, inst: Instance) =>
@@ -214,12 +219,10 @@ export const makeLeases = (env: LeasesEnv) => {
   const failedUse = <E>(pool: ServerPool, lane: LaneState, inst: Instance, e: E): Effect.Effect<never, E | PoolError> =>
     !(e instanceof TransportClosed) ? Effect.fail(e) : Effect.flatMap(
       eraDoubtOf(inst),
-      (doubt): Effect.Effect<never, E | PoolError> =>
-        Option.isSome(doubt) ? Effect.fail(e) : Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail)
+      (doubt): Effect.Effect<never, E | PoolError> => Option.isSome(doubt) ? Effect.fail(e) : Effect.flatMap(noteCrash(pool, lane, inst, e), Effect.fail)
     )
 
-  const eraDoubtOf = (inst: Instance) =>
-    inst.started === undefined ? Effect.succeedNone : inst.started.session.eraDoubt
+  const eraDoubtOf = (inst: Instance) => inst.started === undefined ? Effect.succeedNone : inst.started.session.eraDoubt
 
   // An HTTP upstream that refused a request as only a server of another era does has changed era
   // under us: the instance goes, and the lane's next start distrusts the era cache and probes again.

@@ -120,9 +120,7 @@ export const makeStarts = (env: StartsEnv) => {
       // In place before the first caller gets the session, so nothing a call causes is missed.
       const untied = yield* Scope.extend(session.subscribe, scope)
       yield* Queue.take(untied).pipe(
-        Effect.flatMap((notification) =>
-          PubSub.publish(notes, { server: pool.name, lane: lane.lane, instance: inst.id, key: inst.key.id, notification })
-        ),
+        Effect.flatMap((notification) => PubSub.publish(notes, { server: pool.name, lane: lane.lane, instance: inst.id, key: inst.key.id, notification })),
         Effect.forever,
         Effect.interruptible,
         Effect.forkIn(scope)
@@ -269,9 +267,9 @@ export const makeStarts = (env: StartsEnv) => {
           server: pool.name,
           lane: lane.lane,
           reason: "saturated",
-          detail: `the ${lane.lane} lane is saturated: its ${pool.settings.max} instance(s) stayed busy for ${
-            formatMs(pool.settings.startMs)
-          }${busy.length > 0 ? ` (${busy.join(", ")})` : ""}`
+          detail: `the ${lane.lane} lane is saturated: its ${pool.settings.max} instance(s) stayed busy for ${formatMs(pool.settings.startMs)}${
+            busy.length > 0 ? ` (${busy.join(", ")})` : ""
+          }`
         })
         yield* Deferred.fail(inst.ready, error)
         yield* Deferred.succeed(inst.stopped, undefined)

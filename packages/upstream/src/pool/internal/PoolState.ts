@@ -174,8 +174,7 @@ export const refusalTags: ReadonlySet<string> = new Set([
 export const errorTag = (e: unknown): string | undefined =>
   typeof e === "object" && e !== null && "_tag" in e && typeof e._tag === "string" ? e._tag : undefined
 
-export const errorMessage = (e: unknown): string =>
-  e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e) ?? String(e)
+export const errorMessage = (e: unknown): string => e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e) ?? String(e)
 
 /** The list changes a modern session declares it can tell of, as a listen filter; none for legacy. */
 export const listenFilter = (session: Session): JsonObject | undefined => {
@@ -212,7 +211,6 @@ export const markRetiring = (lane: LaneState, inst: Instance, reason: Retiring):
   return true
 }
 
-
 /** When the next start will be tried, as a PoolError names it (nothing under OneShot). */
 export const retryIn = (pool: ServerPool, ms: number): { readonly retryInMs?: number } => (pool.oneShot ? {} : { retryInMs: ms })
 
@@ -236,7 +234,6 @@ export const lruIdle = (lane: LaneState): Instance | undefined => {
   }
   return oldest
 }
-
 
 /** Whether a key waits for a permit that no closing instance is about to return. */
 export const starved = (lane: LaneState) => lane.queued.size > lane.retiring.size

@@ -75,10 +75,12 @@ export const makeAnswers = (deps: {
     return Effect.asVoid(Effect.fork(
       responseOf(m, handler).pipe(
         Effect.tap(() => pace.take),
-        Effect.flatMap((response) => Effect.uninterruptible(Effect.suspend(() => {
-          answering = true
-          return respond(m, response)
-        }))),
+        Effect.flatMap((response) =>
+          Effect.uninterruptible(Effect.suspend(() => {
+            answering = true
+            return respond(m, response)
+          }))
+        ),
         Effect.onInterrupt(() => (answering ? Effect.void : alone))
       )
     ))

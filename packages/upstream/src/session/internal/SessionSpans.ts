@@ -65,8 +65,7 @@ export const make = (
       return named.pipe(
         Effect.withParentSpan(span),
         Effect.tap((result) => Tracing.recordResult(span, result)),
-        Effect.tapError((e) =>
-          Effect.sync(() => (e._tag === "UpstreamRpcError" ? Tracing.recordRpcError(span, e.code) : span.attribute("error.type", e._tag))))
+        Effect.tapError((e) => Effect.sync(() => (e._tag === "UpstreamRpcError" ? Tracing.recordRpcError(span, e.code) : span.attribute("error.type", e._tag))))
       )
     })
   }

@@ -26,8 +26,7 @@ export interface StreamEnv {
 /** Opens the session's notification stream unless it is open; done once the server has accepted it. */
 export const make = (exchange: Exchange, env: StreamEnv) =>
   Effect.gen(function*() {
-    const { baseRequest, currentAuthorization, def, expire, legacyVersion, maxFrameBytes, refusedBody, scoped, session, source } =
-      exchange
+    const { baseRequest, currentAuthorization, def, expire, legacyVersion, maxFrameBytes, refusedBody, scoped, session, source } = exchange
     const { ensureOpen, fibers, toUnsolicited } = env
     const streamOpen = yield* Ref.make(false)
 

@@ -82,9 +82,7 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
         Stream.mapEffect((event) => messagesOf(event, source)),
         Stream.flattenIterables,
         // Only this request's response ends its stream; another id's response belongs to no one here.
-        Stream.filterEffect((p) =>
-          JsonRpc.isResponse(p.message) && !mine(p) ? Effect.as(toUnsolicited(p), false) : Effect.succeed(true)
-        ),
+        Stream.filterEffect((p) => JsonRpc.isResponse(p.message) && !mine(p) ? Effect.as(toUnsolicited(p), false) : Effect.succeed(true)),
         Stream.takeUntil(mine),
         Stream.tap((p) => (mine(p) ? Ref.set(answered, true) : Effect.void)),
         // A stream that broke off may be resumed like one the server ended; `next` decides.

@@ -53,7 +53,7 @@ export class InPlaceCall<E> implements WaitingCall {
     return this.cut !== undefined
   }
 
-  readonly waitingOn = (end: () => void): (() => void) => {
+  readonly waitingOn = (end: () => void): () => void => {
     if (this.cut !== undefined) {
       end()
       return () => {}

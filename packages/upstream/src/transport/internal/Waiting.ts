@@ -10,7 +10,7 @@
  */
 import * as Method from "@mcpx-fx/protocol/Method"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import { isNotification, isResponse, idOf } from "@mcpx-fx/protocol/JsonRpc"
+import { idOf, isNotification, isResponse } from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { TransportError } from "../Transport.js"
@@ -35,8 +35,7 @@ export type Key = JsonRpc.RequestId
 export const idKey = (id: JsonRpc.RequestId): Key => id
 
 /** The key of a progress token, when the value is one. */
-export const tokenKey = (token: unknown): Key | undefined =>
-  typeof token === "string" || typeof token === "number" ? token : undefined
+export const tokenKey = (token: unknown): Key | undefined => typeof token === "string" || typeof token === "number" ? token : undefined
 
 /** A request opts into progress with `_meta.progressToken`; the notifications name it at top level. */
 export const requestProgressKey = (params: JsonRpc.Request["params"]): Key | undefined => {

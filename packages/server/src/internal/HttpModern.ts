@@ -77,8 +77,8 @@ export const makeModern = (
     // Server will accept, and as that request's caller. Any other is run at once, for the Server
     // to refuse as it refuses it without headers (its look at the same `_meta` is remembered).
     const meta = Meta.validateRequestMeta(message.params, Revision.ModernRevisions)
+    // (validateRequestMeta has also held the version to the modern revisions.)
     if (Either.isLeft(meta)) return modernRequest(message, accept)
-    if (!Revision.isModernRevision(meta.right[Meta.ProtocolVersionKey])) return modernRequest(message, accept)
     return Effect.flatMap(lookup(name, meta.right, sessionIdentity(message.params)), (inputSchema) => {
       const params = HeaderCodec.checkToolParams(request.headers, message, inputSchema)
       if (Either.isRight(params)) return modernRequest(message, accept)

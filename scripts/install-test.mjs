@@ -24,7 +24,7 @@ const check = (ok, what) => {
 }
 
 const readJson = (file) => JSON.parse(readFileSync(file, "utf8"))
-const published = ["protocol", "upstream", "server", "store", "config", "gateway", "daemon", "cli"]
+const published = ["cancel", "protocol", "upstream", "server", "store", "config", "gateway", "daemon", "cli"]
 const manifests = Object.fromEntries(published.map((p) => [p, readJson(join(root, "packages", p, "package.json"))]))
 const version = manifests.cli.version
 const repoVersion = (name) => readJson(join(root, "node_modules", name, "package.json")).version

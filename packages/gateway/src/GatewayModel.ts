@@ -5,7 +5,7 @@
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as Revision from "@mcpx-fx/protocol/Revision"
 import type { EraRecord } from "@mcpx-fx/upstream/era/EraCache"
-import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
+import type { AbortHook } from "@mcpx-fx/cancel/Abortable"
 import type { PoolServer } from "@mcpx-fx/upstream/pool/PoolModel"
 import type { PoolError } from "@mcpx-fx/upstream/pool/PoolEvents"
 import type { Preference } from "@mcpx-fx/upstream/era/Preference"

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import { type Abort, abortable } from "@mcpx-fx/upstream/Abortable"
+import { type Abort, abortable } from "@mcpx-fx/cancel/Abortable"
 import type { Question, QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"

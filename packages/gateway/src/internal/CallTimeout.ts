@@ -7,7 +7,7 @@
  * is outstanding and armed again with what is left, and the call is cut short through the pool's
  * `cutShort` (no fiber of its own per call, where a race against a watchdog forks two).
  */
-import type { Abort, AbortHook } from "@mcpx-fx/upstream/Abortable"
+import type { Abort, AbortHook } from "@mcpx-fx/cancel/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import type { CallContext } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Duration from "effect/Duration"

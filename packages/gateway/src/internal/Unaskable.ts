@@ -12,7 +12,7 @@
  * The end comes through the pool's own abort for the call (`cutShort`), so the lane costs no fiber.
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
-import type { Abort } from "@mcpx-fx/upstream/Abortable"
+import type { Abort } from "@mcpx-fx/cancel/Abortable"
 import type { QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -4,7 +4,7 @@
  */
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Metrics from "@mcpx-fx/protocol/Metrics"
-import type { AbortHook } from "@mcpx-fx/upstream/Abortable"
+import type { AbortHook } from "@mcpx-fx/cancel/Abortable"
 import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import { type Caller as PoolCaller, ScopeKey } from "@mcpx-fx/upstream/pool/PoolModel"
 import type { SessionError } from "@mcpx-fx/upstream/session/SessionErrors"

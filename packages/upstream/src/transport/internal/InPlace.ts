@@ -11,7 +11,7 @@
  * setting a FiberRef copies the fiber's whole map of them, twice per call.
  */
 import type * as Fiber from "effect/Fiber"
-import type { Abort } from "../../Abortable.js"
+import type { Abort } from "@mcpx-fx/cancel/Abortable"
 
 /** The defect with which a cut wait ends; only the Pool that cut it ever sees it. */
 export class CutInPlace extends Error {

@@ -8,10 +8,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as StopCut from "../src/internal/StopCut.js"
+import * as StopCut from "../src/StopCut.js"
 
 describe("StopCut", () => {
-  it.scoped("server/stopCut/a running request is answered by the cut and interrupted when the moment comes", () =>
+  it.scoped("cancel/stopCut/a running request is answered by the cut and interrupted when the moment comes", () =>
     Effect.gen(function*() {
       const moment = yield* Deferred.make<void>()
       const cut = yield* StopCut.make(Deferred.await(moment))
@@ -24,7 +24,7 @@ describe("StopCut", () => {
       yield* Deferred.await(cancelled)
     }))
 
-  it.scoped("server/stopCut/a request that ended first keeps its answer, one started after the moment is cut at once", () =>
+  it.scoped("cancel/stopCut/a request that ended first keeps its answer, one started after the moment is cut at once", () =>
     Effect.gen(function*() {
       const moment = yield* Deferred.make<void>()
       const cut = yield* StopCut.make(Deferred.await(moment))
@@ -36,7 +36,7 @@ describe("StopCut", () => {
       assert.strictEqual(yield* cut(Effect.never, () => "cut"), "cut")
     }))
 
-  it.scoped("server/stopCut/interrupting the caller interrupts the request", () =>
+  it.scoped("cancel/stopCut/interrupting the caller interrupts the request", () =>
     Effect.gen(function*() {
       const cut = yield* StopCut.make(Effect.never)
       const started = yield* Deferred.make<void>()

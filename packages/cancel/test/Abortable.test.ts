@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import { type Abort, abortable } from "../src/Abortable.js"
 
 describe("Abortable", () => {
-  it.effect("upstream/abortable/an abort ends the call with its error and interrupts it", () =>
+  it.effect("cancel/abortable/an abort ends the call with its error and interrupts it", () =>
     Effect.gen(function*() {
       const interrupted = yield* Deferred.make<void>()
       let abort: Abort<string> | undefined
@@ -26,7 +26,7 @@ describe("Abortable", () => {
       assert.isTrue(yield* Deferred.isDone(interrupted))
     }))
 
-  it.effect("upstream/abortable/a call that ended first keeps its outcome, whatever comes after", () =>
+  it.effect("cancel/abortable/a call that ended first keeps its outcome, whatever comes after", () =>
     Effect.gen(function*() {
       let abort: Abort<string> | undefined
       const value = yield* abortable((a: Abort<string>) => {
@@ -39,7 +39,7 @@ describe("Abortable", () => {
       assert.deepStrictEqual(failed, Exit.fail("own"))
     }))
 
-  it.effect("upstream/abortable/interrupting the caller interrupts the call", () =>
+  it.effect("cancel/abortable/interrupting the caller interrupts the call", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
@@ -54,7 +54,7 @@ describe("Abortable", () => {
       assert.isTrue(yield* Deferred.isDone(interrupted))
     }))
 
-  it.effect("upstream/abortable/an abort before the call gets going still ends it", () =>
+  it.effect("cancel/abortable/an abort before the call gets going still ends it", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(abortable((abort: Abort<string>) =>
         Effect.suspend(() => {

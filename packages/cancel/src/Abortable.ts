@@ -8,8 +8,8 @@
  * the reasons register a callback instead (a pool instance's crash, a shared deadline timer), and
  * the call costs one fiber however many reasons it has.
  *
- * The contract (docs/cancellation.md; upstream/test/Abortable.property.test.ts), kept too by the
- * in-place twin for calls with no fiber of their own (transport/internal/InPlace.ts):
+ * The contract (docs/cancellation.md; cancel/test/Abortable.property.test.ts), kept too by the
+ * in-place twin for calls with no fiber of their own (upstream/src/transport/internal/InPlace.ts):
  * - exactly one outcome, decided by whatever comes first;
  * - a call that ended on its own before any abort keeps its outcome, even if an abort comes in
  *   the same instant;
@@ -20,6 +20,9 @@
  * - when the caller has its outcome, the call's fiber has ended.
  * Arming and disarming the reasons (`AbortHook`) is the registrar's part: Pool.withSession arms
  * them as the call begins and lets go of them as it ends.
+ *
+ * Its sibling `Cuttable.cuttable` keeps the same contract but one rule: an abort answers the
+ * caller at once and the call's cleanup runs on after it, for a caller that must not wait on it.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

@@ -1,0 +1,10 @@
+/**
+ * @mcpx-fx/cancel: the one cancellation kit of mcpx-fx, below every other package (it depends on
+ * `effect` alone). Its contract is written in docs/cancellation.md.
+ */
+/** A call cut short from outside with a typed error, waited for (`Abort`, `AbortHook`, `abortable`). */
+export * as Abortable from "./Abortable.js"
+/** A call cut short from outside and answered at once, its cleanup running on (`cuttable`). */
+export * as Cuttable from "./Cuttable.js"
+/** A moment that cuts short everything run through it, answering each at once. */
+export * as StopCut from "./StopCut.js"

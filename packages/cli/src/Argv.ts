@@ -12,13 +12,16 @@
  *   is `<command> --help`); `--version` alone prints the version; `--completions SHELL` gets
  *   mcpx-fx's own completion script.
  *
- * Everything else goes to @effect/cli unchanged.
+ * Which word is an option, an option's value or an argument is Node's `util.parseArgs`'s to say
+ * (ArgvTokens.ts); this file only decides from its words. Everything else goes to @effect/cli
+ * unchanged.
  */
 import * as Either from "effect/Either"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import type * as Completion from "./Completion.js"
-import * as CommandTree from "./CommandTree.js"
+import * as ArgvTokens from "./ArgvTokens.js"
+import type * as CommandTree from "./CommandTree.js"
 import { closeMatches } from "@mcpx-fx/config/Suggest"
 import { UsageError } from "./UsageError.js"
 
@@ -69,27 +72,24 @@ export const parseFormat = (value: string | undefined, from = LogFormatFlag): Ei
     ? Either.right(value)
     : Either.left(new UsageError({ message: `${from}: expected text or json, got ${JSON.stringify(value ?? "")}` }))
 
-/** `FLAG VALUE` / `FLAG=VALUE` taken out of `head` (the words before `--`), at most once. */
-const takeFlag = <A>(
-  head: ReadonlyArray<string>,
+/**
+ * The value of `flag`, given at most once among `options`: the first mistake in their order is the
+ * one reported, as a person reading the line left to right would find it.
+ */
+const valueOf = <A>(
+  options: ReadonlyArray<ArgvTokens.OptionWord>,
   flag: string,
   parse: (value: string | undefined) => Either.Either<A, UsageError>
-): Either.Either<{ readonly rest: ReadonlyArray<string>; readonly value: Option.Option<A> }, UsageError> => {
-  const rest: Array<string> = []
+): Either.Either<Option.Option<A>, UsageError> => {
   let value = Option.none<A>()
-  for (let i = 0; i < head.length; i++) {
-    const word = head[i]!
-    const inline = word.startsWith(`${flag}=`)
-    if (word !== flag && !inline) {
-      rest.push(word)
-      continue
-    }
+  for (const option of options) {
+    if (option.spelling !== flag) continue
     if (Option.isSome(value)) return Either.left(new UsageError({ message: `${flag} is given more than once` }))
-    const parsed = parse(inline ? word.slice(flag.length + 1) : head[++i])
+    const parsed = parse(option.value)
     if (Either.isLeft(parsed)) return Either.left(parsed.left)
     value = Option.some(parsed.right)
   }
-  return Either.right({ rest, value })
+  return Either.right(value)
 }
 
 const shells: ReadonlyArray<Completion.Shell> = ["bash", "zsh", "fish"]
@@ -122,65 +122,129 @@ const unknownOption = (word: string, path: ReadonlyArray<string>, node: CommandT
   return new UsageError({ message: `unknown option ${JSON.stringify(word)}${where}${hint} (${more})` })
 }
 
-/** `-` (stdin) and negative numbers are arguments, not options. */
-const isOption = (word: string): boolean => word.startsWith("-") && word !== "-" && !/^-\d/.test(word)
+/** A word that decides the plan by itself, whatever follows it (but the log flags, read anywhere). */
+type Stop =
+  | { readonly _tag: "Completions"; readonly shell: string | undefined }
+  | {
+    readonly _tag: "UnknownCommand"
+    readonly word: string
+    readonly path: ReadonlyArray<string>
+    readonly node: CommandTree.Node
+  }
+  /** `help`, with the arguments after it: `help settings set` is `settings set --help`. */
+  | { readonly _tag: "Help"; readonly topic: ReadonlyArray<string> }
+
+/** An option, with the command it was read under. */
+interface Read {
+  readonly option: ArgvTokens.OptionWord
+  readonly path: ReadonlyArray<string>
+  readonly node: CommandTree.Node
+}
+
+/**
+ * Walks the words against the tree: the words after a command word are read again with that
+ * command's options, since those decide which word is an option's value. Every option before
+ * `--` is kept, those after a stop too, for the log flags are read wherever they are.
+ */
+const scan = (args: ReadonlyArray<string>, tree: CommandTree.Node) => {
+  let node = tree
+  const path: Array<string> = []
+  const options: Array<Read> = []
+  const topic: Array<string> = []
+  let stop: Stop | undefined
+  // Set at the command's first argument: later words are its arguments or options, never commands.
+  let inArguments = false
+  let start = 0
+  reading: while (true) {
+    for (const word of ArgvTokens.read(args, start, node)) {
+      if (word._tag === "Terminator") break reading
+      if (word._tag === "Option") {
+        options.push({ option: word, path: [...path], node })
+        if (word.spelling === "--completions") stop ??= { _tag: "Completions", shell: word.value }
+        continue
+      }
+      // A command's own arguments start at its first word that is not a subcommand.
+      if (inArguments || stop !== undefined || node.children.length === 0) {
+        inArguments = true
+        // `-` and negative numbers are no command words: `help` leaves them out, as it did.
+        if (stop?._tag === "Help" && !word.word.startsWith("-")) topic.push(word.word)
+        continue
+      }
+      inArguments = true
+      if (path.length === 0 && word.word === "help") {
+        stop = { _tag: "Help", topic }
+        continue
+      }
+      const child = node.children.find((c) => c.name === word.word)
+      if (child === undefined) {
+        stop = { _tag: "UnknownCommand", word: word.word, path: [...path], node }
+        continue
+      }
+      node = child
+      path.push(word.word)
+      inArguments = false
+      start = word.index + 1
+      continue reading
+    }
+    break
+  }
+  return { options, path, node, stop }
+}
+
+/** The options whose value is checked by their own parser, with its own message. */
+const ownValues: ReadonlyArray<string> = [LogLevelFlag, LogFormatFlag, "--completions"]
 
 /** Reads `args` (the words after `mcpx-fx`) against the command tree. */
 export const plan = (args: ReadonlyArray<string>, tree: CommandTree.Node): Either.Either<Plan, UsageError> => {
-  const dashes = args.indexOf("--")
-  const head = dashes < 0 ? args : args.slice(0, dashes)
-  const tail = dashes < 0 ? [] : args.slice(dashes)
-  const leveled = takeFlag(head, LogLevelFlag, parseLevel)
-  if (Either.isLeft(leveled)) return Either.left(leveled.left)
-  const formatted = takeFlag(leveled.right.rest, LogFormatFlag, (v) => parseFormat(v))
-  if (Either.isLeft(formatted)) return Either.left(formatted.left)
-  const level = leveled.right.value
-  const { rest, value: format } = formatted.right
+  const { node, options, path, stop } = scan(args, tree)
+  const words = options.map((o) => o.option)
+  const level = valueOf(words, LogLevelFlag, parseLevel)
+  if (Either.isLeft(level)) return Either.left(level.left)
+  const format = valueOf(words, LogFormatFlag, (v) => parseFormat(v))
+  if (Either.isLeft(format)) return Either.left(format.left)
 
-  let node = tree
-  const path: Array<string> = []
-  let help = false
-  let version = false
-  let unknown: { readonly word: string; readonly path: ReadonlyArray<string>; readonly node: CommandTree.Node } | undefined
-  // Set at the command's first argument: later words are its arguments or options, never commands.
-  let inArguments = false
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i]!
-    if (word === "--completions" || word.startsWith("--completions=")) {
-      const shell = parseShell(word.includes("=") ? word.slice(word.indexOf("=") + 1) : rest[i + 1])
-      return Either.map(shell, (s): Plan => ({ _tag: "Completions", shell: s }))
-    }
-    if (isOption(word)) {
-      if (word === "--help" || word === "-h") help = true
-      if (word === "--version") version = true
-      const option = CommandTree.findOption(node, word.split("=")[0]!)
-      // Before the first command word only the root's options are known; @effect/cli would take an
-      // unknown one there for a mistyped command, and after it for an argument.
-      if (option === undefined) unknown ??= { word, path: [...path], node }
-      if (option?.takesValue === true && !word.includes("=")) i++
-      continue
-    }
-    // A command's own arguments start at its first word that is not a subcommand.
-    if (inArguments || node.children.length === 0) {
-      inArguments = true
-      continue
-    }
-    // `help` alone is the top-level help; `help settings set` is `settings set --help`.
-    if (path.length === 0 && word === "help") {
-      const topic = rest.slice(i + 1).filter((w) => !w.startsWith("-"))
-      if (topic.length === 0) return Either.right({ _tag: "TopHelp" })
-      return plan([...topic, "--help"], tree)
-    }
-    const child = node.children.find((c) => c.name === word)
-    if (child === undefined) return Either.left(unknownCommand(word, path, node))
-    node = child
-    path.push(word)
+  switch (stop?._tag) {
+    case "Completions":
+      return Either.map(parseShell(stop.shell), (shell): Plan => ({ _tag: "Completions", shell }))
+    case "UnknownCommand":
+      return Either.left(unknownCommand(stop.word, stop.path, stop.node))
+    case "Help":
+      return stop.topic.length === 0 ? Either.right({ _tag: "TopHelp" }) : plan([...stop.topic, "--help"], tree)
   }
-  if (unknown !== undefined) return Either.left(unknownOption(unknown.word, unknown.path, unknown.node))
-  if (path.length === 0 && !rest.includes("--wizard")) {
-    if (version && !help) return Either.right({ _tag: "Version" })
+  // parseArgs gives an option that takes a value the word after it, whatever it is (`--config
+  // --json`); its strict mode refuses one that looks like an option, and so does this. The log
+  // flags and --completions say what they expected in their own words above.
+  const dashed = words.find((w) =>
+    w.valueIndex !== undefined && w.value !== undefined && ArgvTokens.looksLikeOption(w.value) && !ownValues.includes(w.spelling)
+  )
+  if (dashed !== undefined) {
+    const { spelling, value } = dashed
+    return Either.left(
+      new UsageError({ message: `${spelling} needs a value, and ${JSON.stringify(value)} is an option (${spelling}=${value} gives that as the value)` })
+    )
+  }
+  // Before the first command word only the root's options are known; @effect/cli would take an
+  // unknown one there for a mistyped command, and after it for an argument.
+  const unknown = options.find((o) => o.option.spec === undefined)
+  if (unknown !== undefined) return Either.left(unknownOption(unknown.option.word, unknown.path, unknown.node))
+
+  const said = (...spellings: ReadonlyArray<string>) => words.some((w) => spellings.includes(w.word))
+  const help = said("--help", "-h")
+  if (path.length === 0 && !said("--wizard")) {
+    if (said("--version") && !help) return Either.right({ _tag: "Version" })
     return Either.right({ _tag: "TopHelp" })
   }
   if (help) return Either.right({ _tag: "CommandHelp", path, node })
-  return Either.right({ _tag: "Run", args: [...rest, ...tail], command: path[0], logLevel: level, logFormat: format })
+  // What @effect/cli gets: every word but the log flags and their values.
+  const taken = new Set(
+    words.filter((w) => w.spelling === LogLevelFlag || w.spelling === LogFormatFlag)
+      .flatMap((w) => (w.valueIndex === undefined ? [w.index] : [w.index, w.valueIndex]))
+  )
+  return Either.right({
+    _tag: "Run",
+    args: args.filter((_, i) => !taken.has(i)),
+    command: path[0],
+    logLevel: level.right,
+    logFormat: format.right
+  })
 }

@@ -134,6 +134,54 @@ describe("Argv.plan", () => {
   })
 })
 
+describe("Argv.plan, on util.parseArgs's words", () => {
+  it("reads --opt=value as one word, whatever the value starts with", () => {
+    assert.deepStrictEqual(run("tools", "--config=--odd.json").args, ["tools", "--config=--odd.json"])
+    assert.deepStrictEqual(run("tools", "--pool-max=-1").args, ["tools", "--pool-max=-1"])
+    assert.deepStrictEqual(run("tools", "--log-format=json", "--log-level=debug").logFormat, Option.some("json"))
+    assert.strictEqual(run("--config=settings", "tools").command, "tools")
+  })
+
+  it("refuses a word that looks like an option as the value of the option before it", () => {
+    assert.strictEqual(
+      refusal("tools", "--config", "--json"),
+      `--config needs a value, and "--json" is an option (--config=--json gives that as the value)`
+    )
+    // The value of --pool-max is --log-level here, so debug is the command's argument.
+    assert.include(refusal("tools", "--pool-max", "--log-level", "debug"), `--pool-max needs a value, and "--log-level" is an option`)
+    assert.include(refusal("tools", "--config", "--"), `--config needs a value, and "--" is an option`)
+    assert.include(refusal("tools", "--log-level", "--json"), `--log-level: expected one of all, trace, debug, info, warning, error, fatal, none, got "--json"`)
+  })
+
+  it("ends the options at --: after it nothing is an option, a log flag, help or a command word", () => {
+    assert.deepStrictEqual(run("tools", "--", "--jsn", "-x").args, ["tools", "--", "--jsn", "-x"])
+    assert.deepStrictEqual(run("call", "a.b", "--", "--help").args, ["call", "a.b", "--", "--help"])
+    assert.deepStrictEqual(run("tools", "--", "--log-format", "yaml").logFormat, Option.none())
+    assert.deepStrictEqual(run("servers", "--", "stauts").args, ["servers", "--", "stauts"])
+    // Only the first -- ends them; a second one is an argument.
+    assert.deepStrictEqual(run("call", "a.b", "--", "x", "--", "y").args, ["call", "a.b", "--", "x", "--", "y"])
+  })
+
+  it("takes negative numbers for arguments and values, not for options", () => {
+    assert.deepStrictEqual(run("settings", "set", "pool.max", "-12").args, ["settings", "set", "pool.max", "-12"])
+    assert.deepStrictEqual(run("settings", "set", "pool.max", "-1.5").args, ["settings", "set", "pool.max", "-1.5"])
+    assert.deepStrictEqual(run("tools", "--pool-max", "-1", "--json").args, ["tools", "--pool-max", "-1", "--json"])
+  })
+
+  it("leaves a repeated option to @effect/cli, but the log flags, which are read here", () => {
+    assert.deepStrictEqual(run("tools", "--json", "--json").args, ["tools", "--json", "--json"])
+    assert.deepStrictEqual(run("tools", "--pool-max", "3", "--pool-max=4").args, ["tools", "--pool-max", "3", "--pool-max=4"])
+    assert.include(refusal("tools", "--log-level=debug", "--log-level", "info"), "--log-level is given more than once")
+    assert.include(refusal("--log-format=json", "tools", "--log-format=text"), "--log-format is given more than once")
+  })
+
+  it("reports a group of short options as typed, and help topics without option values", () => {
+    assert.include(refusal("tools", "-hx"), `unknown option "-hx" for tools`)
+    const p = Either.getOrThrow(plan("help", "--config", "x.json", "settings", "set"))
+    assert.deepStrictEqual(p._tag === "CommandHelp" ? p.path : p._tag, ["settings", "set"])
+  })
+})
+
 describe("Colour.enabled", () => {
   it("colours a terminal only, and never under NO_COLOR or TERM=dumb", () => {
     assert.isTrue(Colour.enabled(true, {}))

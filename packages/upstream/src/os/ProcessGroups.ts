@@ -15,8 +15,16 @@
  * group is ours, and when a process with that pid has another start time the group is someone
  * else's. With the leader gone, a member is ours only if its environment carries the owner's
  * token (`MCPXFX_OWNER=<token>`, given to every upstream we start and inherited by what it starts).
- * Each such process gets SIGTERM, then SIGKILL if it is still there a moment later. Without
- * `/proc` (macOS) nothing can be verified, and nothing is killed.
+ * Each such process gets SIGTERM, then SIGKILL if it is still there a moment later.
+ *
+ * The facts come from `/proc` on Linux and from `ps` elsewhere (macOS, the BSDs), with the same
+ * rules: `ps` gives the group, the start time (to the second, enough since a pid comes back only
+ * after the pid space wraps) and, with its environment flag, the token. Where `ps` cannot show a
+ * process's environment (macOS hides it for restricted binaries) that process is not provably
+ * ours once its leader is gone, and it is left alone: the process group id with a start time and
+ * a command line would not do, since once every process of our group is gone the same id can lead
+ * a stranger's group, whose members are as new and may run the same command. Where neither source
+ * answers, nothing is verified and nothing is killed.
  */
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -28,6 +36,7 @@ import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import * as Path from "node:path"
 import * as ProcessTable from "./ProcessTable.js"
+import * as PsTable from "./PsTable.js"
 import * as StateFile from "./StateFile.js"
 
 /** The file's name inside the state directory. */
@@ -44,7 +53,7 @@ const ReapGrace = Duration.seconds(1)
 
 const Group = Schema.Struct({
   pgid: Schema.Number.pipe(Schema.int(), Schema.positive()),
-  /** The leader's start time (`/proc/<pid>/stat` field 22); absent where `/proc` is missing. */
+  /** The leader's start time (`ProcessTable.ProcStat.start`); absent where it could not be read. */
   start: Schema.optionalWith(Schema.String, { exact: true }),
   command: Schema.String
 })
@@ -87,8 +96,12 @@ export class ProcessGroups extends Context.Tag("@mcpx-fx/upstream/ProcessGroups"
    */
   readonly reapLeftovers: Effect.Effect<ReapReport>
 }>() {
-  /** Recorded in `<stateDir>/upstream-groups.json`. */
-  static readonly layerFile = (stateDir: string): Layer.Layer<ProcessGroups> => Layer.effect(ProcessGroups, makeFile(stateDir))
+  /**
+   * Recorded in `<stateDir>/upstream-groups.json`. `table` is where process facts come from:
+   * `/proc` where there is one, else `ps` (a test passes `PsTable.ps` to try that path on Linux).
+   */
+  static readonly layerFile = (stateDir: string, table: ProcessTable.Table = nativeTable()): Layer.Layer<ProcessGroups> =>
+    Layer.effect(ProcessGroups, makeFile(stateDir, table))
   /** Nothing recorded, nothing reaped (a process that does not own its state directory). */
   static readonly layerNone: Layer.Layer<ProcessGroups> = Layer.succeed(ProcessGroups, {
     environment: {},
@@ -97,6 +110,9 @@ export class ProcessGroups extends Context.Tag("@mcpx-fx/upstream/ProcessGroups"
     reapLeftovers: Effect.succeed({ groups: 0, stopped: [], strangers: 0 })
   })
 }
+
+/** `/proc` where it can be read, else `ps`. */
+const nativeTable = (): ProcessTable.Table => (ProcessTable.procfs.available() ? ProcessTable.procfs : PsTable.ps)
 
 const readFile = (file: string): Effect.Effect<GroupsFile | undefined> =>
   Effect.flatMap(StateFile.read(file, MaxFileBytes), (result) => {
@@ -115,19 +131,19 @@ const readFile = (file: string): Effect.Effect<GroupsFile | undefined> =>
   })
 
 /** The recorded groups' processes that are provably ours (see the module comment). */
-const oursIn = (record: GroupsFile) => {
+const oursIn = (record: GroupsFile, table: ProcessTable.Table) => {
   const marker = `${OwnerVariable}=${record.owner.token}`
-  const sameBoot = record.owner.boot !== undefined && record.owner.boot === ProcessTable.bootId()
+  const sameBoot = record.owner.boot !== undefined && record.owner.boot === table.bootId()
   const ours: Array<{ readonly pid: number; readonly start: string; readonly command: string }> = []
   let strangers = 0
   for (const group of record.groups) {
-    const members = ProcessTable.membersOf(group.pgid)
+    const members = table.membersOf(group.pgid)
     const leader = members.find((m) => m.pid === group.pgid)
     const leaderIsOurs = leader !== undefined && sameBoot && leader.start === group.start
     for (const m of members) {
-      const mine = leader === undefined ? ProcessTable.environHas(m.pid, marker) : leaderIsOurs
+      const mine = leader === undefined ? table.environHas(m.pid, marker) : leaderIsOurs
       if (mine) {
-        ours.push({ pid: m.pid, start: m.start, command: ProcessTable.commandLine(m.pid) ?? group.command })
+        ours.push({ pid: m.pid, start: m.start, command: table.commandLine(m.pid) ?? group.command })
       } else strangers++
     }
   }
@@ -143,15 +159,17 @@ const signal = (pid: number, sig: NodeJS.Signals) =>
     }
   })
 
-const reap = (record: GroupsFile): Effect.Effect<ReapReport> =>
+const reap = (record: GroupsFile, table: ProcessTable.Table): Effect.Effect<ReapReport> =>
   Effect.gen(function*() {
-    if (!ProcessTable.available()) {
-      yield* Effect.logDebug("no /proc here: leftover upstream process groups cannot be verified, so none is stopped")
+    if (!table.available()) {
+      yield* Effect.logDebug(
+        `process facts (${table.name}) cannot be read here: leftover upstream process groups cannot be verified, so none is stopped`
+      )
       return { groups: record.groups.length, stopped: [], strangers: 0 }
     }
-    const { ours, strangers } = oursIn(record)
+    const { ours, strangers } = oursIn(record, table)
     // Still the same process: alive and started when it was seen.
-    const stillThere = (p: { readonly pid: number; readonly start: string }) => ProcessTable.startTime(p.pid) === p.start
+    const stillThere = (p: { readonly pid: number; readonly start: string }) => table.startTime(p.pid) === p.start
     yield* Effect.forEach(ours, (p) => signal(p.pid, "SIGTERM"), { discard: true })
     // Other processes' deaths send no event to this one: polled, briefly and boundedly.
     yield* Effect.suspend(() => (ours.some(stillThere) ? Effect.fail("running") : Effect.void)).pipe(
@@ -162,11 +180,11 @@ const reap = (record: GroupsFile): Effect.Effect<ReapReport> =>
     return { groups: record.groups.length, stopped: ours.map(({ command, pid }) => ({ pid, command })), strangers }
   })
 
-const makeFile = (stateDir: string) =>
+const makeFile = (stateDir: string, table: ProcessTable.Table) =>
   Effect.gen(function*() {
     const file = Path.join(stateDir, FileName)
     const token = randomBytes(16).toString("hex")
-    const boot = ProcessTable.bootId()
+    const boot = table.bootId()
     const groups = new Map<number, Group>()
     const lock = yield* Effect.makeSemaphore(1)
 
@@ -183,7 +201,7 @@ const makeFile = (stateDir: string) =>
 
     const started = (pgid: number, command: string) =>
       Effect.suspend(() => {
-        const start = ProcessTable.startTime(pgid)
+        const start = table.startTime(pgid)
         groups.set(pgid, { pgid, command, ...(start !== undefined ? { start } : {}) })
         return persist
       })
@@ -194,7 +212,7 @@ const makeFile = (stateDir: string) =>
       const record = yield* readFile(file)
       const report = record === undefined || record.groups.length === 0
         ? { groups: 0, stopped: [], strangers: 0 }
-        : yield* reap(record)
+        : yield* reap(record, table)
       if (report.stopped.length > 0) {
         yield* Effect.logWarning(
           `stopped ${report.stopped.length} upstream process(es) that a daemon which did not shut down (pid ${record?.owner.pid}) ` +

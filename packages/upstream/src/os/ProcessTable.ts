@@ -5,21 +5,30 @@
  *
  * Every function answers `undefined` or an empty list where `/proc` is missing (macOS) or the
  * process is gone or not readable; callers then decide nothing about it. Reads are synchronous:
- * procfs files are generated in memory and never block.
+ * procfs files are generated in memory and never block, so these are cheap enough to poll.
+ *
+ * The same facts where there is no `/proc` come from `ps` (`PsTable.ts`), at the cost of a
+ * process per question; both are a `Table`, which `ProcessGroups` takes. On Linux `/proc` is
+ * the better source: start times in clock ticks rather than seconds, a real boot id, the
+ * environment of any process of the user, and no process started to ask.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 
 /** Whether `/proc` can be read here at all. */
 export const available = (): boolean => existsSync("/proc/self/stat")
 
-/** One line of `/proc/<pid>/stat`, the fields this module uses. */
+/** One line of `/proc/<pid>/stat` (or of `ps`), the fields this module uses. */
 export interface ProcStat {
   readonly pid: number
   /** `R`, `S`, `Z`, …; a zombie (`Z`) runs nothing. */
   readonly state: string
   readonly pgrp: number
-  readonly session: number
-  /** Clock ticks after boot at which the process started: with the boot id, unique over the machine's life. */
+  /** Absent from `ps`, which has no portable session column. */
+  readonly session?: number
+  /**
+   * When the process started: clock ticks after boot from `/proc`, epoch seconds from `ps`. With
+   * the boot id, unique over the machine's life; only compared with what the same source said.
+   */
   readonly start: string
 }
 
@@ -95,6 +104,28 @@ export const groupAlive = (pgid: number): boolean => {
     return (e as NodeJS.ErrnoException).code === "EPERM"
   }
 }
+
+/** Where process facts come from: `/proc` (`procfs` here) or `ps` (`PsTable.ps`). */
+export interface Table {
+  readonly name: string
+  /** Whether this source can be read here at all. */
+  readonly available: () => boolean
+  /** The process's state, group and start time, or undefined when it is gone. */
+  readonly stat: (pid: number) => ProcStat | undefined
+  /** When `pid` started, or undefined when it is gone or a zombie. */
+  readonly startTime: (pid: number) => string | undefined
+  /** This boot's id: start times only compare within one. */
+  readonly bootId: () => string | undefined
+  /** Every living (not zombie) process in process group `pgid`. */
+  readonly membersOf: (pgid: number) => ReadonlyArray<ProcStat>
+  /** Whether `pid`'s environment holds exactly `entry` (`NAME=value`); false when it cannot be read. */
+  readonly environHas: (pid: number, entry: string) => boolean
+  /** The command line of `pid`, or undefined when it is gone. */
+  readonly commandLine: (pid: number) => string | undefined
+}
+
+/** The facts `/proc` gives (Linux). */
+export const procfs: Table = { name: "procfs", available, stat, startTime, bootId, membersOf, environHas, commandLine }
 
 /** Sends `signal` to the whole group `pgid`; false when no process of it is left. */
 export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {

@@ -107,9 +107,7 @@ const relayToDaemon = Effect.gen(function*() {
   // Only a relay speaks HTTP to the daemon: its code is loaded when one starts.
   const Relay = yield* Effect.promise(() => import("../Relay.js"))
   yield* watchStdout
-  yield* untilStopped((stop) => Relay.relay(stdinLines, writeLine, { drain, stop: Effect.race(stop, Deferred.await(hostGone)) })).pipe(
-    Effect.provide(DaemonClient.socketClient(info.value.socket))
-  )
+  yield* untilStopped((stop) => Relay.relay(info.value.socket, stdinLines, writeLine, { drain, stop: Effect.race(stop, Deferred.await(hostGone)) }))
 })
 
 /** `mcpx-fx serve`. */

@@ -5,9 +5,6 @@
  * it named. Replies are matched to requests by id, since nothing else ties them together.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
@@ -20,7 +17,8 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DefaultMaxFrameBytes, events, messagesOf, type SseEvent } from "./Sse.js"
 import * as Waiting from "./internal/Waiting.js"
-import { broken, cancelled, CancelReason, idKey, isOk, mediaType, readBody, rpcErrorOf, singleMessage, statusError, unreachable } from "./internal/SseHttp.js"
+import { cancelled, CancelReason, idKey, isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./internal/SseHttp.js"
+import * as Wire from "./Wire.js"
 import type { HttpDefinition } from "../ServerDefinition.js"
 import { callThroughStream, type Connection, type HTTPStatusError, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
 
@@ -34,6 +32,8 @@ export interface HttpSseOptions {
   readonly cancelTimeout?: Duration.DurationInput
   /** How many unsolicited messages are kept for a slow consumer before the oldest are dropped (default 1024). */
   readonly unsolicitedCapacity?: number
+  /** What carries the exchanges (default: node:http with kept-alive connections of the connection's own). */
+  readonly wire?: Wire.Wire
 }
 
 const defaults = {
@@ -61,7 +61,7 @@ const candidates = (url: string): ReadonlyArray<string> => {
 export const openHttpSse = (
   def: HttpDefinition,
   options: HttpSseOptions = {}
-): Effect.Effect<Connection, TransportError, Scope.Scope | HttpClient.HttpClient> =>
+): Effect.Effect<Connection, TransportError, Scope.Scope> =>
   Effect.gen(function*() {
     // Opening acquires the stream before it can fail (no endpoint, a refused POST URI), so it
     // runs in a scope of its own that a failed open closes at once, whatever the caller's scope.
@@ -76,15 +76,13 @@ const make = (
   def: HttpDefinition,
   options: HttpSseOptions,
   scope: Scope.Scope
-): Effect.Effect<Connection, TransportError, Scope.Scope | HttpClient.HttpClient> =>
+): Effect.Effect<Connection, TransportError, Scope.Scope> =>
   Effect.gen(function*() {
     const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
     const cancelTimeout = options.cancelTimeout ?? defaults.cancelTimeout
     if (!URL.canParse(def.url)) return yield* new TransportClosed({ reason: `not a URL: ${def.url}` })
 
-    // Trace ids of ours are no business of a third-party server's, so none are propagated.
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
-    const scoped = HttpClient.withScope(client)
+    const wire = options.wire ?? (yield* Scope.extend(Wire.make(), scope))
     const fibers = yield* FiberSet.make()
     const closedWith = yield* Deferred.make<TransportClosed>()
     const unsolicited = yield* Mailbox.make<JsonRpc.Parsed>({
@@ -105,8 +103,8 @@ const make = (
 
     const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
 
-    const refusedBody = (url: string, response: HttpClientResponse.HttpClientResponse) =>
-      readBody(url, response, maxFrameBytes).pipe(
+    const refusedBody = (response: Wire.WireResponse) =>
+      response.text(maxFrameBytes).pipe(
         Effect.catchTag("FrameTooLarge", () => Effect.succeed("")),
         Effect.catchTag("TransportClosed", () => Effect.succeed(""))
       )
@@ -116,24 +114,19 @@ const make = (
     const attempt = (url: string) =>
       Effect.gen(function*() {
         const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-        const request = HttpClientRequest.get(url).pipe(
-          HttpClientRequest.setHeaders(def.headers),
-          HttpClientRequest.setHeader("accept", "text/event-stream")
-        )
-        const response = yield* scoped.execute(request).pipe(
+        const response = yield* wire.send({ method: "GET", url, headers: Wire.mergeHeaders(def.headers, { accept: "text/event-stream" }) }).pipe(
           Scope.extend(child),
-          Effect.mapError((e) => unreachable(url, e)),
           Effect.onError(() => Scope.close(child, Exit.void))
         )
         if (isOk(response.status) && mediaType(response) === "text/event-stream") {
           return { _tag: "Stream", url, response } as const
         }
-        const body = yield* refusedBody(url, response)
+        const body = yield* refusedBody(response)
         yield* Scope.close(child, Exit.void)
         return { _tag: "Refused", error: statusError(response.status, body, rpcErrorOf(singleMessage(body))) } as const
       })
 
-    let opened: { readonly url: string; readonly response: HttpClientResponse.HttpClientResponse } | undefined
+    let opened: { readonly url: string; readonly response: Wire.WireResponse } | undefined
     let refusal: HTTPStatusError | undefined
     for (const url of candidates(def.url)) {
       const outcome = yield* attempt(url)
@@ -187,7 +180,7 @@ const make = (
         yield* Effect.forEach(messages, dispatch, { discard: true })
       })
 
-    yield* events(opened.response.stream.pipe(Stream.mapError((e) => broken(sseUrl, e))), maxFrameBytes).pipe(
+    yield* events(opened.response.stream, maxFrameBytes).pipe(
       Stream.runForEach(onEvent),
       Effect.matchEffect({
         onFailure: (e) => ended(new TransportClosed({ reason: `the HTTP+SSE stream of ${sseUrl} failed: ${e.message}` })),
@@ -204,15 +197,15 @@ const make = (
     )
 
     const post = Effect.fn("HttpSseTransport.post")(function*(message: JsonRpc.Message, hints: RequestHints | undefined) {
-      const request = HttpClientRequest.post(postUrl).pipe(
-        HttpClientRequest.setHeaders(def.headers),
-        HttpClientRequest.setHeaders(hints?.headers ?? {}),
-        HttpClientRequest.bodyText(JsonRpc.encodeFrame(message), "application/json")
-      )
-      const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(postUrl, e)))
+      const response = yield* wire.send({
+        method: "POST",
+        url: postUrl,
+        headers: Wire.mergeHeaders(def.headers, hints?.headers, { "content-type": "application/json" }),
+        body: JsonRpc.encodeFrame(message)
+      })
       // The body (normally "Accepted") is read so the connection can be reused; replies come on the stream.
-      if (isOk(response.status)) return yield* Effect.ignore(readBody(postUrl, response, maxFrameBytes))
-      const body = yield* refusedBody(postUrl, response)
+      if (isOk(response.status)) return yield* Effect.ignore(response.text(maxFrameBytes))
+      const body = yield* refusedBody(response)
       return yield* statusError(response.status, body, rpcErrorOf(singleMessage(body)))
     }, Effect.scoped)
 

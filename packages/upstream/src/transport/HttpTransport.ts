@@ -7,8 +7,6 @@
  * comes from the caller's hints, never from looking at the message.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
@@ -22,10 +20,11 @@ import * as HttpExchange from "./internal/HttpExchange.js"
 import { DefaultMaxFrameBytes } from "./Sse.js"
 import * as HttpNotificationStream from "./internal/HttpNotificationStream.js"
 import * as HttpReplies from "./internal/HttpReplies.js"
-import { cancelled, CancelReason, headerValue, isOk, mediaType, readBody, rpcErrorOf, singleMessage, statusError } from "./internal/SseHttp.js"
+import { cancelled, CancelReason, headerValue, isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./internal/SseHttp.js"
+import * as Wire from "./Wire.js"
 import type { HttpDefinition } from "../ServerDefinition.js"
 import type { Credentials } from "../auth/AuthModel.js"
-import { callThroughStream, type Connection, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
+import { type Connection, type RequestHints, TransportClosed, type TransportError } from "./Transport.js"
 
 /** Tunables of the Streamable HTTP transport. */
 export interface HttpOptions {
@@ -39,7 +38,12 @@ export interface HttpOptions {
   readonly unsolicitedCapacity?: number
   /** OAuth for this server (UpstreamAuth): the Authorization header of each request, and what a 401/403 means. */
   readonly auth?: Credentials
+  /** What carries the exchanges (default: node:http with kept-alive connections of the connection's own). */
+  readonly wire?: Wire.Wire
 }
+
+/** How many messages tied to a request may wait for a slow reader of its stream. */
+const TiedCapacity = 64
 
 const defaults = {
   maxFrameBytes: DefaultMaxFrameBytes,
@@ -51,20 +55,21 @@ const defaults = {
 /**
  * Opens a Streamable HTTP connection to `def.url`. Nothing is sent until the first message; the
  * scope owns the legacy session (DELETEd on close, bounded by `closeTimeout`) and the GET
- * notification stream. Requires an HttpClient, which the CLI provides (fetch or Node).
+ * notification stream.
  */
 export const openHttp = (
   def: HttpDefinition,
   options: HttpOptions = {}
-): Effect.Effect<Connection, TransportError, Scope.Scope | HttpClient.HttpClient> =>
+): Effect.Effect<Connection, TransportError, Scope.Scope> =>
   Effect.gen(function*() {
     const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
     const closeTimeout = options.closeTimeout ?? defaults.closeTimeout
     const cancelTimeout = options.cancelTimeout ?? defaults.cancelTimeout
     if (!URL.canParse(def.url)) return yield* new TransportClosed({ reason: `not a URL: ${def.url}` })
 
-    const exchange = yield* HttpExchange.make(def, { maxFrameBytes, auth: options.auth })
-    const { baseRequest, currentAuthorization, expire, legacyVersion, post, refusedBody, scoped, session, sessionFor, source } = exchange
+    const wire = options.wire ?? (yield* Wire.make())
+    const exchange = yield* HttpExchange.make(def, { maxFrameBytes, auth: options.auth, wire })
+    const { baseHeaders, currentAuthorization, expire, legacyVersion, post, refusedBody, session, sessionFor, source } = exchange
     const closedWith = yield* Deferred.make<TransportClosed>()
     const unsolicited = yield* Mailbox.make<JsonRpc.Parsed>({
       capacity: options.unsolicitedCapacity ?? defaults.unsolicitedCapacity,
@@ -73,7 +78,6 @@ export const openHttp = (
     const fibers = yield* FiberSet.make()
 
     const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
-    const failOnClose = Effect.flatMap(Deferred.await(closedWith), Effect.fail)
 
     const toUnsolicited = (parsed: JsonRpc.Parsed) => Effect.asVoid(unsolicited.offer(parsed))
     const { jsonReply, refused, sseReply } = HttpReplies.make(exchange, toUnsolicited)
@@ -87,7 +91,7 @@ export const openHttp = (
         const response = yield* post(JsonRpc.encodeFrame(message), hints, sid)
         if (isOk(response.status)) {
           // Reading the (normally empty) body lets the connection be reused.
-          return yield* Effect.ignore(readBody(def.url, response, maxFrameBytes))
+          return yield* Effect.ignore(response.text(maxFrameBytes))
         }
         if (response.status === 404 && sid !== undefined) return yield* expire(sid)
         const body = yield* refusedBody(response)
@@ -103,7 +107,7 @@ export const openHttp = (
       return Effect.scoped(
         Effect.flatMap(
           post(JsonRpc.encodeFrame(cancelled(id, CancelReason)), cancelHints, sid),
-          (response) => Effect.ignore(readBody(def.url, response, maxFrameBytes))
+          (response) => Effect.ignore(response.text(maxFrameBytes))
         )
       ).pipe(
         Effect.timeout(cancelTimeout),
@@ -113,48 +117,85 @@ export const openHttp = (
       )
     }
 
-    const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+    // A failure that the connection's closing caused reads as the closing, whatever the socket said.
+    const closingFirst = (e: TransportClosed): Effect.Effect<never, TransportClosed> =>
+      Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.fail(e))
+
+    /**
+     * One request: its POST, the messages tied to it handed to `deliver` in order, and its
+     * response. Ending early (interruption) aborts the POST, and cancels a legacy request on its
+     * session; the connection's closing fails it with the reason.
+     */
+    const requestReply = (req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined) =>
+      Effect.scoped(Effect.gen(function*() {
         yield* ensureOpen
         const sid = yield* sessionFor(hints, req.method)
         const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
         // Clients must not cancel initialize; an abandoned one simply never becomes a session.
         const cancellable = legacy && req.method !== Method.Initialize
         // Set once nothing can be running upstream any more: answered, refused, or never sent.
-        const answered = yield* Ref.make(false)
-        yield* Effect.addFinalizer(() =>
-          Effect.gen(function*() {
-            if (!cancellable || (yield* Ref.get(answered)) || (yield* Deferred.isDone(closedWith))) return
-            yield* FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))
-          })
-        )
+        let answered = false
+        if (cancellable) {
+          yield* Effect.addFinalizer(() =>
+            Effect.gen(function*() {
+              if (answered || (yield* Deferred.isDone(closedWith))) return
+              yield* FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))
+            })
+          )
+        }
         const response = yield* post(JsonRpc.encodeFrame(req), hints, sid).pipe(
-          Effect.tapError(() => Ref.set(answered, true))
+          Effect.tapError(() => Effect.sync(() => (answered = true)))
         )
         if (!isOk(response.status)) {
-          yield* Ref.set(answered, true)
+          answered = true
           return yield* refused(response, req, sid)
         }
         switch (mediaType(response)) {
-          case "text/event-stream":
-            return sseReply(response, req, answered, legacy ? { hints, sid } : undefined)
-          case "application/json":
-            return yield* jsonReply(response, req, answered)
+          case "text/event-stream": {
+            const reply = yield* sseReply(response, req, deliver, legacy ? { hints, sid } : undefined)
+            answered = true
+            return reply
+          }
+          case "application/json": {
+            const body = yield* response.text(maxFrameBytes)
+            answered = true
+            return yield* jsonReply(response.status, body, req)
+          }
           default: {
-            yield* Ref.set(answered, true)
+            answered = true
             const body = yield* refusedBody(response)
             return yield* statusError(response.status, body, undefined)
           }
         }
-      })).pipe(Stream.interruptWhen(failOnClose))
+      })).pipe(Effect.catchTag("TransportClosed", closingFirst))
+
+    const call: Connection["call"] = (req, onMessage, hints) =>
+      Effect.map(requestReply(req, onMessage, hints), (reply) => (JsonRpc.isResponse(reply.message) ? reply.message : undefined))
+
+    // The stream form, for the few that want the messages as a Stream: the exchange runs beside
+    // its reader, a bounded mailbox between them, so a slow reader slows the reading of the reply.
+    const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const mailbox = yield* Mailbox.make<JsonRpc.Parsed, TransportError>({ capacity: TiedCapacity })
+        yield* Effect.forkScoped(
+          requestReply(req, (parsed) => Effect.asVoid(mailbox.offer(parsed)), hints).pipe(
+            Effect.matchCauseEffect({
+              onSuccess: (reply) => Effect.zipRight(mailbox.offer(reply), mailbox.end),
+              onFailure: (cause) => mailbox.failCause(cause)
+            })
+          )
+        )
+        return Mailbox.toStream(mailbox)
+      }))
 
     const deleteSession = (sid: string) =>
       Effect.gen(function*() {
         const version = yield* Ref.get(legacyVersion)
-        const request = baseRequest(HttpClientRequest.del(def.url), undefined, sid, yield* currentAuthorization).pipe(
-          version === undefined ? (r) => r : HttpClientRequest.setHeader(HttpExchange.VersionHeader, version)
-        )
-        const response = yield* scoped.execute(request)
+        const response = yield* wire.send({
+          method: "DELETE",
+          url: def.url,
+          headers: baseHeaders(undefined, sid, yield* currentAuthorization, version === undefined ? {} : { [HttpExchange.VersionHeader]: version })
+        })
         yield* Effect.logDebug(`ended session ${sid} on ${source}: HTTP ${response.status}`)
       }).pipe(
         Effect.scoped,
@@ -168,6 +209,8 @@ export const openHttp = (
       Effect.gen(function*() {
         // First, so in-flight requests fail with TransportClosed rather than cancel one by one.
         yield* Deferred.succeed(closedWith, new TransportClosed({ reason: `connection to ${def.url} closed` }))
+        // What is in flight fails now, with the reason above, rather than after the DELETE.
+        yield* wire.abortInFlight
         yield* FiberSet.clear(fibers)
         const sid = yield* Ref.get(session)
         if (sid !== undefined) yield* deleteSession(sid)
@@ -177,7 +220,7 @@ export const openHttp = (
 
     const connection: Connection = {
       request,
-      call: callThroughStream(request),
+      call,
       notify: Effect.fn("HttpTransport.notify")(function*(notification: JsonRpc.Notification, hints?: RequestHints) {
         yield* send(notification, hints)
       }),

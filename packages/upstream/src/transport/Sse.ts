@@ -22,41 +22,48 @@ const encoder = new TextEncoder()
 export const exceedsBytes = (text: string, limit: number): boolean => text.length > limit || (text.length * 3 > limit && encoder.encode(text).length > limit)
 
 /**
- * Parses a byte stream as server-sent events. An event whose data exceeds `maxEventBytes` fails
- * the stream with FrameTooLarge, and so does an unterminated line or event that grows past it:
+ * Server-sent events from bytes fed one chunk at a time. An event whose data exceeds
+ * `maxEventBytes` is FrameTooLarge, and so is an unterminated line or event that grows past it:
  * the parser's own `maxBufferSize` (in characters, which never exceed bytes) catches what is
  * still buffered, and complete events that arrived in one chunk are measured here. `onRetry`
  * hears the server's `retry:` field (the reconnection delay it asks for, in milliseconds).
  */
+export const decoder = (maxEventBytes: number, onRetry: (ms: number) => void = () => {}) => {
+  const text = new TextDecoder()
+  let ready: Array<SseEvent> = []
+  let overflow = false
+  const parser = createParser({
+    maxBufferSize: maxEventBytes,
+    onEvent: (e) => {
+      ready.push(e)
+    },
+    onRetry,
+    onError: (e) => {
+      if (e.type === "max-buffer-size-exceeded") overflow = true
+    }
+  })
+  /** The events the chunk completes, in order. */
+  return (bytes: Uint8Array): ReadonlyArray<SseEvent> | FrameTooLarge => {
+    parser.feed(text.decode(bytes, { stream: true }))
+    const out = ready
+    ready = []
+    return overflow || out.some((e) => exceedsBytes(e.data, maxEventBytes)) ? new FrameTooLarge({ limit: maxEventBytes }) : out
+  }
+}
+
+/** A byte stream as server-sent events, under `decoder`'s cap. */
 export const events = <E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>,
   maxEventBytes: number,
   onRetry: (ms: number) => void = () => {}
 ): Stream.Stream<SseEvent, E | FrameTooLarge, R> =>
   Stream.suspend(() => {
-    const ready: Array<SseEvent> = []
-    let overflow = false
-    const parser = createParser({
-      maxBufferSize: maxEventBytes,
-      onEvent: (e) => {
-        ready.push(e)
-      },
-      onRetry,
-      onError: (e) => {
-        if (e.type === "max-buffer-size-exceeded") overflow = true
-      }
-    })
+    const feed = decoder(maxEventBytes, onRetry)
     return bytes.pipe(
-      Stream.decodeText(),
-      Stream.mapEffect((text) =>
-        Effect.suspend(() => {
-          parser.feed(text)
-          const out = ready.splice(0)
-          return overflow || out.some((e) => exceedsBytes(e.data, maxEventBytes))
-            ? Effect.fail(new FrameTooLarge({ limit: maxEventBytes }))
-            : Effect.succeed(out)
-        })
-      ),
+      Stream.mapEffect((chunk) => {
+        const out = feed(chunk)
+        return out instanceof FrameTooLarge ? Effect.fail(out) : Effect.succeed(out)
+      }),
       Stream.flattenIterables
     )
   })

@@ -4,8 +4,6 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { ChildProcess } from "node:child_process"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { startHttpFixture } from "@mcpx-fx/testing/Fixtures"
@@ -17,6 +15,7 @@ import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { openHttp } from "../../src/transport/HttpTransport.js"
+import * as Wire from "../../src/transport/Wire.js"
 import { openHttpSse } from "../../src/transport/HttpSseTransport.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import type { Connection } from "../../src/transport/Transport.js"
@@ -31,7 +30,7 @@ const start = (mode: string, ...args: ReadonlyArray<string>) => startHttpFixture
 
 const definition = (url: string, headers: Record<string, string> = {}) => new HttpDefinition({ transport: "http", name: "era-sse", url, headers })
 
-const live = <A, E>(self: Effect.Effect<A, E, Scope.Scope | HttpClient.HttpClient>) => self.pipe(Effect.provide(FetchHttpClient.layer))
+const live = <A, E>(self: Effect.Effect<A, E, Scope.Scope>) => self
 
 interface Sent {
   readonly method: string
@@ -39,12 +38,14 @@ interface Sent {
   readonly headers: Readonly<Record<string, string>>
 }
 
-const recordingClient = Effect.gen(function*() {
+const recordingWire = Effect.gen(function*() {
   const sent: Array<Sent> = []
-  const client = (yield* HttpClient.HttpClient).pipe(
-    HttpClient.tapRequest((r) => Effect.sync(() => sent.push({ method: r.method, url: r.url, headers: r.headers })))
-  )
-  return { sent, client }
+  const inner = yield* Wire.make()
+  const wire: Wire.Wire = {
+    abortInFlight: inner.abortInFlight,
+    send: (r) => Effect.zipRight(Effect.sync(() => sent.push({ method: r.method, url: r.url, headers: r.headers })), inner.send(r))
+  }
+  return { sent, wire }
 })
 
 const collect = <E>(s: Stream.Stream<JsonRpc.Parsed, E>) => Effect.map(Stream.runCollect(s), Chunk.toReadonlyArray)
@@ -149,10 +150,8 @@ describe("openHttpSse (2024-11-05 HTTP+SSE)", () => {
       )))
       assert.strictEqual(refused._tag, "LegacyHTTPRefusedError")
 
-      const { sent, client } = yield* recordingClient
-      const conn = yield* openHttpSse(definition(url, { "X-Api-Key": "secret" })).pipe(
-        Effect.provideService(HttpClient.HttpClient, client)
-      )
+      const { sent, wire } = yield* recordingWire
+      const conn = yield* openHttpSse(definition(url, { "X-Api-Key": "secret" }), { wire })
       assert.strictEqual(conn.wire, "http+sse")
       const init = yield* initialize(conn, { elicitation: {} })
       assert.strictEqual(init["protocolVersion"], OldVersion)
@@ -184,8 +183,8 @@ describe("openHttpSse (2024-11-05 HTTP+SSE)", () => {
     live(Effect.gen(function*() {
       const { url } = yield* start("legacy-sse")
       const origin = new URL(url).origin
-      const { sent, client } = yield* recordingClient
-      const conn = yield* openHttpSse(definition(`${origin}/elsewhere`)).pipe(Effect.provideService(HttpClient.HttpClient, client))
+      const { sent, wire } = yield* recordingWire
+      const conn = yield* openHttpSse(definition(`${origin}/elsewhere`), { wire })
       yield* initialize(conn)
       assert.deepStrictEqual(sent.filter((s) => s.method === "GET").map((s) => s.url), [`${origin}/elsewhere`, `${origin}/sse`])
     })))

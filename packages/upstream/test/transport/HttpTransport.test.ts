@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Wire from "../../src/transport/Wire.js"
 import { type HttpOptions, openHttp } from "../../src/transport/HttpTransport.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import type { Connection, RequestHints } from "../../src/transport/Transport.js"
@@ -57,19 +58,16 @@ interface Sent {
 const openRecorded = (def: HttpDefinition, options?: HttpOptions) =>
   Effect.gen(function*() {
     const sent: Array<Sent> = []
-    const client = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.tapRequest((r) =>
-        Effect.sync(() => {
-          sent.push({
-            method: r.method,
-            url: r.url,
-            headers: r.headers,
-            body: r.body._tag === "Uint8Array" ? new TextDecoder().decode(r.body.body) : ""
-          })
-        })
-      )
-    )
-    const conn = yield* openHttp(def, options).pipe(Effect.provideService(HttpClient.HttpClient, client))
+    const wire = yield* Wire.make()
+    const recording: Wire.Wire = {
+      abortInFlight: wire.abortInFlight,
+      send: (request) =>
+        Effect.zipRight(
+          Effect.sync(() => sent.push({ method: request.method, url: request.url, headers: request.headers, body: request.body ?? "" })),
+          wire.send(request)
+        )
+    }
+    const conn = yield* openHttp(def, { ...options, wire: recording })
     return { conn, sent }
   })
 

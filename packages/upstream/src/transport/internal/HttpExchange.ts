@@ -4,34 +4,29 @@
  * the POST, which renews a refused authorization and is sent again.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { HttpDefinition } from "../../ServerDefinition.js"
 import { type RequestHints, SessionExpired } from "../Transport.js"
+import { mergeHeaders, type Wire, type WireRequest, type WireResponse } from "../Wire.js"
 import type { Credentials } from "../../auth/AuthModel.js"
-import { headerValue, readBody, unreachable } from "./SseHttp.js"
+import { headerValue } from "./SseHttp.js"
 
 const SessionHeader = "mcp-session-id"
 export const VersionHeader = "mcp-protocol-version"
-const AcceptBoth = "application/json, text/event-stream"
+/** What every POST carries besides the definition's, the caller's and the session's headers. */
+const PostHeaders = { accept: "application/json, text/event-stream", "content-type": "application/json" }
 
 /** How many times one POST is sent again after its authorization was refused and renewed. */
 const MaxAuthRetries = 3
 
-/** The exchanges of a connection to `def`, bodies bounded by `maxFrameBytes`, authorized by `auth`. */
+/** The exchanges of a connection to `def` over `wire`, bodies bounded by `maxFrameBytes`, authorized by `auth`. */
 export const make = (
   def: HttpDefinition,
-  options: { readonly maxFrameBytes: number; readonly auth: Credentials | undefined }
+  options: { readonly maxFrameBytes: number; readonly auth: Credentials | undefined; readonly wire: Wire }
 ) =>
   Effect.gen(function*() {
-    const { auth, maxFrameBytes } = options
-    // Trace ids of ours are no business of a third-party server's, so none are propagated.
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerPropagation(false))
-    // Tying each exchange to a scope is what aborts a POST when its request stream is interrupted.
-    const scoped = HttpClient.withScope(client)
+    const { auth, maxFrameBytes, wire } = options
     const session = yield* Ref.make<string | undefined>(undefined)
     // The GET stream and the DELETE have no hints of their own; they carry the version the
     // session's last legacy message named, as 2025-06-18+ servers expect on every request.
@@ -49,60 +44,62 @@ export const make = (
         Effect.fail(new SessionExpired({ sessionId: sid }))
       )
 
-    const baseRequest = (
-      request: HttpClientRequest.HttpClientRequest,
+    // The definition's headers, then the caller's hints, then the session and the token; `extra`
+    // (accept, last-event-id, …) last. Trace ids of ours are no business of a third-party server's.
+    const baseHeaders = (
       hints: RequestHints | undefined,
       sid: string | undefined,
-      authorization?: string | undefined
-    ) =>
-      request.pipe(
-        HttpClientRequest.setHeaders(def.headers),
-        HttpClientRequest.setHeaders(hints?.headers ?? {}),
-        sid === undefined ? (r) => r : HttpClientRequest.setHeader(SessionHeader, sid),
-        authorization === undefined ? (r) => r : HttpClientRequest.setHeader("authorization", authorization)
-      )
+      authorization: string | undefined,
+      extra: Readonly<Record<string, string>>
+    ): Record<string, string> => {
+      const headers = mergeHeaders(def.headers, hints?.headers, extra)
+      if (sid !== undefined) headers[SessionHeader] = sid
+      if (authorization !== undefined) headers.authorization = authorization
+      return headers
+    }
+    // Tying each exchange to a scope is what aborts a POST when its request stream is interrupted.
+    const send = (request: WireRequest) => wire.send(request)
 
     // GETs and DELETEs carry the token too; only a POST's refusal starts an authorization.
     const currentAuthorization: Effect.Effect<string | undefined> = auth === undefined
       ? Effect.sync(() => undefined)
       : Effect.orElseSucceed(auth.authorization, () => undefined)
 
-    const post = Effect.fn("HttpTransport.post")(function*(
-      body: string,
-      hints: RequestHints | undefined,
-      sid: string | undefined
-    ) {
-      const version = headerValue(hints?.headers, VersionHeader)
-      if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
-      for (let attempt = 0;; attempt++) {
-        const authorization = auth === undefined ? undefined : yield* auth.authorization
-        const request = baseRequest(HttpClientRequest.post(def.url), hints, sid, authorization).pipe(
-          HttpClientRequest.setHeader("accept", AcceptBoth),
-          HttpClientRequest.bodyText(body, "application/json")
-        )
-        const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(def.url, e)))
-        if (auth !== undefined && (response.status === 401 || response.status === 403) && attempt < MaxAuthRetries) {
-          const verdict = yield* auth.refused({
-            status: response.status,
-            wwwAuthenticate: response.headers["www-authenticate"],
-            sent: authorization,
-            attempt
+    // No span of its own: a POST is every call's, and the call's span already covers it.
+    const post = (body: string, hints: RequestHints | undefined, sid: string | undefined) =>
+      Effect.gen(function*() {
+        const version = headerValue(hints?.headers, VersionHeader)
+        if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
+        for (let attempt = 0;; attempt++) {
+          const authorization = auth === undefined ? undefined : yield* auth.authorization
+          const response = yield* wire.send({
+            method: "POST",
+            url: def.url,
+            headers: baseHeaders(hints, sid, authorization, PostHeaders),
+            body
           })
-          if (verdict === "retry") {
-            yield* Effect.ignore(readBody(def.url, response, maxFrameBytes))
-            continue
+          if (auth !== undefined && (response.status === 401 || response.status === 403) && attempt < MaxAuthRetries) {
+            const verdict = yield* auth.refused({
+              status: response.status,
+              wwwAuthenticate: response.headers["www-authenticate"],
+              sent: authorization,
+              attempt
+            })
+            if (verdict === "retry") {
+              yield* Effect.ignore(response.text(maxFrameBytes))
+              continue
+            }
           }
+          const minted = response.headers[SessionHeader]
+          if (minted !== undefined && minted.length > 0) yield* Ref.set(session, minted)
+          return response
         }
-        const minted = response.headers[SessionHeader]
-        if (minted !== undefined && minted.length > 0) yield* Ref.set(session, minted)
-        return response
-      }
-    })
+      })
 
     // A refused body is read only to find a JSON-RPC message in it; one too large to hold is
     // reported as empty rather than replacing the status the caller needs to see.
-    const refusedBody = (response: HttpClientResponse.HttpClientResponse) =>
-      readBody(def.url, response, maxFrameBytes).pipe(
+    const refusedBody = (response: WireResponse) =>
+      response.text(maxFrameBytes).pipe(
         Effect.catchTag("FrameTooLarge", () => Effect.succeed("")),
         Effect.catchTag("TransportClosed", () => Effect.succeed(""))
       )
@@ -111,14 +108,14 @@ export const make = (
       def,
       source,
       maxFrameBytes,
-      /** The client whose every exchange is tied to a scope. */
-      scoped,
+      /** Sends one exchange, tied to the scope it is sent in. */
+      send,
       session,
       legacyVersion,
       sessionFor,
       /** Forgets the session the server no longer knows, failing with SessionExpired. */
       expire,
-      baseRequest,
+      baseHeaders,
       currentAuthorization,
       post,
       refusedBody

@@ -2,7 +2,6 @@
  * A legacy Streamable HTTP session's GET notification stream: one per session, opened on demand,
  * its messages handed on as unsolicited ones until it ends or the connection closes.
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -12,7 +11,7 @@ import * as Stream from "effect/Stream"
 import { TransportClosed, type TransportError } from "../Transport.js"
 import { type Exchange, VersionHeader } from "./HttpExchange.js"
 import { events, messagesOf } from "../Sse.js"
-import { broken, isOk, mediaType, rpcErrorOf, singleMessage, statusError, unreachable } from "./SseHttp.js"
+import { isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./SseHttp.js"
 
 /** What the stream runs on besides the exchange. */
 export interface StreamEnv {
@@ -26,7 +25,7 @@ export interface StreamEnv {
 /** Opens the session's notification stream unless it is open; done once the server has accepted it. */
 export const make = (exchange: Exchange, env: StreamEnv) =>
   Effect.gen(function*() {
-    const { baseRequest, currentAuthorization, def, expire, legacyVersion, maxFrameBytes, refusedBody, scoped, session, source } = exchange
+    const { baseHeaders, currentAuthorization, def, expire, legacyVersion, maxFrameBytes, refusedBody, send, session, source } = exchange
     const { ensureOpen, fibers, toUnsolicited } = env
     const streamOpen = yield* Ref.make(false)
 
@@ -34,11 +33,16 @@ export const make = (exchange: Exchange, env: StreamEnv) =>
       Effect.gen(function*() {
         const sid = yield* Ref.get(session)
         const version = yield* Ref.get(legacyVersion)
-        const request = baseRequest(HttpClientRequest.get(def.url), undefined, sid, yield* currentAuthorization).pipe(
-          HttpClientRequest.setHeader("accept", "text/event-stream"),
-          version === undefined ? (r) => r : HttpClientRequest.setHeader(VersionHeader, version)
-        )
-        const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(def.url, e)))
+        const response = yield* send({
+          method: "GET",
+          url: def.url,
+          headers: baseHeaders(
+            undefined,
+            sid,
+            yield* currentAuthorization,
+            version === undefined ? { accept: "text/event-stream" } : { accept: "text/event-stream", [VersionHeader]: version }
+          )
+        })
         if (response.status === 405) {
           yield* Effect.logDebug(`${source} offers no notification stream (405)`)
           return yield* Deferred.succeed(ready, undefined)
@@ -53,7 +57,7 @@ export const make = (exchange: Exchange, env: StreamEnv) =>
           return yield* statusError(response.status, body, undefined)
         }
         yield* Deferred.succeed(ready, undefined)
-        yield* events(response.stream.pipe(Stream.mapError((e) => broken(def.url, e))), maxFrameBytes).pipe(
+        yield* events(response.stream, maxFrameBytes).pipe(
           Stream.mapEffect((event) => messagesOf(event, source)),
           Stream.flattenIterables,
           Stream.runForEach(toUnsolicited)

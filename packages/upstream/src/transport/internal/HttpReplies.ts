@@ -2,18 +2,20 @@
  * What a Streamable HTTP POST of a request comes back with, read as that request's messages: one
  * JSON body, an SSE stream up to and including its response (a legacy one resumed with
  * Last-Event-ID when the server ends it early), or a refusal in transport terms.
+ *
+ * Each reader hands the messages tied to the request to `deliver` as they come and ends with the
+ * request's response; it is an Effect rather than a Stream because the response is what nearly
+ * every caller waits for, and a Stream per POST cost more than the exchange itself.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { LegacyHTTPRefusedError, type RequestHints, TransportClosed, type TransportError } from "../Transport.js"
+import { FrameTooLarge, LegacyHTTPRefusedError, type RequestHints, TransportClosed, type TransportError } from "../Transport.js"
 import type { Exchange } from "./HttpExchange.js"
-import { events, messagesOf, messagesOfText } from "../Sse.js"
-import { broken, idKey, isOk, mediaType, readBody, rpcErrorOf, singleMessage, statusError, unreachable } from "./SseHttp.js"
+import type { WireResponse } from "../Wire.js"
+import { decoder, messagesOf, messagesOfText } from "../Sse.js"
+import { idKey, isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./SseHttp.js"
 
 /** How long to wait before resuming a legacy response stream whose server named no `retry`. */
 const DefaultRetryMs = 1000
@@ -30,18 +32,21 @@ const isResponseTo = (id: JsonRpc.RequestId) => (p: JsonRpc.Parsed): boolean => 
   return other !== undefined && idKey(other) === idKey(id)
 }
 
+/** Where a reader hands the messages tied to its request, in order. */
+export type Deliver = (parsed: JsonRpc.Parsed) => Effect.Effect<void>
+
 /** The replies of `exchange`; messages that answer no one here go to `toUnsolicited`. */
 export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed) => Effect.Effect<void>) => {
-  const { baseRequest, currentAuthorization, def, expire, maxFrameBytes, refusedBody, scoped, source } = exchange
+  const { baseHeaders, currentAuthorization, def, expire, maxFrameBytes, refusedBody, send, source } = exchange
 
   // A resumed stream is fetched with the request's own headers and session, as its POST was.
   const resume = (lastEventId: string, hints: RequestHints | undefined, sid: string | undefined) =>
     Effect.gen(function*() {
-      const request = baseRequest(HttpClientRequest.get(def.url), hints, sid, yield* currentAuthorization).pipe(
-        HttpClientRequest.setHeader("accept", "text/event-stream"),
-        HttpClientRequest.setHeader("last-event-id", lastEventId)
-      )
-      const response = yield* scoped.execute(request).pipe(Effect.mapError((e) => unreachable(def.url, e)))
+      const response = yield* send({
+        method: "GET",
+        url: def.url,
+        headers: baseHeaders(hints, sid, yield* currentAuthorization, { accept: "text/event-stream", "last-event-id": lastEventId })
+      })
       if (response.status === 404 && sid !== undefined) return yield* expire(sid)
       if (!isOk(response.status) || mediaType(response) !== "text/event-stream") {
         const body = yield* refusedBody(response)
@@ -57,69 +62,90 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
    * lost its request (the caller re-issues it), so only legacy requests are resumed.
    */
   const sseReply = (
-    response: HttpClientResponse.HttpClientResponse,
+    response: WireResponse,
     req: JsonRpc.Request,
-    answered: Ref.Ref<boolean>,
+    deliver: Deliver,
     resumable: { readonly hints: RequestHints | undefined; readonly sid: string | undefined } | undefined
-  ): Stream.Stream<JsonRpc.Parsed, TransportError> => {
+  ): Effect.Effect<JsonRpc.Parsed, TransportError> => {
     const mine = isResponseTo(req.id)
-    const cursor: {
-      lastEventId: string | undefined
-      retryMs: number | undefined
-      events: number
-      broke: TransportClosed | undefined
-    } = { lastEventId: undefined, retryMs: undefined, events: 0, broke: undefined }
-    const read = (r: HttpClientResponse.HttpClientResponse) =>
-      events(r.stream.pipe(Stream.mapError((e) => broken(def.url, e))), maxFrameBytes, (ms) => {
+    const cursor: { lastEventId: string | undefined; retryMs: number | undefined; events: number; reply: JsonRpc.Parsed | undefined } = {
+      lastEventId: undefined,
+      retryMs: undefined,
+      events: 0,
+      reply: undefined
+    }
+    // Only this request's response ends its stream; another id's response belongs to no one
+    // here, and what follows the response on the same stream is not read.
+    const handOn = (messages: ReadonlyArray<JsonRpc.Parsed>): Effect.Effect<void> => {
+      let effects: Array<Effect.Effect<void>> | undefined
+      for (const p of messages) {
+        if (mine(p)) {
+          cursor.reply = p
+          break
+        }
+        ;(effects ??= []).push(JsonRpc.isResponse(p.message) ? toUnsolicited(p) : deliver(p))
+      }
+      return effects === undefined ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
+    }
+    // One pass over one response's body; a stream that broke off is reported, to be resumed like
+    // one the server ended.
+    const read = (r: WireResponse): Effect.Effect<TransportClosed | undefined, FrameTooLarge> => {
+      const feed = decoder(maxFrameBytes, (ms) => {
         cursor.retryMs = ms
-      }).pipe(
-        Stream.tap((event) =>
-          Effect.sync(() => {
+      })
+      return r.stream.pipe(
+        Stream.runForEachWhile((bytes) => {
+          const events = feed(bytes)
+          if (events instanceof FrameTooLarge) return Effect.fail(events)
+          const out: Array<Effect.Effect<ReadonlyArray<JsonRpc.Parsed>>> = []
+          for (const event of events) {
             cursor.events++
             if (event.id !== undefined && event.id.length > 0) cursor.lastEventId = event.id
-          })
-        ),
-        Stream.mapEffect((event) => messagesOf(event, source)),
-        Stream.flattenIterables,
-        // Only this request's response ends its stream; another id's response belongs to no one here.
-        Stream.filterEffect((p) => JsonRpc.isResponse(p.message) && !mine(p) ? Effect.as(toUnsolicited(p), false) : Effect.succeed(true)),
-        Stream.takeUntil(mine),
-        Stream.tap((p) => (mine(p) ? Ref.set(answered, true) : Effect.void)),
-        // A stream that broke off may be resumed like one the server ended; `next` decides.
-        Stream.catchTag("TransportClosed", (e) => Stream.execute(Effect.sync(() => (cursor.broke = e))))
+            out.push(messagesOf(event, source))
+          }
+          if (out.length === 0) return Effect.succeed(true)
+          return Effect.map(
+            Effect.forEach(out, (messages) => cursor.reply === undefined ? Effect.flatMap(messages, handOn) : Effect.void, { discard: true }),
+            () => cursor.reply === undefined
+          )
+        }),
+        Effect.as(undefined),
+        Effect.catchTag("TransportClosed", (e) => Effect.succeed(e))
       )
+    }
     // `idle` counts resumptions in a row that brought nothing, so a server that keeps closing
     // empty streams is given up on rather than polled forever.
-    const next = (idle: number): Stream.Stream<JsonRpc.Parsed, TransportError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        if (yield* Ref.get(answered)) return Stream.empty
+    const next = (broke: TransportClosed | undefined, idle: number): Effect.Effect<JsonRpc.Parsed, TransportError> =>
+      Effect.suspend(() => {
+        if (cursor.reply !== undefined) return Effect.succeed(cursor.reply)
         const lastEventId = cursor.lastEventId
         if (resumable === undefined || lastEventId === undefined || idle >= MaxIdleResumptions) {
-          return yield* (cursor.broke ?? new TransportClosed({
-            reason: `the response stream of request ${JSON.stringify(req.id)} on ${def.url} ended without its response`
-          }))
+          return Effect.fail(
+            broke ?? new TransportClosed({
+              reason: `the response stream of request ${JSON.stringify(req.id)} on ${def.url} ended without its response`
+            })
+          )
         }
-        cursor.broke = undefined
-        yield* Effect.sleep(Math.min(cursor.retryMs ?? DefaultRetryMs, MaxRetryMs))
         const before = cursor.events
-        const resumed = yield* resume(lastEventId, resumable.hints, resumable.sid)
-        return read(resumed).pipe(Stream.concat(Stream.suspend(() => next(cursor.events > before ? 0 : idle + 1))))
-      }))
-    return read(response).pipe(Stream.concat(next(0)))
+        return Effect.scoped(Effect.gen(function*() {
+          yield* Effect.sleep(Math.min(cursor.retryMs ?? DefaultRetryMs, MaxRetryMs))
+          return yield* read(yield* resume(lastEventId, resumable.hints, resumable.sid))
+        })).pipe(Effect.flatMap((b) => next(b, cursor.events > before ? 0 : idle + 1)))
+      })
+    return Effect.flatMap(read(response), (broke) => next(broke, 0))
   }
 
-  const jsonReply = (response: HttpClientResponse.HttpClientResponse, req: JsonRpc.Request, answered: Ref.Ref<boolean>) =>
-    Effect.gen(function*() {
-      const body = yield* readBody(def.url, response, maxFrameBytes)
-      const messages = yield* messagesOfText(body, source)
+  // Messages besides the response in a JSON body answer no one here.
+  const jsonReply = (status: number, body: string, req: JsonRpc.Request): Effect.Effect<JsonRpc.Parsed, TransportError> =>
+    Effect.flatMap(messagesOfText(body, source), (messages) => {
       const reply = messages.find(isResponseTo(req.id))
-      yield* Effect.forEach(messages.filter((p) => p !== reply), toUnsolicited, { discard: true })
-      yield* Ref.set(answered, true)
-      if (reply === undefined) return yield* statusError(response.status, body, undefined)
-      return Stream.make(reply)
+      const rest = messages.length === 1 && reply !== undefined
+        ? Effect.void
+        : Effect.forEach(messages.filter((p) => p !== reply), toUnsolicited, { discard: true })
+      return Effect.zipRight(rest, reply === undefined ? Effect.fail(statusError(status, body, undefined)) : Effect.succeed(reply))
     })
 
-  const refused = (response: HttpClientResponse.HttpClientResponse, req: JsonRpc.Request, sid: string | undefined) =>
+  const refused = (response: WireResponse, req: JsonRpc.Request, sid: string | undefined): Effect.Effect<JsonRpc.Parsed, TransportError> =>
     Effect.gen(function*() {
       // The session rule comes first: after a session ends the server answers 404 to its id,
       // whatever the body says.
@@ -129,7 +155,7 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
       // A modern server refuses with a 4xx *and* the request's JSON-RPC error (-32022 and
       // friends); that error is the answer the negotiation needs. A 5xx stays an HTTP error
       // whatever its body: the server is failing, and the probe must not read an era into it.
-      if (response.status < 500 && parsed !== undefined && isResponseTo(req.id)(parsed)) return Stream.make(parsed)
+      if (response.status < 500 && parsed !== undefined && isResponseTo(req.id)(parsed)) return parsed
       const rpcError = rpcErrorOf(parsed)
       if (req.method === Method.Initialize && refusalStatuses.has(response.status) && rpcError === undefined) {
         return yield* new LegacyHTTPRefusedError({ status: response.status })

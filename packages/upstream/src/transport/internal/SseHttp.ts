@@ -1,15 +1,11 @@
 /**
- * HTTP plumbing both HTTP transports share: reading capped bodies, naming connection failures,
- * turning a refused exchange into HTTPStatusError, and the id and header bookkeeping around it.
+ * HTTP plumbing both HTTP transports share: turning a refused exchange into HTTPStatusError, and
+ * the id and header bookkeeping around it (bodies are read by Wire.ts).
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Stream from "effect/Stream"
-import { FrameTooLarge, HTTPStatusError, TransportClosed } from "../Transport.js"
+import { HTTPStatusError } from "../Transport.js"
 
 /** How much of a refused body an HTTPStatusError keeps: enough for an HTML error page's gist. */
 export const ErrorBodyChars = 4 * 1024
@@ -18,66 +14,12 @@ export const ErrorBodyChars = 4 * 1024
 /** A map key for a request id that keeps `1` and `"1"` apart. */
 export { idKey } from "./Waiting.js"
 
-/** The cause chain of a fetch failure as one line ("fetch failed: connect ECONNREFUSED …"). */
-export const describeCause = (cause: unknown): string => {
-  const parts: Array<string> = []
-  let current: unknown = cause
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    if (current instanceof Error) {
-      if (current.message.length > 0 && !parts.includes(current.message)) parts.push(current.message)
-      current = current.cause
-    } else {
-      parts.push(String(current))
-      break
-    }
-  }
-  return parts.length > 0 ? parts.join(": ") : "unknown error"
-}
-
-/** The request could not be sent or its answer could not be read: the upstream is out of reach. */
-export const unreachable = (url: string, error: HttpClientError.HttpClientError): TransportClosed =>
-  new TransportClosed({ reason: `cannot reach ${url}: ${describeCause(error.cause ?? error)}` })
-
-/** The answer started but its body broke off. */
-export const broken = (url: string, error: HttpClientError.HttpClientError): TransportClosed =>
-  new TransportClosed({ reason: `connection to ${url} broke: ${describeCause(error.cause ?? error)}` })
-
 /** The media type of a response, lower-cased, without parameters. */
-export const mediaType = (response: HttpClientResponse.HttpClientResponse): string =>
+export const mediaType = (response: { readonly headers: Readonly<Record<string, string | undefined>> }): string =>
   (response.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
 
 /** Whether a status is 2xx. */
 export const isOk = (status: number): boolean => status >= 200 && status < 300
-
-/**
- * Reads a whole body as text, failing with FrameTooLarge past `maxBytes` rather than buffering
- * whatever an upstream cares to send.
- */
-export const readBody = (
-  url: string,
-  response: HttpClientResponse.HttpClientResponse,
-  maxBytes: number
-): Effect.Effect<string, FrameTooLarge | TransportClosed> => {
-  const declared = Number(response.headers["content-length"] ?? Number.NaN)
-  if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(new FrameTooLarge({ limit: maxBytes }))
-  return Effect.suspend(() => {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    return response.stream.pipe(
-      Stream.mapError((e) => broken(url, e)),
-      Stream.runForEach((bytes): Effect.Effect<void, FrameTooLarge> => {
-        size += bytes.length
-        if (size > maxBytes) return Effect.fail(new FrameTooLarge({ limit: maxBytes }))
-        chunks.push(bytes)
-        return Effect.void
-      }),
-      Effect.map(() => {
-        const decoder = new TextDecoder()
-        return chunks.map((bytes, i) => decoder.decode(bytes, { stream: i < chunks.length - 1 })).join("")
-      })
-    )
-  })
-}
 
 /** The single JSON-RPC message a body holds, if it holds exactly one. */
 export const singleMessage = (body: string): JsonRpc.Parsed | undefined => {

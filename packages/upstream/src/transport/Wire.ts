@@ -1,0 +1,219 @@
+/**
+ * The HTTP exchanges of the Streamable HTTP transport, on node:http with kept-alive connections.
+ *
+ * The transport sends one POST per message, so what an exchange costs is paid on every call. A
+ * general HttpClient (request and response objects, middleware, a Stream per body, a span per
+ * request) cost several times the whole rest of a call through mcpx-fx, and closed its connection
+ * after each answer; this does only what the transport needs: a request out, the status and
+ * headers in, and the body read whole under a cap or as a stream of bytes for server-sent events.
+ *
+ * An exchange is tied to a scope: closing it before the body was read aborts the request (and its
+ * connection), which is how a closed POST tells a modern server that its request was abandoned.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import { FrameTooLarge, TransportClosed } from "./Transport.js"
+
+/** One request: headers by lower-case name. */
+export interface WireRequest {
+  readonly method: "GET" | "POST" | "DELETE"
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body?: string
+}
+
+/** What came back: status and headers (lower-case names) at once, the body when asked for. */
+export interface WireResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | undefined>>
+  /** The whole body as text; FrameTooLarge past `maxBytes`, without buffering what is over. */
+  readonly text: (maxBytes: number) => Effect.Effect<string, FrameTooLarge | TransportClosed>
+  /** The body as it arrives, read with backpressure (an event stream). */
+  readonly stream: Stream.Stream<Uint8Array, TransportClosed>
+}
+
+/** Sends requests; each response lives as long as the scope it was sent in. */
+export interface Wire {
+  readonly send: (request: WireRequest) => Effect.Effect<WireResponse, TransportClosed, Scope.Scope>
+  /** Aborts every exchange in flight (their connection is closing); the wire stays usable. */
+  readonly abortInFlight: Effect.Effect<void>
+}
+
+/** Header records as one with lower-case names, later ones winning, as HTTP reads them. */
+export const mergeHeaders = (...records: ReadonlyArray<Readonly<Record<string, string>> | undefined>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const record of records) {
+    if (record === undefined) continue
+    for (const name in record) out[name.toLowerCase()] = record[name]!
+  }
+  return out
+}
+
+/** The cause chain of a failure as one line ("connect ECONNREFUSED 127.0.0.1:1"). */
+export const describeCause = (cause: unknown): string => {
+  const parts: Array<string> = []
+  let current: unknown = cause
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    if (current instanceof Error) {
+      if (current.message.length > 0 && !parts.includes(current.message)) parts.push(current.message)
+      current = current.cause
+    } else {
+      parts.push(String(current))
+      break
+    }
+  }
+  return parts.length > 0 ? parts.join(": ") : "unknown error"
+}
+
+const unreachable = (url: string, cause: unknown) => new TransportClosed({ reason: `cannot reach ${url}: ${describeCause(cause)}` })
+const broken = (url: string, cause: unknown) => new TransportClosed({ reason: `connection to ${url} broke: ${describeCause(cause)}` })
+
+/** A reset by the peer, as Node reports it on a request ("socket hang up" is ECONNRESET too). */
+const isReset = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === "ECONNRESET"
+
+const headersOf = (message: Http.IncomingMessage): Record<string, string | undefined> => {
+  const out: Record<string, string | undefined> = {}
+  for (const [name, value] of Object.entries(message.headers)) out[name] = Array.isArray(value) ? value.join(", ") : value
+  return out
+}
+
+/** The whole body of `response`, capped. */
+const readText = (url: string, request: Http.ClientRequest, response: Http.IncomingMessage, maxBytes: number) =>
+  Effect.async<string, FrameTooLarge | TransportClosed>((resume) => {
+    const declared = Number(response.headers["content-length"] ?? Number.NaN)
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      request.destroy()
+      return resume(Effect.fail(new FrameTooLarge({ limit: maxBytes })))
+    }
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    const finish = (outcome: Effect.Effect<string, FrameTooLarge | TransportClosed>) => {
+      if (done) return
+      done = true
+      response.off("data", onData)
+      resume(outcome)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBytes) {
+        request.destroy()
+        return finish(Effect.fail(new FrameTooLarge({ limit: maxBytes })))
+      }
+      chunks.push(chunk)
+    }
+    response.on("data", onData)
+    response.once("end", () => finish(Effect.succeed(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"))))
+    response.once("error", (e) => finish(Effect.fail(broken(url, e))))
+    response.once("close", () => {
+      if (!response.complete) finish(Effect.fail(broken(url, new Error("the body ended early"))))
+    })
+    return Effect.sync(() => {
+      done = true
+      request.destroy()
+    })
+  })
+
+/**
+ * The body of `response` as it arrives. One chunk is handed on at a time (the response is paused
+ * until the stream has taken it), so a fast server cannot fill memory ahead of a slow reader; the
+ * stream's end, by interruption or otherwise, aborts a body not read to its end.
+ */
+const readStream = (url: string, request: Http.ClientRequest, response: Http.IncomingMessage) =>
+  Stream.async<Uint8Array, TransportClosed>((emit) => {
+    response.on("data", (chunk: Buffer) => {
+      response.pause()
+      void emit.single(chunk).then(() => response.resume())
+    })
+    response.once("end", () => void emit.end())
+    response.once("error", (e) => void emit.fail(broken(url, e)))
+    response.once("close", () => {
+      if (!response.complete) void emit.fail(broken(url, new Error("the body ended early")))
+    })
+    return Effect.sync(() => {
+      if (!response.complete) request.destroy()
+    })
+  })
+
+/**
+ * A wire with its own kept-alive connections, closed with the scope. `socketPath` sends every
+ * request over that unix socket instead of the URL's host (the CLI's socket to the daemon).
+ */
+export const make = (options: { readonly socketPath?: string } = {}): Effect.Effect<Wire, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => ({ http: new Http.Agent({ keepAlive: true }), https: new Https.Agent({ keepAlive: true }) })),
+      (agents) =>
+        Effect.sync(() => {
+          agents.http.destroy()
+          agents.https.destroy()
+        })
+    ),
+    (agents): Wire => {
+      const inFlight = new Set<Http.ClientRequest>()
+      return {
+        abortInFlight: Effect.sync(() => {
+          for (const request of inFlight) request.destroy()
+        }),
+        send: (req) => {
+          type Sent = { readonly request: Http.ClientRequest; readonly response: Http.IncomingMessage }
+          const open = (retried: boolean): Effect.Effect<Sent, TransportClosed> =>
+            Effect.async<Sent, TransportClosed>((resume) => {
+              let request: Http.ClientRequest
+              try {
+                const secure = req.url.startsWith("https:")
+                const headers: Record<string, string | number> = { ...req.headers }
+                if (req.body !== undefined) headers["content-length"] = Buffer.byteLength(req.body)
+                request = (secure ? Https : Http).request(req.url, {
+                  method: req.method,
+                  headers,
+                  agent: secure ? agents.https : agents.http,
+                  ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath })
+                })
+              } catch (e) {
+                return resume(Effect.fail(unreachable(req.url, e)))
+              }
+              inFlight.add(request)
+              request.once("close", () => inFlight.delete(request))
+              let settled = false
+              request.once("response", (response) => {
+                settled = true
+                resume(Effect.succeed({ request, response }))
+              })
+              request.on("error", (e) => {
+                if (settled) return
+                settled = true
+                // A kept-alive connection the server closed while idle fails the next request
+                // sent on it before the server read a byte of it; that one is sent again, once,
+                // on a fresh connection.
+                resume(!retried && request.reusedSocket && isReset(e) ? open(true) : Effect.fail(unreachable(req.url, e)))
+              })
+              request.end(req.body)
+              return Effect.sync(() => request.destroy())
+            })
+          return Effect.flatMap(
+            open(false),
+            ({ request, response }) =>
+              // A body not read to its end when the scope closes is abandoned: the request is aborted
+              // (the connection goes with it) rather than left for the server to finish.
+              Effect.as(
+                Effect.addFinalizer(() =>
+                  Effect.sync(() => {
+                    if (!response.complete) request.destroy()
+                  })
+                ),
+                {
+                  status: response.statusCode ?? 0,
+                  headers: headersOf(response),
+                  text: (maxBytes: number) => readText(req.url, request, response, maxBytes),
+                  stream: readStream(req.url, request, response)
+                }
+              )
+          )
+        }
+      }
+    }
+  )

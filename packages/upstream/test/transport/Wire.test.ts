@@ -1,0 +1,119 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import * as Wire from "../../src/transport/Wire.js"
+
+/** A loopback server answering with `handle` (`nth`: the request's place on its connection). */
+const serve = (handle: (req: IncomingMessage, res: ServerResponse, nth: number) => void) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly connections: () => number; readonly closed: Promise<void>; readonly server: Server }>((resume) => {
+      const perSocket = new WeakMap<Socket, number>()
+      let connections = 0
+      let markClosed = () => {}
+      const closed = new Promise<void>((r) => (markClosed = r))
+      const server = createServer((req, res) => {
+        const nth = (perSocket.get(req.socket) ?? 0) + 1
+        perSocket.set(req.socket, nth)
+        // Closed with its response unfinished: the client gave up on it.
+        res.on("close", () => {
+          if (!res.writableEnded) markClosed()
+        })
+        handle(req, res, nth)
+      })
+      server.on("connection", () => connections++)
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, connections: () => connections, closed, server }))
+      })
+    }),
+    ({ server }) =>
+      Effect.sync(() => {
+        server.closeAllConnections()
+        server.close()
+      })
+  )
+
+const post = (wire: Wire.Wire, url: string, body = "{}") =>
+  Effect.scoped(Effect.flatMap(wire.send({ method: "POST", url, headers: { "content-type": "application/json" }, body }), (r) => r.text(1024)))
+
+describe("Wire", () => {
+  it.scopedLive("keeps the connection alive between exchanges", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((_req, res) => res.end("ok"))
+      const wire = yield* Wire.make()
+      for (let i = 0; i < 5; i++) assert.strictEqual(yield* post(wire, server.url), "ok")
+      assert.strictEqual(server.connections(), 1)
+    }))
+
+  it.scopedLive("a request on a kept-alive connection the server dropped is sent again, once, on a fresh one", () =>
+    Effect.gen(function*() {
+      // The second request on any connection finds it reset, as when the server closed it idle.
+      let served = 0
+      const server = yield* serve((req, res, nth) => {
+        if (nth > 1) return req.socket.destroy()
+        served++
+        res.end(`answer ${served}`)
+      })
+      const wire = yield* Wire.make()
+      assert.strictEqual(yield* post(wire, server.url), "answer 1")
+      assert.strictEqual(yield* post(wire, server.url), "answer 2")
+      assert.strictEqual(server.connections(), 2)
+    }))
+
+  it.scopedLive("a reset on a fresh connection is not retried: the server is out of reach", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((req) => req.socket.destroy())
+      const wire = yield* Wire.make()
+      const exit = yield* Effect.exit(post(wire, server.url))
+      assert.isTrue(Exit.isFailure(exit))
+      assert.match(String(Exit.isFailure(exit) ? exit.cause : ""), /cannot reach/)
+      assert.strictEqual(server.connections(), 1)
+    }))
+
+  it.scopedLive("a body over the cap is FrameTooLarge, declared or not", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((req, res) => {
+        if (req.url?.endsWith("declared") === true) return res.end("x".repeat(2048))
+        res.write("x".repeat(1000))
+        res.end("y".repeat(1000))
+      })
+      const wire = yield* Wire.make()
+      for (const url of [`${server.url}?declared`, server.url]) {
+        const failure = yield* Effect.flip(post(wire, url))
+        assert.strictEqual(failure._tag, "FrameTooLarge")
+      }
+    }))
+
+  it.scopedLive("closing the scope before the body ends aborts the request", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: first\n\n")
+      })
+      const wire = yield* Wire.make()
+      const scope = yield* Scope.make()
+      const response = yield* Scope.extend(wire.send({ method: "POST", url: server.url, headers: {}, body: "{}" }), scope)
+      const first = yield* Stream.runHead(response.stream)
+      assert.strictEqual(first._tag, "Some")
+      yield* Scope.close(scope, Exit.void)
+      // The server sees its request closed with the response unfinished.
+      yield* Effect.promise(() => server.closed)
+    }))
+
+  it.scopedLive("abortInFlight fails what is waiting for its answer", () =>
+    Effect.gen(function*() {
+      const arrived = yield* Deferred.make<void>()
+      const server = yield* serve(() => Deferred.unsafeDone(arrived, Exit.void))
+      const wire = yield* Wire.make()
+      const waiting = yield* Effect.fork(post(wire, server.url))
+      yield* Deferred.await(arrived)
+      yield* wire.abortInFlight
+      const failure = yield* Effect.flip(Effect.flatten(waiting.await))
+      assert.strictEqual(failure._tag, "TransportClosed")
+    }))
+})

@@ -28,6 +28,26 @@ const common = {
   legalComments: "none"
 }
 
+// @effect/platform-node's HTTP server imports ws at its top for WebSocket upgrades, which mcpx-fx
+// never accepts; it constructs a WebSocketServer only when a request asks to upgrade. So its
+// import of ws is a stand-in that loads ws then: evaluating ws (and node:zlib, node:https it pulls
+// in) at the start was ~2 MB of a daemon's heap and external memory, kept for its whole life.
+const lazyWs = {
+  name: "lazy-ws",
+  setup(build) {
+    const importer = /@effect[\\/]platform-node[\\/]dist[\\/]esm[\\/]internal[\\/]httpServer\.js$/
+    build.onResolve({ filter: /^ws$/ }, (args) =>
+      importer.test(args.importer) ? { path: args.resolveDir, namespace: "lazy-ws" } : undefined)
+    build.onLoad({ filter: /.*/, namespace: "lazy-ws" }, (args) => ({
+      resolveDir: args.path,
+      loader: "js",
+      contents: "export class WebSocketServer {\n" +
+        "  constructor(options) { const Real = require(\"ws\").WebSocketServer; return new Real(options) }\n" +
+        "}\n"
+    }))
+  }
+}
+
 // The CLI is two files: a small ESM entry (dist/mcpx-fx.js) that answers `--version` alone and
 // otherwise runs the CLI from dist/mcpx-fx-main.cjs through V8's code cache (see bin.ts), and that
 // bundle, in CommonJS because only a script (not an ES module) can be compiled from cached data
@@ -48,6 +68,7 @@ if (existsSync(cliEntry)) {
     // better-sqlite3 is a native addon (the embedded task store): it is the package's one runtime
     // dependency, loaded from node_modules. pg asks for pg-native only when told to use it.
     external: ["better-sqlite3", "pg-native"],
+    plugins: [lazyWs],
     // Whitespace only: a smaller source to read, keep and hash (~1.7 MB less peak RSS for a
     // one-shot command); names stay, so stack traces and the linked source map still read well.
     minifyWhitespace: true,

@@ -11,7 +11,10 @@
  *   cannot change it in a running process; the growth factor is read at every growth, and that
  *   is the lever here. A one-shot command keeps the factor at 1, so the young generation never
  *   grows. `daemon` and `serve` watch the collector: at the cap the factor is 1, and below it (V8
- *   shrinks the young generation when the process idles) a step lands on the cap at most.
+ *   shrinks the young generation when the process idles) a step lands on the cap at most. The
+ *   daemon starts held and watches only once it is listening (`serving`): its start's survivors
+ *   grew the young generation to the cap, and V8's memory reducer, which had already run during
+ *   that start, did not shrink it back, so an idle daemon kept 16 MB it never used.
  * - **Old generation.** After each mark-compact V8 lets old space grow to up to 4× what survived
  *   before the next one. Under load the calls in flight are promoted and die there, so old space
  *   swings far above the live heap. A fixed 150% growth (2.5×) takes 30–36 MB off the daemon's
@@ -66,8 +69,8 @@ export const commandKind = (args: ReadonlyArray<string>): CommandKind => args.fi
 
 /**
  * Sizes the heap for the command about to run: the young generation held where it is for a
- * one-shot command, allowed up to `capMb` per semi-space for `daemon` and `serve`; old space's
- * growth fixed at `oldGenerationGrowthPercent` for all.
+ * one-shot command and for the daemon's start, allowed up to `capMb` per semi-space for `serve`
+ * (and for the daemon once it serves); old space's growth fixed at `oldGenerationGrowthPercent`.
  */
 export const sizeHeap = (kind: CommandKind, capMb = longRunningCapMb): void => {
   if (!chosenByUser(/heap[-_]growing[-_]percent/)) {
@@ -75,13 +78,15 @@ export const sizeHeap = (kind: CommandKind, capMb = longRunningCapMb): void => {
   }
   if (chosenByUser(/semi[-_]space/)) return
   if (kind === "one-shot") return setFactor(1)
-  // The collector's observers are only told once the event loop turns, so the synchronous start
-  // runs with no check. The daemon's is held at 1, or it could grow past the cap before the first
-  // check. `serve` gets one growth straight to the cap instead: scavenging at 8 MB rather than at
-  // 1, 2, 4 MB, it answers its host's first request in 2.65x `node -e 0` against 2.98x held. Its
+  // The daemon's start is held at 1 until it is listening (`serving`). `serve` gets one growth
+  // straight to the cap instead: scavenging at 8 MB rather than at 1, 2, 4 MB, it answers its host's first request in 2.65x `node -e 0` against 2.98x held. Its
   // start may grow the young generation once more, to 16 MB, until V8 shrinks it when idle.
   startFactor = kind === "daemon" ? 1 : Math.max(1, Math.floor(capMb / Math.max(semiSpaceMb(), 0.5)))
   setFactor(startFactor)
+  if (kind === "serve") watch(capMb)
+}
+
+const watch = (capMb: number): void => {
   const adjust = (): void => {
     const current = semiSpaceMb()
     setFactor(current > 0 && current < capMb ? Math.min(2, Math.floor(capMb / current)) : 1)
@@ -90,10 +95,21 @@ export const sizeHeap = (kind: CommandKind, capMb = longRunningCapMb): void => {
 }
 
 /**
+ * For the daemon, once it is listening: from now on the young generation may grow with the load,
+ * up to `capMb` per semi-space. The CLI's bundle calls this; its copy of this module shares only
+ * V8's flags with bin.ts's, which is why `asAtStart` sets the factor whatever it last knew.
+ */
+export const serving = (capMb = longRunningCapMb): void => {
+  if (!chosenByUser(/semi[-_]space/)) watch(capMb)
+}
+
+/**
  * Puts the young generation's growth factor back to what it was when the CLI's bundle was
  * loaded, so that a code cache made now is accepted by the next start. This is for the process's
  * exit: the young generation may grow once more, past the cap.
  */
 export const asAtStart = (): void => {
-  if (factor !== 0) setFactor(startFactor)
+  if (factor === 0) return
+  factor = startFactor
+  v8.setFlagsFromString(`--semi-space-growth-factor=${startFactor}`)
 }

@@ -29,9 +29,13 @@ const churn = () => {
   most = Math.max(most, space())
 }
 const report = () => process.stderr.write("young generation: " + most + " MB\\n")
-// A one-shot command allocates in one synchronous run; a daemon over many turns of its event loop.
+// A one-shot command allocates in one synchronous run; a daemon over many turns of its event loop,
+// once the test tells it (SIGUSR2) that the daemon is listening, after saying what its start left.
 if (process.env.CHURN_AT_EXIT === "1") process.on("exit", () => { for (let t = 0; t < 400; t++) churn(); report() })
-else { let t = 0; const step = () => { churn(); if (++t < 400) setImmediate(step); else report() }; setImmediate(step) }
+else process.once("SIGUSR2", () => {
+  process.stderr.write("young generation at the start: " + space() + " MB\\n")
+  let t = 0; const step = () => { churn(); if (++t < 400) setImmediate(step); else report() }; setImmediate(step)
+})
 `
 
 const spy = `
@@ -79,8 +83,8 @@ const reported = (stderr: string): number => {
   return Number(m![1])
 }
 
-/** The daemon's report, once it has written it. */
-const daemonReport = (daemon: DaemonProcess.Daemon): Effect.Effect<number> =>
+/** What the daemon's start left, then its report once it has churned; the churn starts now. */
+const daemonReport = (daemon: DaemonProcess.Daemon): Effect.Effect<{ readonly atStart: number; readonly most: number }> =>
   Effect.async<string>((resume) => {
     const check = () => {
       if (Report.test(daemon.stderr())) {
@@ -91,9 +95,14 @@ const daemonReport = (daemon: DaemonProcess.Daemon): Effect.Effect<number> =>
     // After the harness's own listener, which collects what daemon.stderr() answers.
     const onData = () => check()
     daemon.child.stderr?.on("data", onData)
+    daemon.child.kill("SIGUSR2")
     check()
     return Effect.sync(() => daemon.child.stderr?.off("data", onData))
-  }).pipe(Effect.map(reported))
+  }).pipe(Effect.map((stderr) => {
+    const atStart = /young generation at the start: ([\d.]+) MB/.exec(stderr)
+    assert.isNotNull(atStart, stderr)
+    return { atStart: Number(atStart![1]), most: reported(stderr) }
+  }))
 
 const startDaemon = (sb: Sandbox, nodeOptions: string) =>
   Effect.gen(function*() {
@@ -112,11 +121,12 @@ describe("heap sizing", () => {
       assert.isAtMost(reported(r.stderr), 2)
     }))
 
-  it.scopedLive("cli/memory/the daemon lets it grow, but to 8 MB per semi-space at most", () =>
+  it.scopedLive("cli/memory/the daemon starts held, then lets it grow, but to 8 MB per semi-space at most", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox
       const daemon = yield* startDaemon(sb, "")
-      const most = yield* daemonReport(daemon)
+      const { atStart, most } = yield* daemonReport(daemon)
+      assert.isAtMost(atStart, 2)
       assert.isAbove(most, 2)
       assert.isAtMost(most, 16)
     }))
@@ -125,7 +135,7 @@ describe("heap sizing", () => {
     Effect.gen(function*() {
       const sb = yield* sandbox
       const daemon = yield* startDaemon(sb, "--max-semi-space-size=16")
-      assert.isAbove(yield* daemonReport(daemon), 16)
+      assert.isAbove((yield* daemonReport(daemon)).most, 16)
     }))
 
   it.scopedLive("cli/memory/old space grows by 150% between mark-compacts, unless the user gave Node a growth", () =>

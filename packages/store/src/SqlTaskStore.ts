@@ -12,7 +12,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import { TaskStatus } from "@mcpx-fx/protocol/Tasks"
@@ -303,5 +302,10 @@ export const layerSqlite = (filename: string, instance?: string): Layer.Layer<Ta
 
 /** Tasks in the PostgreSQL database at `url`, shareable by several instances. `instance`: as `makeAs`. */
 export const layerPostgres = (url: string, instance?: string): Layer.Layer<TaskStore, TaskStoreError> =>
-  // The URL may carry a password: it stays Redacted and out of every error.
-  storeOn(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }), "the PostgreSQL task store", instance)
+  // Loaded only here: pg and its protocol are ~3 MB of heap (and node:tls, node:dns) that a daemon
+  // on the embedded store would otherwise keep for its whole life.
+  Layer.unwrapEffect(Effect.map(
+    Effect.promise(() => import("@effect/sql-pg/PgClient")),
+    // The URL may carry a password: it stays Redacted and out of every error.
+    (PgClient) => storeOn(PgClient.layer({ url: Redacted.make(url), maxConnections: 4 }), "the PostgreSQL task store", instance)
+  ))

@@ -30,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import * as Os from "node:os"
 import * as GlobalOptions from "../GlobalOptions.js"
+import * as HeapSizing from "../HeapSizing.js"
 import { describe } from "../Help.js"
 import * as Layers from "../Layers.js"
 import * as Telemetry from "../Telemetry.js"
@@ -215,6 +216,8 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
         configFiles: config.files
       }
       yield* DaemonFiles.publishInfo(info)
+      // Only now may the young generation grow: the start's survivors would take it to the cap.
+      yield* Effect.sync(() => HeapSizing.serving())
       if (options.json) yield* Console.log(JSON.stringify(info))
       else {
         yield* Console.log(

@@ -9,6 +9,7 @@
  *            --capabilities JSON (what the host declares, default {}; e.g. '{"elicitation":{}}' for a
  *            host that can be asked, whose calls run as pending calls)
  *            --legacy (calls in a legacy 2025-11-25 session, one per build, instead of modern calls)
+ *            --upstream legacy|dual|http (what both daemons front, bench/lib/upstreams.ts; default legacy)
  */
 import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"
@@ -16,6 +17,7 @@ import { type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
 import { modernShape, pathsFrom, startMcpxFx, type Target, withBuild } from "./lib/targets.js"
+import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const against = option("against")
@@ -24,6 +26,7 @@ const seconds = Number(option("seconds") ?? 3) || 3
 const concurrency = Number(option("concurrency") ?? 16) || 16
 const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
 const legacy = flag("legacy")
+const upstreamKind = parseUpstreams(option("upstream") ?? "legacy")[0]!
 
 interface Sample {
   readonly cpuPerCall: number
@@ -49,8 +52,9 @@ const measure = async (target: Target): Promise<Sample> => {
 const main = async () => {
   if (against === undefined) throw new Error("--against DIR is required: the directory of the other build's mcpx-fx.js")
   const paths = pathsFrom(root)
-  const here = await startMcpxFx(paths)
-  const there = await startMcpxFx(withBuild(paths, against))
+  const upstream = await startUpstream(paths, upstreamKind)
+  const here = await startMcpxFx(paths, ["bench"], [], upstream.spec)
+  const there = await startMcpxFx(withBuild(paths, against), ["bench"], [], upstream.spec)
   const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
   try {
     for (const t of [here, there]) await runLoad(await shapeOf(t), { concurrency, durationMs: 2000 })
@@ -66,10 +70,13 @@ const main = async () => {
     }
   } finally {
     await Promise.all([here.stop(), there.stop()])
+    await upstream.stop()
   }
   const ratio = (f: (s: Sample) => number) => median(samples.here.map((s, i) => f(s) / f(samples.there[i]!)))
   process.stdout.write(
-    `\n${legacy ? "legacy session" : "modern"} c=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${
+    `\n${
+      legacy ? "legacy session" : "modern"
+    }, ${upstreamKind} upstream, c=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${
       fmt(ratio((s) => s.cpuPerCall), 3)
     }×; ` +
       `calls/s ${fmt(ratio((s) => s.rps), 3)}×; medians ${fmt(median(samples.here.map((s) => s.cpuPerCall)), 3)} vs ` +

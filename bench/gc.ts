@@ -11,6 +11,8 @@
  *
  *   options: --concurrency C (default 64) --seconds S (default 5) --top N (default 25)
  *            --node-flag FLAG (repeatable: e.g. --node-flag --max-semi-space-size=64)
+ *            --upstream legacy|dual (the stdio upstream the daemon fronts; default legacy)
+ *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js, as for bench:compare)
  */
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
@@ -22,7 +24,7 @@ import { flag, option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
-import { modernShape, pathsFrom, writeConfig } from "./lib/targets.js"
+import { legacyUpstream, modernShape, pathsFrom, type UpstreamSpec, withBuild, writeConfig } from "./lib/targets.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const concurrency = Number(option("concurrency") ?? 64) || 64
@@ -30,6 +32,9 @@ const seconds = Number(option("seconds") ?? 5) || 5
 const top = Number(option("top") ?? 25) || 25
 const alloc = flag("alloc")
 const nodeFlags = options("node-flag")
+const build = option("build")
+const upstreamKind = option("upstream") ?? "legacy"
+if (upstreamKind !== "legacy" && upstreamKind !== "dual") throw new Error(`--upstream takes legacy or dual; got ${upstreamKind}`)
 
 interface Daemon {
   readonly url: URL
@@ -42,9 +47,10 @@ interface Daemon {
 
 /** The daemon on one upstream, its stdout read line by line (the trace shares it with the JSON line). */
 const startDaemon = (flags: ReadonlyArray<string>): Promise<Daemon> => {
-  const paths = pathsFrom(root)
+  const paths = build === undefined ? pathsFrom(root) : withBuild(pathsFrom(root), build)
+  const upstream: UpstreamSpec = upstreamKind === "dual" ? { stdio: [paths.eraServer, "--mode", "dual"] } : legacyUpstream(paths)
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-gc-"))
-  const config = writeConfig(dir, paths, ["bench"])
+  const config = writeConfig(dir, paths, ["bench"], upstream)
   const child = spawn(process.execPath, [...flags, paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"], {
     env: { ...process.env, MCPX_STATE_DIR: join(dir, "state") },
     stdio: ["ignore", "pipe", "pipe"],

@@ -7,19 +7,21 @@
  *
  *   options: --calls N (default 4000) --legacy (a legacy session instead of modern calls)
  *            --capabilities JSON (what a modern host declares, default {}) --top N (kinds shown, default 30)
+ *            --upstream legacy|dual|http (what the daemon fronts, bench/lib/upstreams.ts; default legacy)
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { modernShape, pathsFrom, startMcpxFx } from "./lib/targets.js"
+import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const calls = Number(option("calls") ?? 4000) || 4000
 const top = Number(option("top") ?? 30) || 30
 const legacy = flag("legacy")
+const upstreamKind = parseUpstreams(option("upstream") ?? "legacy")[0]!
 const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
 
 /** Inserts `insert` after the one place `anchor` occurs in `text`; a build where it does not occur once cannot be counted. */
@@ -62,7 +64,9 @@ const waitForFile = async (file: string): Promise<void> => {
 const main = async () => {
   const paths = pathsFrom(root)
   const built = join(root, "packages/cli/dist")
-  const dir = mkdtempSync(join(tmpdir(), "mcpx-ops-"))
+  // Inside the checkout, so the copy finds node_modules (better-sqlite3 is loaded from there).
+  mkdirSync(join(root, "out"), { recursive: true })
+  const dir = mkdtempSync(join(root, "out", "ops-"))
   try {
     const dist = join(dir, "dist")
     cpSync(built, dist, { recursive: true })
@@ -79,7 +83,8 @@ const main = async () => {
     const preloadFile = join(dir, "count.cjs")
     writeFileSync(preloadFile, preload)
 
-    const daemon = await startMcpxFx({ ...paths, cli: join(dist, "mcpx-fx.js") }, ["bench"], ["-r", preloadFile])
+    const upstream = await startUpstream(paths, upstreamKind)
+    const daemon = await startMcpxFx({ ...paths, cli: join(dist, "mcpx-fx.js") }, ["bench"], ["-r", preloadFile], upstream.spec)
     try {
       const shape = legacy ? await daemon.legacy() : modernShape(daemon.modern.url, "bench__echo", capabilities)
       await runLoad(shape, { concurrency: 16, durationMs: 2000 })
@@ -107,6 +112,7 @@ const main = async () => {
       }
     } finally {
       await daemon.stop()
+      await upstream.stop()
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -8,6 +8,7 @@
  *   --upstream legacy|dual|http (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
  *            --concurrency C (default 16; 1 shows what a call costs when each one wakes the process)
+ *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js and its source map)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
@@ -16,12 +17,13 @@ import { runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt } from "./lib/stats.js"
-import { pathsFrom, startMcpxFx } from "./lib/targets.js"
+import { pathsFrom, startMcpxFx, withBuild } from "./lib/targets.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
-const paths = pathsFrom(root)
 const argv = process.argv.slice(2)
+const buildAt = argv.indexOf("--build")
+const paths = buildAt < 0 ? pathsFrom(root) : withBuild(pathsFrom(root), argv[buildAt + 1]!)
 const seconds = Number(argv[argv.indexOf("--seconds") + 1] ?? 10) || 10
 const legacy = argv.includes("--legacy")
 const keep = argv.includes("--keep")

@@ -50,6 +50,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   constructor(
     readonly source: Http.IncomingMessage,
     private readonly res: Http.ServerResponse,
+    /** The body, when it was read before the app ran. */
+    read: Uint8Array | undefined = undefined,
     readonly url: string = source.url ?? "/",
     private readonly headersOverride?: Headers.Headers,
     private readonly remoteAddressOverride?: string,
@@ -57,6 +59,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     private readonly original?: NodeRequest
   ) {
     super()
+    if (read !== undefined) this.body = Effect.succeed(read)
   }
 
   /** Called from the request's own fiber (ClientDetach), which is then watched for a carried reply. */
@@ -105,6 +108,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
 
   private get bytes(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
     if (this.body !== undefined) return this.body
+    // A copy's body is its original's, read once.
+    if (this.original !== undefined) return this.original.bytes
     const source = this.source
     return Effect.async<Uint8Array, HttpServerError.RequestError>((resume) => {
       const chunks: Array<Buffer> = []
@@ -174,6 +179,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return new NodeRequest(
       this.source,
       this.res,
+      undefined,
       options.url ?? this.url,
       options.headers ?? this.headersOverride,
       options.remoteAddress ?? this.remoteAddressOverride,
@@ -268,14 +274,13 @@ export const makeHandler = (
   runtime: Runtime.Runtime<never>,
   hooks: { readonly onStart?: () => void; readonly onEnd?: () => void } = {}
 ): Http.RequestListener => {
-  return (req, res) => {
-    hooks.onStart?.()
+  const serve = (req: Http.IncomingMessage, res: Http.ServerResponse, body: Uint8Array | undefined) => {
     const served = Effect.matchCauseEffect(app, { onFailure: failed(res), onSuccess: (response) => write(res, response) })
     // The request is the whole of the fiber's context from its start: the app needs nothing else
     // from it (its services were taken when it was built). Providing the request around the app
     // was a FiberRef swap guarded by acquire/use/release, and adding it to the runtime's context
     // copied the daemon's every service into a new Map, 2 KB of garbage per request.
-    const request = new NodeRequest(req, res)
+    const request = new NodeRequest(req, res, body)
     const context = Context.make(HttpServerRequest.HttpServerRequest, request)
     const fiber = Runtime.runFork(
       Runtime.make({
@@ -292,4 +297,40 @@ export const makeHandler = (
       if (!res.writableEnded && !request.detached) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
     })
   }
+  return (req, res) => {
+    hooks.onStart?.()
+    const declared = req.method === "POST" ? Number(req.headers["content-length"]) : Number.NaN
+    if (!(declared <= PreReadBytes)) return serve(req, res, undefined)
+    // A small body of a declared length (every tool call's) is read before the app runs, with
+    // plain listeners: the app then finds it at once instead of its fiber suspending for it and
+    // being woken again. A client that leaves before its body ends has nothing to be answered.
+    const chunks: Array<Buffer> = []
+    const onData = (c: Buffer) => void chunks.push(c)
+    const onEnd = () => {
+      cleanup()
+      serve(req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+    }
+    const onGone = () => {
+      if (req.complete) return
+      cleanup()
+      hooks.onEnd?.()
+    }
+    const cleanup = () => {
+      req.off("data", onData)
+      req.off("end", onEnd)
+      req.off("error", onGone)
+      req.off("close", onGone)
+    }
+    // `on`, not `once`: the first of them removes all four (see `bytes`).
+    req.on("data", onData)
+    req.on("end", onEnd)
+    req.on("error", onGone)
+    req.on("close", onGone)
+  }
 }
+
+/**
+ * The largest declared body read before the app runs: far above a tool call's, and bounded so
+ * a larger one (which the app may refuse unread by its length) is left to the app.
+ */
+const PreReadBytes = 64 * 1024

@@ -126,3 +126,72 @@ describe("NodeHttpApp", () => {
       assert.isTrue(yield* Deferred.isDone(seen.interrupted))
     }))
 })
+
+/** Answers with the body it read, through a modified copy of the request when `?copy`. */
+const echoApp: HttpApp.Default = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const reader = request.url.includes("copy") ? request.modify({ url: "/elsewhere" }) : request
+  return Effect.map(Effect.orDie(reader.text), (text) => HttpServerResponse.text(`${text.length}:${text.slice(0, 8)}`))
+})
+
+/** The echo app on an ephemeral port, with its requests in flight counted by the hooks. */
+const serveEcho = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
+  const counts = { started: 0, ended: 0, ranApp: 0 }
+  const ended = yield* Deferred.make<void>()
+  const app = Effect.zipRight(Effect.sync(() => void counts.ranApp++), echoApp)
+  const handler = NodeHttpApp.makeHandler(app, runtime, {
+    onStart: () => void counts.started++,
+    onEnd: () => {
+      counts.ended++
+      Deferred.unsafeDone(ended, Effect.void)
+    }
+  })
+  const server = Http.createServer(handler)
+  yield* Effect.acquireRelease(
+    Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+    () =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+  return { port: (server.address() as Net.AddressInfo).port, counts, ended: Deferred.await(ended) }
+})
+
+/** A POST of `body` (declared by length unless `chunked`); its status and body. */
+const post = (port: number, path: string, body: string, chunked = false) =>
+  Effect.async<{ readonly status: number; readonly body: string }, Error>((resume) => {
+    const headers = chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(Buffer.byteLength(body)) }
+    const req = Http.request({ host: "127.0.0.1", port, path, method: "POST", headers }, (res) => {
+      let text = ""
+      res.setEncoding("utf8")
+      res.on("data", (c: string) => (text += c))
+      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body: text })))
+    })
+    req.on("error", (e) => resume(Effect.fail(e)))
+    req.end(body)
+  })
+
+describe("NodeHttpApp: bodies", () => {
+  it.scoped("cli/nodeHttpApp/a small declared body reaches the app, and a copy of the request reads the same", () =>
+    Effect.gen(function*() {
+      const { counts, port } = yield* serveEcho
+      assert.deepStrictEqual(yield* post(port, "/mcp", "hello body"), { status: 200, body: "10:hello bo" })
+      assert.deepStrictEqual(yield* post(port, "/mcp?copy", "copied body"), { status: 200, body: "11:copied b" })
+      const large = "x".repeat(200 * 1024)
+      assert.deepStrictEqual(yield* post(port, "/mcp", large), { status: 200, body: `${large.length}:xxxxxxxx` })
+      assert.deepStrictEqual(yield* post(port, "/mcp", "no length", true), { status: 200, body: "9:no lengt" })
+      assert.deepStrictEqual(counts, { started: 4, ended: 4, ranApp: 4 })
+    }))
+
+  it.scoped("cli/nodeHttpApp/a client that leaves before its small body ends is not served, and its request ends", () =>
+    Effect.gen(function*() {
+      const { counts, ended, port } = yield* serveEcho
+      const req = Http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-length": "100" } })
+      req.on("error", () => {})
+      req.write("only part", () => req.destroy())
+      // The server sees the connection close after the client does; then the request has ended.
+      yield* ended
+      assert.deepStrictEqual(counts, { started: 1, ended: 1, ranApp: 0 })
+    }))
+})

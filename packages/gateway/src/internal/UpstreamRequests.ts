@@ -51,7 +51,12 @@ export const make = (deps: RequestDeps) => {
     caller: Caller,
     method: string,
     params: JsonObject,
-    send: (session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError> = (session, ctx) => session.request(method, params, ctx),
+    /**
+     * What is sent on the session; by default the one request. Whatever it is waits only on the
+     * session's requests made with `ctx` (TaskCall follows a task out of place), so the session
+     * says whether the call can run in place (`runsInPlaceFor`).
+     */
+    send?: (session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError>,
     // A tool call's client metric comes from its one observation (CallObserver.ts), not from here.
     observed = false
   ) =>
@@ -63,9 +68,13 @@ export const make = (deps: RequestDeps) => {
         () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
       )
       const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
-      const run = pool.withSession(server.pool, poolCaller(server, timed.caller), (session) => send(session, timed.caller), {
-        cutShort
-      })
+      const ctx = timed.caller
+      const run = pool.withSession(
+        server.pool,
+        poolCaller(server, ctx),
+        send === undefined ? (session) => session.request(method, params, ctx) : (session) => send(session, ctx),
+        { cutShort, inPlace: (session) => session.runsInPlaceFor(ctx) }
+      )
       // Timed around the Pool too: what a caller waits for an upstream includes its start.
       return observed ? run : Metrics.recordClient(method, run)
     })

@@ -63,6 +63,12 @@ export interface WithSessionOptions<E2> {
    * answers how to let go of it, called when the call ends.
    */
   readonly cutShort?: AbortHook<E2>
+  /**
+   * Whether `use` on this session only waits for the answer to one request of it that the
+   * session runs in place (`Session.runsInPlaceFor` of that request's context). Default
+   * `session.runsInPlace`; a `use` that may wait on anything else (a task's polls) must say no.
+   */
+  readonly inPlace?: (session: Session) => boolean
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -263,7 +269,7 @@ const make = Effect.gen(function*() {
           cancel?.()
         }
       }
-      const here = inPlace.target(server, caller)
+      const here = inPlace.target(server, caller, options?.inPlace)
       if (here !== undefined) return inPlace.run(here, use, register)
       return abortable<A, E | PoolError, R, E2 | PoolError>((abort) =>
         Effect.suspend(() => {

@@ -283,30 +283,40 @@ export const makeSession = (
 
     // A legacy request is one round; a modern one repeats while its caller resolves input requests.
     const rounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
-      !isModern ? exchangeRound(method, params, ctx) : Effect.gen(function*() {
-        let current = params
-        for (let round = 0;; round++) {
-          const result = yield* exchangeRound(method, current, ctx)
-          const listed = method === Method.ToolsList ? yield* keepSendableTools(name, conn.wire, result) : result
-          if (method === Method.ToolsList) {
-            recordToolHeaders(toolHeaders, listed)
-            // The last page of a listing from the start: the index holds every tool now.
-            if (params?.cursor === undefined && (typeof result.nextCursor !== "string" || result.nextCursor.length === 0)) {
-              listing.known = true
-            }
-          }
+      !isModern ? exchangeRound(method, params, ctx) : modernRound(method, params, ctx, params, 0)
+
+    // Without Effect.gen: a modern host's every call to a modern server is one round of this.
+    const modernRound = (
+      method: string,
+      params: JsonObject | undefined,
+      ctx: CallContext,
+      current: JsonObject | undefined,
+      round: number
+    ): Effect.Effect<JsonObject, SessionError> =>
+      Effect.flatMap(exchangeRound(method, current, ctx), (result) => {
+        const next = (listed: JsonObject): Effect.Effect<JsonObject, SessionError> => {
           // A caller that cannot be asked has its input requests answered as nobody could be asked.
-          if (ctx.inputRequired !== "resolve" || result.resultType !== "input_required") return listed
-          if (round + 1 >= maxRounds) return yield* new TooManyInputRounds({ server: name, method, rounds: round + 1 })
+          if (ctx.inputRequired !== "resolve" || result.resultType !== "input_required") return Effect.succeed(listed)
+          if (round + 1 >= maxRounds) return Effect.fail(new TooManyInputRounds({ server: name, method, rounds: round + 1 }))
           const resolving = isJsonObject(result.inputRequests) ? resolveInputs(result.inputRequests, ctx.questions ?? answerAlone) : Effect.succeed({})
-          const inputResponses = yield* (spans === undefined ? resolving : spans.question(ctx, "input_required", resolving))
-          const { inputResponses: _r, requestState: _s, ...base } = current ?? {}
-          current = {
-            ...base,
-            inputResponses,
-            ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {})
-          }
+          return Effect.flatMap(spans === undefined ? resolving : spans.question(ctx, "input_required", resolving), (inputResponses) => {
+            const { inputResponses: _r, requestState: _s, ...base } = current ?? {}
+            return modernRound(method, params, ctx, {
+              ...base,
+              inputResponses,
+              ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {})
+            }, round + 1)
+          })
         }
+        if (method !== Method.ToolsList) return next(result)
+        return Effect.flatMap(keepSendableTools(name, conn.wire, result), (listed) => {
+          recordToolHeaders(toolHeaders, listed)
+          // The last page of a listing from the start: the index holds every tool now.
+          if (params?.cursor === undefined && (typeof result.nextCursor !== "string" || result.nextCursor.length === 0)) {
+            listing.known = true
+          }
+          return next(listed)
+        })
       })
 
     // The call is in flight (a candidate for untied questions) from its start to its end. It is
@@ -345,6 +355,12 @@ export const makeSession = (
       wire: conn.wire,
       // A legacy request is one exchange; a modern one may wait on a caller between rounds.
       runsInPlace: conn.cutsInPlace === true && !isModern,
+      runsInPlaceFor: conn.cutsInPlace !== true
+        ? () => false
+        : !isModern
+        ? () => true
+        // (A stdio session neither mirrors headers, for which a call may wait on a listing, nor expires.)
+        : (ctx) => ctx.inputRequired !== "resolve" && ctx.task === undefined,
       request,
       notify: (method, params) =>
         Effect.flatMap(

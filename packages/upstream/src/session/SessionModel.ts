@@ -95,6 +95,12 @@ export interface Session extends Established {
    * calls without a fiber of their own.
    */
   readonly runsInPlace: boolean
+  /**
+   * Whether a request made with `ctx` only waits for its answer the same way: every request when
+   * `runsInPlace`, and on a modern stdio session one whose `input_required` goes back to its
+   * caller as is (one round, nothing waited on between rounds) and that follows no task.
+   */
+  readonly runsInPlaceFor: (ctx: CallContext) => boolean
   /** Sends a request and returns the raw result object (unknown fields intact). */
   readonly request: (method: string, params?: JsonObject, ctx?: CallContext) => Effect.Effect<JsonObject, SessionError>
   /** Sends a notification. */

@@ -24,6 +24,7 @@ import * as Revision from "@mcpx-fx/protocol/Revision"
 import { isTerminal, RelatedTaskKey, type TaskStatus } from "@mcpx-fx/protocol/Tasks"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { outOfPlace } from "../transport/internal/InPlace.js"
 import { answerAlone, resolveInputs } from "./Questions.js"
 import { type SessionError, UpstreamRpcError } from "./SessionErrors.js"
 import type { CallContext, Session } from "./SessionModel.js"
@@ -143,7 +144,8 @@ const follow = (
   // 2025-11-25's tasks/result waits for the end itself, and the questions the task asks ride its
   // stream (tied to it, as every call's are), so a legacy task is not polled.
   const following = modern ? poll(0) : Effect.map(ask(Method.TasksResult), withoutRelatedTask)
-  return Effect.onInterrupt(following, () => Effect.ignore(Effect.timeout(ask(Method.TasksCancel), Duration.seconds(5))))
+  // Polls and sleeps that no cut in place ends: a call run in place follows its task out of place.
+  return outOfPlace(Effect.onInterrupt(following, () => Effect.ignore(Effect.timeout(ask(Method.TasksCancel), Duration.seconds(5)))))
 }
 
 /**

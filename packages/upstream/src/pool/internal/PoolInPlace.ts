@@ -1,7 +1,8 @@
 /**
  * The call that needs no fiber of its own: one whose key's instance in the server's own lane is up
- * and serving a legacy stdio session (nearly every call to most servers). Such a call only waits
- * for its answer on stdout, so it runs in its caller's fiber (internal/InPlace.ts) and is cut
+ * and serving a legacy stdio session (nearly every call to most servers), or a modern stdio session
+ * that returns `input_required` to its caller (a modern host's call). Such a call only waits for
+ * its answer on stdout, so it runs in its caller's fiber (internal/InPlace.ts) and is cut
  * short by ending that wait; every other call runs under `Abortable`, which can interrupt it
  * wherever it waits (a start, an HTTP request, a question between rounds).
  *
@@ -38,15 +39,17 @@ export interface InPlaceEnv {
 export const makeInPlace = (env: InPlaceEnv) => {
   /**
    * Where `caller`'s call would be leased in place by the Pool's own routing (the server's own
-   * lane, its key's instance serving), when that is a legacy stdio session; otherwise undefined.
+   * lane, its key's instance serving), when that session runs the call in place (`runsInPlace`
+   * of it; by default `session.runsInPlace`, a legacy stdio session); otherwise undefined.
    */
-  const target = (server: PoolServer, caller: Caller): InPlaceTarget | undefined => {
+  const target = (server: PoolServer, caller: Caller, runsInPlace?: (session: Session) => boolean): InPlaceTarget | undefined => {
     if (caller.key.kind === "call" || requestedLane(server.probe.preference, caller.revision) !== "modern") return undefined
     const pool = env.poolNamed(server)
     if (pool === undefined) return undefined
     const inst = pool.modern.instances.get(env.keyFor(caller.key).id)
     const session = inst?.serving?.session
-    if (inst === undefined || session === undefined || !session.runsInPlace) return undefined
+    if (inst === undefined || session === undefined) return undefined
+    if (!(runsInPlace === undefined ? session.runsInPlace : runsInPlace(session))) return undefined
     return { pool, lane: pool.modern, inst, session }
   }
 

@@ -10,7 +10,9 @@
  * own is never mistaken for the call. The calls are kept by fiber in a plain map, not a FiberRef:
  * setting a FiberRef copies the fiber's whole map of them, twice per call.
  */
-import type * as Fiber from "effect/Fiber"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
 
 /** The defect with which a cut wait ends; only the Pool that cut it ever sees it. */
@@ -93,3 +95,26 @@ export const leave = (fiber: AnyFiber, outer: WaitingCall | undefined): void => 
 
 /** How many fibers have a call in place (tests: none once every call has ended). */
 export const runningCount = (): number => running.size
+
+/**
+ * Runs `effect`, which may wait on what no cut in place ends (a task's polls, a sleep), so that a
+ * cut still ends it: in a fiber running a call in place, `effect` runs in a fiber of its own,
+ * which a cut interrupts and which is waited for (what it does when interrupted, such as
+ * cancelling upstream, is done), and the call then ends as a cut wait does. Elsewhere `effect`
+ * runs as it is. Rare on the call path: only a call an upstream made a task comes here.
+ */
+export const outOfPlace = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    const call = running.get(fiber)
+    if (call === undefined) return effect
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.fork(restore(effect)), (child) => {
+        const letGo = call.waitingOn(() => child.unsafeInterruptAsFork(fiber.id()))
+        const awaited = Effect.onInterrupt(restore(Fiber.await(child)), () => Effect.zipRight(Effect.sync(letGo), Fiber.interrupt(child)))
+        return Effect.flatMap(awaited, (exit): Effect.Effect<A, E> => {
+          letGo()
+          return Exit.isFailure(exit) && call.isCut ? Effect.die(new CutInPlace()) : exit
+        })
+      })
+    )
+  })

@@ -16,6 +16,9 @@ import { Negotiator } from "@mcpx-fx/upstream/era/Negotiator"
 import { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import { Prober } from "@mcpx-fx/upstream/era/Prober"
 import * as TransportLayer from "@mcpx-fx/upstream/transport/TransportLayer"
+import { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
+import { ProcessGroups } from "@mcpx-fx/upstream/os/ProcessGroups"
+import { ToolCatalog } from "@mcpx-fx/gateway/ToolCatalog"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
@@ -75,9 +78,10 @@ const throughGateway = async (): Promise<ReadonlyArray<number>> => {
         Layer.provideMerge(EraCache.layerMemory),
         Layer.provide(Negotiator.layer),
         Layer.provide(TransportLayer.layer()),
-        Layer.provide(FetchHttpClient.layer)
+        Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone))
       )
     ),
+    Layer.provide(ToolCatalog.layerMemory),
     Layer.provide(NodeContext.layer)
   )
   try {

@@ -15,6 +15,8 @@ import type { Preference } from "@mcpx-fx/upstream/era/Preference"
 import { Prober } from "@mcpx-fx/upstream/era/Prober"
 import { StdioDefinition } from "@mcpx-fx/upstream/ServerDefinition"
 import * as TransportLayer from "@mcpx-fx/upstream/transport/TransportLayer"
+import { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
+import { ProcessGroups } from "@mcpx-fx/upstream/os/ProcessGroups"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,7 +26,8 @@ export const ClientLayer = Prober.layer.pipe(
   Layer.provideMerge(EraCache.layerMemory),
   Layer.provide(Negotiator.layer),
   Layer.provide(TransportLayer.layer()),
-  Layer.provide(FetchHttpClient.layer),
+  // No OAuth tokens kept and no process groups recorded: an HTTP upstream gets its own headers only.
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone)),
   Layer.provide(NodeContext.layer)
 )
 

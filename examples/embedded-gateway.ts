@@ -16,6 +16,9 @@ import { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import { Prober } from "@mcpx-fx/upstream/era/Prober"
 import { StdioDefinition } from "@mcpx-fx/upstream/ServerDefinition"
 import * as TransportLayer from "@mcpx-fx/upstream/transport/TransportLayer"
+import { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
+import { ProcessGroups } from "@mcpx-fx/upstream/os/ProcessGroups"
+import { ToolCatalog } from "@mcpx-fx/gateway/ToolCatalog"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -48,9 +51,12 @@ export const gatewayLayer = (config: Layer.Layer<Config>) =>
         Layer.provideMerge(EraCache.layerMemory),
         Layer.provide(Negotiator.layer),
         Layer.provide(TransportLayer.layer()),
-        Layer.provide(FetchHttpClient.layer)
+        // No OAuth tokens kept and no process groups recorded: nothing of this program's on disk.
+        Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone))
       )
     ),
+    // Tool listings and their schemas are kept in memory only.
+    Layer.provide(ToolCatalog.layerMemory),
     Layer.provide(NodeContext.layer)
   )
 

@@ -290,11 +290,15 @@ export const requestState: Layer.Layer<RequestState.RequestState, never, Setting
 /**
  * Host tasks, kept where `tasks.store` says: the embedded SQLite file `<state>/tasks.db` (no
  * server needed), or PostgreSQL. Built once per process: every listener's Server shares it, so a
- * task made over one is found over another. Where a Fleet is in the context (the gateway's), the
- * store's rows name its process id, and in a fleet an update or cancel of a task another instance
- * runs goes to that instance; `serve`, which builds no fleet, keeps tasks alone.
+ * task made over one is found over another. The store's rows name the Fleet's process id, and in a
+ * fleet an update or cancel of a task another instance runs goes to that instance; `serve` gives
+ * it `alone` (hostTasksAlone), so it keeps tasks alone.
  */
-export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> = Layer
+export const hostTasks: Layer.Layer<
+  HostTasks.HostTasks | TaskStore.TaskStore,
+  TaskStore.TaskStoreError,
+  Settings.Settings | StateDir.StateDir | Fleet.Fleet
+> = Layer
   .unwrapEffect(
     Effect.gen(function*() {
       const url = yield* Settings.get("tasks.store")
@@ -310,8 +314,8 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, T
       // Loaded when a command serves hosts: the SQL clients (and the native SQLite addon) cost
       // every other command ~10 ms of start for nothing.
       const SqlTaskStore = yield* Effect.promise(() => import("@mcpx-fx/store/SqlTaskStore"))
-      const fleet = yield* Effect.serviceOption(Fleet.Fleet)
-      const instance = Option.getOrUndefined(Option.map(fleet, (f) => f.instance))
+      const fleet = yield* Fleet.Fleet
+      const instance = fleet.instance
       const store = url === ""
         ? SqlTaskStore.layerSqlite(
           join(
@@ -324,13 +328,17 @@ export const hostTasks: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, T
           instance
         )
         : SqlTaskStore.layerPostgres(url, instance)
-      const tasks = Option.isSome(fleet) && fleet.value.alone !== true
-        ? HostTasks.HostTasks.layerFleet(policy).pipe(Layer.provide(Layer.succeed(Fleet.Fleet, fleet.value)))
+      const tasks = fleet.alone !== true
+        ? HostTasks.HostTasks.layerFleet(policy).pipe(Layer.provide(Layer.succeed(Fleet.Fleet, fleet)))
         : HostTasks.HostTasks.layer(policy)
       // The store stays in the built context: the daemon's /metrics reads its active count.
       return tasks.pipe(Layer.provideMerge(store))
     })
   )
+
+/** `hostTasks` for a process in no fleet (`serve`), whatever the settings say. */
+export const hostTasksAlone: Layer.Layer<HostTasks.HostTasks | TaskStore.TaskStore, TaskStore.TaskStoreError, Settings.Settings | StateDir.StateDir> = hostTasks
+  .pipe(Layer.provide(alone))
 
 /**
  * The gateway plus the ConfigWatcher that reloads its configuration: watching the files for a

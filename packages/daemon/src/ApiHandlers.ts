@@ -7,7 +7,8 @@
  * Mounting, in the daemon: `layer` is the API (with `/v1/openapi.json`) for `HttpApiBuilder.serve`
  * or `HttpApiBuilder.toWebHandler`; `httpApp` builds it into one `HttpApp` for a router shared with
  * `/mcp`, e.g. `HttpRouter.empty.pipe(HttpRouter.mountApp("/v1", v1, { includePrefix: true }),
- * HttpRouter.all("/mcp", mcp))`. Both need Gateway, Settings, Pool and DaemonInfo.
+ * HttpRouter.all("/mcp", mcp))`. Both need what `Requirements` names (`ConfigWatcher.none`,
+ * `UpstreamAuth.none` and `RecentCalls.off` where a process has no watcher, OAuth or ring).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as OpenApi from "@effect/platform/OpenApi"
@@ -18,6 +19,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpJsonBody from "@mcpx-fx/server/HttpJsonBody"
 import { Pool } from "@mcpx-fx/upstream/pool/Pool"
+import type { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
 import type { Backend } from "@mcpx-fx/server/Backend"
 import type { HostTasks } from "@mcpx-fx/server/HostTasks"
 import * as Clock from "effect/Clock"
@@ -94,8 +96,8 @@ export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
       Effect.gen(function*() {
         const daemon = yield* DaemonInfo
         const settings = yield* Settings
-        const watcher = yield* Effect.serviceOption(ConfigWatcher)
-        const config = Option.isSome(watcher) ? { config: yield* watcher.value.state } : {}
+        const state = yield* Effect.flatMap(ConfigWatcher, (watcher) => watcher.state)
+        const config = Option.isSome(state) ? { config: state.value } : {}
         return {
           daemon: {
             version: daemon.version,
@@ -205,9 +207,8 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) => {
       const raw = yield* FiberRef.get(Redact.RawForOwner)
       const redactor = redactorOf(yield* Gateway)
       const shape = (event: Events.Event): Events.Event => (raw ? event : redactor.json(event) as Events.Event)
-      const watcher = yield* Effect.serviceOption(ConfigWatcher)
-      const config = Option.getOrUndefined(Option.map(watcher, (w) => w.subscribe))
-      const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape, config).pipe(
+      const watcher = yield* ConfigWatcher
+      const body = Events.sse(Events.filterOf(urlParams), keepAlive, shape, watcher.subscribe).pipe(
         Stream.provideService(Pool, pool),
         Stream.provideService(PendingCalls, pending),
         Stream.encodeText,
@@ -227,7 +228,7 @@ export const EventsLive = HttpApiBuilder.group(Api, "events", (handlers) => {
 // ---------------------------------------------------------------------------------------------
 
 /** What the API runs on. */
-export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo | Backend | HostTasks | RecentCalls
+export type Requirements = Gateway | Settings | Pool | PendingCalls | DaemonInfo | Backend | HostTasks | RecentCalls | ConfigWatcher | UpstreamAuth
 
 /**
  * The implemented `/v1` API with `/v1/openapi.json`, for `HttpApiBuilder.serve` or `toWebHandler`.

@@ -96,7 +96,8 @@ export const callTool = (
     const caller = apiCaller(request.session, headers)
     const began = yield* Clock.currentTimeMillis
     const result = yield* ArgumentCheck.check(gateway, caller, tool, request.arguments ?? {}).pipe(
-      Effect.flatMap((args) => gateway.callTool(caller, tool, args)),
+      // The check's resolution is the call's: the same caller and name, resolved once.
+      Effect.flatMap((checked) => gateway.callTool(caller, checked.resolution, checked.args)),
       Effect.catchIf(
         (e): e is Exclude<GatewayCallError, UnknownName> => e._tag !== "UnknownName" && e._tag !== "BadArguments",
         (e) =>
@@ -234,18 +235,19 @@ export const serverRows = (
   gateway: GatewayService,
   settings: SettingsService,
   pool: Pool["Type"]
-): Effect.Effect<ReadonlyArray<typeof ApiSchema.ServerRow.Type>> =>
+): Effect.Effect<ReadonlyArray<typeof ApiSchema.ServerRow.Type>, never, UpstreamAuth> =>
   Effect.gen(function*() {
     const snapshot = yield* pool.snapshot
     // The hot settings as they stand now, which is what the next call will use.
     const preference = yield* settings.get("upstream.protocol")
     const callTimeout = yield* settings.get("pool.callTimeout")
-    const auth = yield* Effect.serviceOption(UpstreamAuth)
+    const auth = yield* UpstreamAuth
     const redact = redactorOf(gateway)
     return yield* Effect.forEach(gateway.servers, (server) => {
       const def = server.configured.definition
-      const authStatus = Option.isSome(auth) && def.transport === "http" && auth.value.credentials(def) !== undefined
-        ? Effect.asSome(auth.value.status(def))
+      // A server OAuth does not apply to (stdio, its own Authorization header, UpstreamAuth.none) shows none.
+      const authStatus = def.transport === "http" && auth.credentials(def) !== undefined
+        ? Effect.asSome(auth.status(def))
         : Effect.succeedNone
       return Effect.map(authStatus, (a) =>
         serverRow(

@@ -13,6 +13,7 @@ import type { ErrorObject, ValidateFunction } from "ajv"
 import * as Effect from "effect/Effect"
 import { BadArguments } from "./ApiErrors.js"
 import type { Gateway } from "@mcpx-fx/gateway/Gateway"
+import type { Resolution } from "@mcpx-fx/gateway/CallResolution"
 import type { Caller, GatewayCallError } from "@mcpx-fx/gateway/GatewayModel"
 
 type GatewayService = Gateway["Type"]
@@ -67,26 +68,37 @@ const describe = (tool: string, error: ErrorObject): BadArguments => {
   })
 }
 
+/** Arguments that fit their tool, and the tool's resolution for the call to use. */
+export interface Checked {
+  readonly args: JsonObject
+  /**
+   * The call's one resolution (CallResolution.ts), made by this check as the call's own caller:
+   * handed to `Gateway.callTool`, it is not made again (unless a reload came in between).
+   */
+  readonly resolution: Resolution
+}
+
 /**
- * `args` as a JSON object that fits `tool`'s inputSchema, or BadArguments naming the first field
- * that does not. The tool is resolved as the call would resolve it (an unknown one fails here
- * the same way, with the closest names).
+ * `args` as a JSON object that fits `tool`'s inputSchema, with the tool's resolution, or
+ * BadArguments naming the first field that does not. The tool is resolved as the call would
+ * resolve it (an unknown one fails here the same way, with the closest names).
  */
 export const check = (
   gateway: GatewayService,
   caller: Caller,
   tool: string,
   args: unknown
-): Effect.Effect<JsonObject, BadArguments | GatewayCallError> =>
+): Effect.Effect<Checked, BadArguments | GatewayCallError> =>
   Effect.gen(function*() {
     if (!isJsonObject(args)) {
       return yield* new BadArguments({ tool, detail: `arguments must be a JSON object, got ${Array.isArray(args) ? "an array" : typeof args}` })
     }
-    const described = gateway.peekTool(tool) ?? (yield* gateway.describeTool(caller, tool))
-    const schema = described.inputSchema
-    if (!isJsonObject(schema)) return args
+    const resolution = gateway.peekTool(tool) ?? (yield* gateway.resolveTool(caller, tool))
+    const checked: Checked = { args, resolution }
+    const schema = resolution.inputSchema
+    if (!isJsonObject(schema)) return checked
     const validate = (yield* validators)(schema)
-    if (validate === null || validate(args)) return args
+    if (validate === null || validate(args)) return checked
     const first = validate.errors?.[0]
     return yield* first === undefined ? new BadArguments({ tool, detail: "arguments do not fit the tool's inputSchema" }) : describe(tool, first)
   })

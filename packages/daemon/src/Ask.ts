@@ -115,13 +115,14 @@ export const begin = (
       ...apiCaller(request.session, headers),
       ...(request.session === undefined ? {} : { callerId: request.session })
     }
-    const args = yield* ArgumentCheck.check(gateway, caller, tool, request.arguments ?? {}).pipe(
+    const checked = yield* ArgumentCheck.check(gateway, caller, tool, request.arguments ?? {}).pipe(
       Effect.mapError((e) => (e._tag === "BadArguments" || e._tag === "UnknownName" ? e : upstreamFailed(e)))
     )
     const move = yield* pending.begin(
       tool,
       QuestionFit.asker(capabilities),
-      (questions, parked) => gateway.callTool({ ...caller, questions, ...(parked === undefined ? {} : { parked }) }, tool, args),
+      // Run once, at once: the check's resolution is this call's.
+      (questions, parked) => gateway.callTool({ ...caller, questions, ...(parked === undefined ? {} : { parked }) }, checked.resolution, checked.args),
       waitOf(request.waitMs)
     ).pipe(Effect.mapError(toAskError(tool)))
     return statusOf(tool, move)

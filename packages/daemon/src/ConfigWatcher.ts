@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -91,7 +92,8 @@ export interface WatchOptions {
 export class ConfigWatcher extends Context.Tag("@mcpx-fx/daemon/ConfigWatcher")<ConfigWatcher, {
   /** Reads the configuration again now and applies it, or reports why not. */
   readonly reload: Effect.Effect<ReloadOutcome>
-  readonly state: Effect.Effect<ConfigState>
+  /** The configuration's state; none where no configuration is watched or reloaded (`none`). */
+  readonly state: Effect.Effect<Option.Option<ConfigState>>
   /** Config events from now on (in place once this returns). */
   readonly subscribe: Effect.Effect<Queue.Dequeue<ConfigEvent>, never, Scope.Scope>
 }>() {
@@ -100,6 +102,20 @@ export class ConfigWatcher extends Context.Tag("@mcpx-fx/daemon/ConfigWatcher")<
     input: ConfigInput,
     options: WatchOptions
   ): Layer.Layer<ConfigWatcher, never, Config | Gateway | Settings | FileSystem.FileSystem | Path.Path> => Layer.scoped(ConfigWatcher, make(input, options))
+
+  /**
+   * No watcher: the configuration stays as it was loaded (the API run in tests, embedders). It has
+   * no state to show (`/v1/status` leaves `config` out), sends no events, and refuses a reload.
+   */
+  static readonly none: Layer.Layer<ConfigWatcher> = Layer.effect(
+    ConfigWatcher,
+    Effect.map(PubSub.sliding<ConfigEvent>(1), (silent) =>
+      ConfigWatcher.of({
+        reload: Effect.map(Clock.currentTimeMillis, (at) => ({ type: "config.error" as const, at, message: "this process reloads no configuration" })),
+        state: Effect.succeedNone,
+        subscribe: PubSub.subscribe(silent)
+      }))
+  )
 }
 
 const make = (input: ConfigInput, options: WatchOptions) =>
@@ -245,7 +261,7 @@ const make = (input: ConfigInput, options: WatchOptions) =>
 
     return ConfigWatcher.of({
       reload,
-      state: Effect.sync(() => state),
+      state: Effect.sync(() => Option.some(state)),
       subscribe: PubSub.subscribe(events)
     })
   })

@@ -75,13 +75,14 @@ export const begin = (
     const backend = yield* Backend
     const tasks = yield* HostTasks
     const tool = qualifiedToolName(request.tool)
-    const args = yield* ArgumentCheck.check(gateway, apiCaller(request.session, headers), tool, request.arguments ?? {}).pipe(
+    const { args, resolution } = yield* ArgumentCheck.check(gateway, apiCaller(request.session, headers), tool, request.arguments ?? {}).pipe(
       Effect.catchIf(
         (e): e is Exclude<GatewayCallError, UnknownName> => e._tag !== "UnknownName" && e._tag !== "BadArguments",
         (e) => Effect.fail(upstreamFailed(e))
       )
     )
-    const caller = hostCaller(request.session)
+    // The check's resolution goes to the task's first round alone (HostTasks drops it after).
+    const caller: HostCaller = { ...hostCaller(request.session), resolved: resolution }
     // Each round is the Backend's call under the caller's own session (which pools key by), not
     // the task's owner.
     const round = (roundCaller: HostCaller, retry: HostCaller["retry"]) => {

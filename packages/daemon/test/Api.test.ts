@@ -222,6 +222,30 @@ describe("/v1 tools and calls", () => {
       assert.strictEqual(ok.status, 200)
     }).pipe(Effect.provide(dependencies({ alpha: era("dual") }))))
 
+  it.scopedLive("v1/call resolves the tool's name once: the argument check's resolution is the call's", () => {
+    const count = { resolutions: 0 }
+    return Effect.gen(function*() {
+      const web = yield* webHandler
+      // The first call lists alpha, the next finds echo in place: one resolution each.
+      for (const message of ["one", "two"]) {
+        const before = count.resolutions
+        const ok = yield* call(web.handler, "POST", "/v1/call", { tool: "alpha.echo", arguments: { message } })
+        assert.strictEqual(ok.status, 200, JSON.stringify(ok.body))
+        assert.include(JSON.stringify(ok.body), message)
+        assert.strictEqual(count.resolutions - before, 1, `resolutions of the call "${message}"`)
+      }
+      // As a task: the check's resolution is the first round's.
+      const before = count.resolutions
+      const task = yield* call(web.handler, "POST", "/v1/call", { tool: "alpha.echo", arguments: { message: "task" }, task: {} })
+      assert.strictEqual(task.status, 202, JSON.stringify(task.body))
+      const taskId = String((task.body.task as Record<string, unknown>).taskId)
+      const done = yield* call(web.handler, "GET", `/v1/tasks/${taskId}/result?waitMs=20000`)
+      assert.strictEqual(done.status, 200, JSON.stringify(done.body))
+      assert.include(JSON.stringify(done.body.result), "task")
+      assert.strictEqual(count.resolutions - before, 1)
+    }).pipe(Effect.provide(dependencies({ alpha: era("dual") }, { catalog: TestGateway.countingCatalog(count) })))
+  })
+
   it.scopedLive("v1: every 4xx has a JSON body: a body that is not JSON, an empty one, an unknown route or method", () =>
     Effect.gen(function*() {
       const web = yield* webHandler

@@ -152,7 +152,7 @@ describe("/v1 GETs from a browser page", () => {
     Effect.gen(function*() {
       const web = yield* webHandler
       const gateway = yield* Gateway
-      const catalog = Option.getOrThrow(yield* Effect.serviceOption(ToolCatalog))
+      const catalog = yield* ToolCatalog
       // Pooled per session: session s1's process is up, and its tools change, so nothing is known live.
       const changes = yield* gateway.changes
       assert.strictEqual((yield* call(web.handler, "POST", "/v1/call", { tool: "alpha__echo", arguments: { message: "hi" }, session: "s1" })).status, 200)

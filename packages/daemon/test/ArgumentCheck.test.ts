@@ -3,13 +3,19 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Effect from "effect/Effect"
 import * as ArgumentCheck from "../src/ArgumentCheck.js"
 import type { Gateway } from "@mcpx-fx/gateway/Gateway"
-import { UnknownName } from "@mcpx-fx/gateway/GatewayModel"
+import * as CallResolution from "@mcpx-fx/gateway/CallResolution"
+import { type GatewayServer, UnknownName } from "@mcpx-fx/gateway/GatewayModel"
 
-// The check reads only the tool's definition: a gateway that knows a few tools by name.
+// The check reads only the tool's definition: a gateway that knows a few tools by name, in place.
+const server = { name: "t", namespace: "t", prefixed: false } as GatewayServer
 const gatewayOf = (tools: Record<string, JsonObject>) => {
-  const stub: Pick<Gateway["Type"], "peekTool" | "describeTool"> = {
-    peekTool: (name) => tools[name],
-    describeTool: (_caller, name) => Effect.fail(new UnknownName({ kind: "tool", name, suggestions: Object.keys(tools) }))
+  const resolution = (name: string) => {
+    const tool = tools[name]
+    return tool === undefined ? undefined : CallResolution.resolved([server], name, { server, name }, tool)
+  }
+  const stub: Pick<Gateway["Type"], "peekTool" | "resolveTool"> = {
+    peekTool: resolution,
+    resolveTool: (_caller, name) => Effect.fail(new UnknownName({ kind: "tool", name, suggestions: Object.keys(tools) }))
   }
   return stub as Gateway["Type"]
 }
@@ -56,13 +62,17 @@ describe("ArgumentCheck", () => {
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* refusal("count", { n: 1.5 }), { field: "n", detail: "n must be integer" })
       assert.deepStrictEqual(yield* refusal("third", { flag: "yes" }), { field: "flag", detail: "flag must be boolean" })
-      assert.deepStrictEqual(yield* ArgumentCheck.check(gateway, {}, "count", { n: 2 }), { n: 2 })
-      assert.deepStrictEqual(yield* ArgumentCheck.check(gateway, {}, "search", { query: "x" }), { query: "x" })
+      assert.deepStrictEqual((yield* ArgumentCheck.check(gateway, {}, "count", { n: 2 })).args, { n: 2 })
+      assert.deepStrictEqual((yield* ArgumentCheck.check(gateway, {}, "search", { query: "x" })).args, { query: "x" })
     }))
 
   it.effect("a schema it cannot compile checks nothing; an unknown tool fails as the call would", () =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(yield* ArgumentCheck.check(gateway, {}, "remote", { x: 1 }), { x: 1 })
+      const remote = yield* ArgumentCheck.check(gateway, {}, "remote", { x: 1 })
+      assert.deepStrictEqual(remote.args, { x: 1 })
+      // The resolution the check made is handed on for the call, not made again by it.
+      assert.strictEqual(remote.resolution.asked, "remote")
+      assert.strictEqual(remote.resolution.tool, gateway.peekTool("remote")?.tool)
       assert.deepStrictEqual(yield* refusal("serch", {}), { tag: "UnknownName" })
     }))
 })

@@ -96,7 +96,7 @@ describe("ConfigWatcher", () => {
       assert.strictEqual(given.length, 1)
       const defined = given[0]!.servers[0]!.definition
       assert.strictEqual(defined.transport === "stdio" ? defined.command : "", "two")
-      assert.strictEqual((yield* watcher.state).reloads, 1)
+      assert.strictEqual(Option.getOrThrow(yield* watcher.state).reloads, 1)
 
       // A broken save: nothing is applied, the error is an event and in the state.
       content.text = `{ "mcpServers": { "a": { "command": `
@@ -107,13 +107,13 @@ describe("ConfigWatcher", () => {
       assert.strictEqual(refused.type, "config.error")
       assert.include(refused.type === "config.error" ? refused.message : "", file)
       assert.strictEqual(given.length, 1)
-      assert.isTrue(Option.isSome(Option.fromNullable((yield* watcher.state).error)))
+      assert.isTrue(Option.isSome(Option.fromNullable(Option.getOrThrow(yield* watcher.state).error)))
 
       // Fixed: applied, and the error is gone.
       content.text = good("three")
       const outcome = yield* watcher.reload
       assert.strictEqual(outcome.type, "config.reload")
-      assert.isUndefined((yield* watcher.state).error)
+      assert.isUndefined(Option.getOrThrow(yield* watcher.state).error)
       assert.strictEqual(given.length, 2)
     }))
 
@@ -155,6 +155,16 @@ describe("ConfigWatcher", () => {
       assert.strictEqual(outcomes.length, 200)
       assert.isTrue(outcomes.every((o) => o.type === "config.reload"))
       assert.strictEqual(given.length, 2)
-      assert.strictEqual((yield* watcher.state).reloads, 2)
+      assert.strictEqual(Option.getOrThrow(yield* watcher.state).reloads, 2)
     }))
+
+  it.scoped("config/none: a process that watches nothing has no state, tells no events and refuses a reload", () =>
+    Effect.gen(function*() {
+      const watcher = yield* ConfigWatcher
+      assert.isTrue(Option.isNone(yield* watcher.state))
+      const told = yield* watcher.subscribe
+      const outcome = yield* watcher.reload
+      assert.strictEqual(outcome.type, "config.error")
+      assert.isTrue(yield* Queue.isEmpty(told))
+    }).pipe(Effect.provide(ConfigWatcher.none)))
 })

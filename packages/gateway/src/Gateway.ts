@@ -83,10 +83,11 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
     options?: { readonly suggest?: boolean }
   ) => Effect.Effect<JsonObject, GatewayCallError>
   /**
-   * The visible tool behind a host-visible name as the live listing has it (its upstream name,
-   * schemas and annotations), in place; undefined when it would take a lookup to say.
+   * The resolution of a host-visible name when the live listing has its visible tool (upstream
+   * name, schemas, annotations), made in place; undefined when it would take a lookup to say.
+   * The same resolution `resolveTool` would make, and as good to hand to `callTool`.
    */
-  readonly peekTool: (name: string) => JsonObject | undefined
+  readonly peekTool: (name: string) => CallResolution.Resolution | undefined
   /**
    * The call's one resolution (CallResolution.ts): server, upstream name and visible tool behind a
    * host-visible name, read in place from the live listing when it has it, else by listing that
@@ -107,10 +108,11 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly listResourceTemplates: (caller: Caller) => Effect.Effect<Listing>
   /**
    * Calls a tool by its host-visible name, resolved (and held to the server's tool filters) on
-   * every round, or by the resolution the caller already made of it for this round (`resolveTool`:
-   * the same check, not made twice): `retry` is what a modern retry adds to the params
-   * (`inputResponses`, the upstream's `requestState`), and goes where the first round went only if
-   * the name still does. The upstream's result comes back unchanged.
+   * every round, or by the resolution the caller already made of it for this round (`resolveTool`,
+   * `peekTool`: the same check, not made twice; made again if a reload came in between): `retry`
+   * is what a modern retry adds to the params (`inputResponses`, the upstream's `requestState`),
+   * and goes where the first round went only if the name still does. The upstream's result comes
+   * back unchanged.
    */
   readonly callTool: (
     caller: Caller,
@@ -136,13 +138,15 @@ export class Gateway extends Context.Tag("@mcpx-fx/gateway/Gateway")<Gateway, {
   readonly watchResource: (caller: Caller, uri: string) => Effect.Effect<void, GatewayCallError, Scope.Scope>
 }>() {
   /**
-   * The gateway over the configuration, settings, pool, prober and era cache; questions nobody can
-   * be said to have caused are held in PendingCalls.
+   * The gateway over the configuration, settings, pool, prober, era cache and tool catalog (the
+   * CLI's keeps its schema cache in the state dir; `ToolCatalog.layerMemory` keeps none); questions
+   * nobody can be said to have caused are held in PendingCalls.
    */
-  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache | PendingCalls> = Layer.scoped(
-    Gateway,
-    Effect.suspend(() => make)
-  )
+  static readonly layer: Layer.Layer<Gateway, GatewayConfigError, Config | Settings | Pool | Prober | EraCache | PendingCalls | ToolCatalog> = Layer
+    .scoped(
+      Gateway,
+      Effect.suspend(() => make)
+    )
 }
 
 const make = Effect.gen(function*() {
@@ -152,14 +156,7 @@ const make = Effect.gen(function*() {
   const prober = yield* Prober
   const cache = yield* EraCache
   const pending = yield* PendingCalls
-  // The ToolCatalog in context (the CLI's keeps its schema cache in the state dir), else one in memory.
-  const catalog = yield* Effect.flatMap(
-    Effect.serviceOption(ToolCatalog),
-    Option.match({
-      onSome: Effect.succeed,
-      onNone: () => Effect.map(Layer.build(ToolCatalog.layerMemory), Context.get(ToolCatalog))
-    })
-  )
+  const catalog = yield* ToolCatalog
 
   const { build, checkPrefix, current, hotSettings } = yield* ServerSettings.make(settings, pending.hold)
   yield* checkPrefix(config)
@@ -292,10 +289,11 @@ const make = Effect.gen(function*() {
     describeTool: (caller, name, options) =>
       Effect.map(resolveTool(caller, name, options?.suggest ?? true), (found) => Names.qualifyTool(found.server, found.tool)),
     reconfigure,
+    // A resolution made before a reload is made again, in the servers (and filters) now in effect.
     callTool: (caller, tool, args, meta, retry) =>
-      typeof tool === "string"
-        ? Effect.flatMap(resolveTool(caller, tool), (found) => callResolved(caller, found, args, meta, retry))
-        : callResolved(caller, tool, args, meta, retry),
+      typeof tool !== "string" && CallResolution.current(tool, table.servers)
+        ? callResolved(caller, tool, args, meta, retry)
+        : Effect.flatMap(resolveTool(caller, CallResolution.hostName(tool)), (found) => callResolved(caller, found, args, meta, retry)),
     getPrompt: (caller, name, args, meta, retry) => {
       const found = Names.resolve(table.servers, name)
       return found === undefined

@@ -16,6 +16,7 @@ import type { Parked } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as CallObserver from "./CallObserver.js"
+import * as CallResolution from "./CallResolution.js"
 import { Gateway } from "./Gateway.js"
 import type { Caller as GatewayCaller, CutShort, GatewayCallError } from "./GatewayModel.js"
 import { unaskable } from "./internal/Unaskable.js"
@@ -252,8 +253,14 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         : to(found.server.namespace, { ...target, name: found.name })
     }
 
+    /**
+     * A tool call by the resolution its request's header check made (`Caller.resolved`: the same
+     * caller, the same name, this round's), else by its name, resolved by the Gateway. Either way
+     * it goes through CallResolution, filters included, once.
+     */
     const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined, observation?: CallObserver.Observation) => {
-      return routed(caller, name, (gc, retry) => gateway.callTool(observation === undefined ? gc : { ...gc, observation }, name, args, meta, retry))
+      const tool = CallResolution.carried(caller.resolved, name) ?? name
+      return routed(caller, name, (gc, retry) => gateway.callTool(observation === undefined ? gc : { ...gc, observation }, tool, args, meta, retry))
     }
 
     // The meta-tools exist while some server's tools are behind them.
@@ -317,9 +324,9 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       readResource: (caller, uri, meta) => timed(Method.ResourcesRead, routed(caller, uri, (gc, retry) => gateway.readResource(gc, uri, meta, retry))),
       complete: (caller, params, meta) => timed(Method.CompletionComplete, complete(caller, params, meta)),
       taskSupport: (caller, name) => {
-        const peeked = gateway.peekTool(name)
+        const peeked = CallResolution.carried(caller.resolved, name) ?? gateway.peekTool(name)
         return peeked !== undefined
-          ? Effect.succeed(supportOf(peeked))
+          ? Effect.succeed(supportOf(peeked.tool))
           : Effect.map(
             Effect.option(gateway.resolveTool(toGatewayCaller(caller), name, { suggest: false })),
             (found) => supportOf(found._tag === "Some" ? found.value.tool : undefined)

@@ -115,23 +115,29 @@ export const make = (deps: Deps) => {
     Effect.suspend(() => resolveNow(caller, name, suggest))
 
   const resolveNow = (caller: Caller, name: string, suggest: boolean): Effect.Effect<CallResolution.Resolution, GatewayCallError> => {
-    const found = CallResolution.locate(deps.servers(), name)
+    const servers = deps.servers()
+    const found = CallResolution.locate(servers, name)
     if (found === undefined) return unknownTool(name, caller, suggest)
     const live = catalog.peek(found.server.catalog, found.name)
-    if (live !== undefined) return Effect.succeed(CallResolution.resolved(found, live))
+    if (live !== undefined) return Effect.succeed(CallResolution.resolved(servers, name, found, live))
     return catalog.lookup(found.server.catalog, found.name, listServerTools(found.server, caller)).pipe(
       Effect.catchTag("UpstreamRpcError", () => Effect.succeed(Option.some<JsonObject>({ name: found.name }))),
-      Effect.flatMap((tool) => Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed(CallResolution.resolved(found, tool.value)))
+      Effect.flatMap((tool) =>
+        Option.isNone(tool) ? unknownTool(name, caller, suggest) : Effect.succeed(CallResolution.resolved(servers, name, found, tool.value))
+      )
     )
   }
 
   /**
-   * The visible tool behind a host-visible name, if the catalog's live listing has it; nothing is
-   * listed or started. The same resolution as `resolveTool`'s in-place answer, without its record.
+   * The resolution of a host-visible name if the catalog's live listing has its tool; nothing is
+   * listed or started. The same resolution as `resolveTool`'s in-place answer, without an effect.
    */
-  const peekTool = (name: string): JsonObject | undefined => {
-    const found = CallResolution.locate(deps.servers(), name)
-    return found === undefined ? undefined : catalog.peek(found.server.catalog, found.name)
+  const peekTool = (name: string): CallResolution.Resolution | undefined => {
+    const servers = deps.servers()
+    const found = CallResolution.locate(servers, name)
+    if (found === undefined) return undefined
+    const live = catalog.peek(found.server.catalog, found.name)
+    return live === undefined ? undefined : CallResolution.resolved(servers, name, found, live)
   }
 
   /**

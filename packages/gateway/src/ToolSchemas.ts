@@ -7,18 +7,19 @@
  *
  * The lookup asks as the call's own caller (its validated `_meta`), never as nobody: a server it
  * has to list is started for the lane and scope the call itself will use, not for a second one.
+ * Being the call's own, its resolution is the call's too: the Server hands it back with the call
+ * (`Caller.resolved`), and GatewayBackend calls by it rather than resolving the name again.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Gateway } from "./Gateway.js"
 import type { Caller } from "./GatewayModel.js"
 import * as GatewayBackend from "./GatewayBackend.js"
-import * as CallResolution from "./CallResolution.js"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import type { SchemaLookup as HostSchemaLookup } from "@mcpx-fx/server/HttpHost"
 
-/** Looks up a tool's `inputSchema` by the name hosts call it by; undefined when no server offers it. */
+/** Resolves a tool by the name hosts call it by, for its `inputSchema`; undefined when no server offers it. */
 export type SchemaLookup = HostSchemaLookup
 
 /** The gateway's caller for a schema lookup: the modern caller the Server will make of the same `_meta`. */
@@ -34,15 +35,17 @@ const callerOf = (meta: Meta.RequestMeta, sessionId: string | undefined): Caller
 }
 
 /**
- * A lookup over `gateway`. A tool that cannot be resolved (unknown, hidden, its server down) has
- * no schema to check against: the call itself then says what is wrong.
+ * A lookup over `gateway`: the call's resolution, which the Server hands back with the call
+ * (`Caller.resolved`) so GatewayBackend does not resolve the name again. A tool that cannot be
+ * resolved (unknown, hidden, its server down) has no schema to check against and no resolution:
+ * the call itself then resolves it and says what is wrong.
  */
 export const make = (gateway: Gateway["Type"]): Effect.Effect<SchemaLookup, never, Scope.Scope> =>
   Effect.succeed((tool, meta, sessionId) => {
-    // Nearly every call names a tool the live listing has: the same resolution, read in place.
+    // Nearly every call names a tool the live listing has: the same resolution, made in place.
     const known = gateway.peekTool(tool)
-    if (known !== undefined) return Effect.succeed(known.inputSchema)
+    if (known !== undefined) return Effect.succeed(known)
     return gateway.resolveTool(callerOf(meta, sessionId), tool, { suggest: false }).pipe(
-      Effect.match({ onFailure: () => undefined, onSuccess: CallResolution.inputSchema })
+      Effect.orElseSucceed(() => undefined)
     )
   })

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Server from "@mcpx-fx/server/Server"
+import { RequestState } from "@mcpx-fx/server/RequestState"
 import { StdioHost } from "@mcpx-fx/server/StdioHost"
 import { Fixtures } from "@mcpx-fx/testing"
 import { Pool } from "@mcpx-fx/upstream/pool/Pool"
@@ -139,6 +140,7 @@ const host = <A, E>(f: (h: Host) => Effect.Effect<A, E>) =>
     Effect.provide(
       StdioHost.layer.pipe(
         Layer.provide(Server.Server.layer),
+        Layer.provide(RequestState.layer),
         Layer.provideMerge(GatewayBackend.layer),
         Layer.provide(gateway()),
         Layer.provide(TestTasks.layer)

@@ -11,6 +11,7 @@ import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import type { QuestionChannel } from "@mcpx-fx/server/Backend"
 import * as Server from "@mcpx-fx/server/Server"
+import { RequestState } from "@mcpx-fx/server/RequestState"
 import * as Fixtures from "@mcpx-fx/testing/Fixtures"
 import { layer as gateway } from "@mcpx-fx/testing/gateway/TestGateway"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
@@ -25,7 +26,8 @@ const serverFor = (args: ReadonlyArray<string> = []) =>
   Server.Server.layer.pipe(
     Layer.provide(TestTasks.layer),
     Layer.provide(GatewayBackend.layer),
-    Layer.provide(gateway({ conf: Fixtures.stdioCommand("conformance-fixture", args) }))
+    Layer.provide(gateway({ conf: Fixtures.stdioCommand("conformance-fixture", args) })),
+    Layer.provide(RequestState.layer)
   )
 
 const modernMeta = (capabilities: JsonObject): JsonObject => ({

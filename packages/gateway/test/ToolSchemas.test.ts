@@ -34,7 +34,7 @@ describe("ToolSchemas", () => {
       const gateway = yield* Gateway
       const lookup = yield* ToolSchemas.make(gateway)
       const echo = yield* lookup("beta__echo", asker, undefined)
-      assert.deepInclude(echo as object, { type: "object" })
+      assert.deepInclude(echo?.inputSchema as object, { type: "object" })
       yield* lookup("beta__echo", asker, undefined)
       yield* lookup("beta__hello", asker, undefined)
       assert.strictEqual(yield* toolsLists, 1)
@@ -59,8 +59,9 @@ describe("ToolSchemas", () => {
       // Nothing is listed yet: it takes a lookup to say.
       assert.isUndefined(gateway.peekTool("beta__echo"))
       const lookup = yield* ToolSchemas.make(gateway)
-      assert.deepInclude((yield* lookup("beta__echo", asker, undefined)) as object, { type: "object" })
+      assert.deepInclude((yield* lookup("beta__echo", asker, undefined))?.inputSchema as object, { type: "object" })
       assert.strictEqual(gateway.peekTool("beta__echo")?.name, "echo")
+      assert.strictEqual(gateway.peekTool("beta__echo")?.asked, "beta__echo")
       assert.deepInclude(gateway.peekTool("beta__echo")?.inputSchema as object, { type: "object" })
       assert.isUndefined(gateway.peekTool("beta__hello"))
       assert.isUndefined(yield* lookup("beta__hello", asker, undefined))
@@ -78,7 +79,7 @@ describe("ToolSchemas", () => {
       yield* hungState.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (s) => s === "starting" }))
       // The healthy server's schema and its call are answered while hung is still starting.
       const schema = yield* lookup("healthy__echo", asker, undefined)
-      assert.deepInclude(schema as object, { type: "object" })
+      assert.deepInclude(schema?.inputSchema as object, { type: "object" })
       const result = yield* gateway.callTool({}, "healthy__echo", { message: "still here" })
       assert.include(JSON.stringify(result.content), "still here")
       assert.strictEqual(yield* hungState, "starting")

@@ -41,6 +41,16 @@ export type QuestionChannel = (question: Question) => Effect.Effect<JsonObject, 
 /** Sends one notification about a call to the host that made it. */
 export type NotificationChannel = (notification: JsonRpc.Notification) => Effect.Effect<void>
 
+/**
+ * What the Backend made of a called tool's name for one request, when its `Mcp-Param-*` headers
+ * were checked (HttpHost's SchemaLookup): the Server reads its input schema and hands the rest back
+ * with the call (`Caller.resolved`), opaque, so the name is not resolved a second time.
+ */
+export interface ResolvedTool {
+  /** The tool's `inputSchema` (undefined when it declares none). */
+  readonly inputSchema: unknown
+}
+
 /** Who is asking: everything a Backend may know about the caller of one request. */
 export interface Caller {
   /** The revision the request is served under (negotiated, or the request's own `_meta`). */
@@ -83,6 +93,13 @@ export interface Caller {
    * makes it the host's task at once instead of waiting for `tasks.after`.
    */
   readonly onTask?: Effect.Effect<void>
+  /**
+   * The Backend's own resolution of the tool this request calls, made for this request's header
+   * check by the same caller (its `_meta` and session) and handed back unchanged. It belongs to
+   * this request's round alone: whatever keeps a Caller for later rounds (HostTasks) drops it, so
+   * each of those is resolved, and held to the tool filters, anew. Absent: the Backend resolves.
+   */
+  readonly resolved?: ResolvedTool | undefined
 }
 
 /** The MRTR retry fields of a modern request. */

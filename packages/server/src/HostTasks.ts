@@ -256,9 +256,10 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
     const asking = (taskId: string) => (waiting: boolean) =>
       Effect.ignore(record(taskId, waiting ? { status: "input_required", statusMessage: QuestionWaiting } : { status: "working" }))
 
-    // The call runs detached from its request; the request's stream is not the task's.
+    // The call runs detached from its request; the request's stream is not the task's. Nor is
+    // its tool's resolution, made for the request's own round: each later round resolves anew.
     const detached = (caller: Caller): Caller => {
-      const { notify: _notify, retry: _retry, questions: _questions, onTask: _onTask, ...rest } = caller
+      const { notify: _notify, onTask: _onTask, questions: _questions, resolved: _resolved, retry: _retry, ...rest } = caller
       return rest
     }
 
@@ -281,8 +282,10 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
             ? yield* TaskQuestions.make(row.taskId, caller.connectionQuestions === true ? caller.questions : undefined, asking(row.taskId))
             : undefined
           const roundCaller = questions === undefined ? detached(caller) : { ...detached(caller), questions: questions.channel }
-          // A host's own retry (the last round of an MRTR exchange) keeps its answers.
-          const fiber = yield* Effect.forkIn(round(roundCaller, caller.retry), scope)
+          // A host's own retry (the last round of an MRTR exchange) keeps its answers; this
+          // round, run for the request, keeps the request's resolution of the tool.
+          const opening = caller.resolved === undefined ? roundCaller : { ...roundCaller, resolved: caller.resolved }
+          const fiber = yield* Effect.forkIn(round(opening, caller.retry), scope)
           return yield* adopt(row, roundCaller, round, fiber, abandon, questions)
         }
         // Until it is a task the call belongs to its request, whose stream takes its progress. An

@@ -71,11 +71,18 @@ export class Server extends Context.Tag("@mcpx-fx/server/Server")<Server, {
    */
   readonly followTasks: (connection: Connection, send: (n: JsonRpc.Notification) => Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
 }>() {
-  /** The Server with `DefaultOptions`, over a Backend. */
-  static readonly layer: Layer.Layer<Server, never, Backend | HostTasks> = Layer.effect(Server, Effect.suspend(() => make(DefaultOptions)))
+  /**
+   * The Server with `DefaultOptions`, over a Backend. Its `requestState`s are sealed and opened
+   * with the RequestState given: one per process, so every host of it (stdio, HTTP) opens the
+   * others' (`RequestState.layer` mints a key of its own).
+   */
+  static readonly layer: Layer.Layer<Server, never, Backend | HostTasks | RequestState.RequestState> = Layer.effect(
+    Server,
+    Effect.suspend(() => make(DefaultOptions))
+  )
 
-  /** The Server with the given options, over a Backend. */
-  static readonly layerWith = (options: ServerOptions): Layer.Layer<Server, never, Backend | HostTasks> =>
+  /** The Server with the given options, over a Backend and a RequestState. */
+  static readonly layerWith = (options: ServerOptions): Layer.Layer<Server, never, Backend | HostTasks | RequestState.RequestState> =>
     Layer.effect(Server, Effect.suspend(() => make(options)))
 }
 
@@ -85,15 +92,7 @@ const make = (options: ServerOptions) =>
     const tasks = yield* HostTasks
     // Read once: a process that does not trace pays nothing per request for the choice.
     const tracing = yield* Tracing.Tracing
-    // A Server given no RequestState mints its own key, as RequestState.layer would; one provided
-    // (e.g. shared by the stdio and HTTP hosts of one process) is used instead.
-    const requestState = yield* Effect.flatMap(
-      Effect.serviceOption(RequestState.RequestState),
-      Option.match({
-        onNone: () => RequestState.fresh,
-        onSome: Effect.succeed
-      })
-    )
+    const requestState = yield* RequestState.RequestState
 
     /**
      * The retry as the Backend must see it: mcpx-fx's own state checked against this very request
@@ -217,7 +216,9 @@ const make = (options: ServerOptions) =>
         ...(clientInfo !== undefined ? { clientInfo } : {}),
         ...(sessionId !== undefined ? { sessionId } : {}),
         ...(retry !== undefined ? { retry } : {}),
-        ...notifying(context.notify, meta[Meta.LogLevelKey])
+        ...notifying(context.notify, meta[Meta.LogLevelKey]),
+        // Set only by a tools/call's header check, for this request's call.
+        resolved: context.resolved
       }
     }
 

@@ -16,6 +16,7 @@ import * as Stream from "effect/Stream"
 import { Backend, type Change } from "../src/Backend.js"
 import * as BackendWhenReady from "../src/BackendWhenReady.js"
 import * as Server from "../src/Server.js"
+import { RequestState } from "../src/RequestState.js"
 import { StdioHost } from "../src/StdioHost.js"
 import { initialize, makeBackend, req } from "./support.js"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
@@ -44,7 +45,12 @@ const withHost = <A, E>(f: (h: Harness, real: BackendService) => Effect.Effect<A
     )
     const built = yield* Deferred.make<BackendService, { readonly message: string }>()
     const deferred = Layer.succeed(Backend, BackendWhenReady.whenReady(Deferred.await(built)))
-    const layer = StdioHost.layer.pipe(Layer.provide(Server.Server.layer), Layer.provide(deferred), Layer.provide(TestTasks.layer))
+    const layer = StdioHost.layer.pipe(
+      Layer.provide(Server.Server.layer),
+      Layer.provide(deferred),
+      Layer.provide(TestTasks.layer),
+      Layer.provide(RequestState.layer)
+    )
     return yield* Effect.gen(function*() {
       const host = yield* StdioHost
       const input = yield* Queue.unbounded<string>()

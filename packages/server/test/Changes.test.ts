@@ -14,6 +14,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { type Change, UnknownName } from "../src/Backend.js"
 import * as Server from "../src/Server.js"
+import { RequestState } from "../src/RequestState.js"
 import { StdioHost } from "../src/StdioHost.js"
 import { initialize, Legacy, makeBackend, meta } from "./support.js"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
@@ -59,7 +60,12 @@ const stdio = <A, E>(f: (h: Harness) => Effect.Effect<A, E>, options: Server.Ser
             : Effect.fail(new UnknownName({ kind: "resource", name: uri, suggestions: [] }))
       }
     })
-    const layer = StdioHost.layer.pipe(Layer.provide(Server.Server.layerWith(options)), Layer.provide(backend.layer), Layer.provide(TestTasks.layer))
+    const layer = StdioHost.layer.pipe(
+      Layer.provide(Server.Server.layerWith(options)),
+      Layer.provide(backend.layer),
+      Layer.provide(TestTasks.layer),
+      Layer.provide(RequestState.layer)
+    )
     return yield* Effect.gen(function*() {
       const host = yield* StdioHost
       const input = yield* Queue.unbounded<string | null>()
@@ -354,5 +360,5 @@ describe("the Server without a streaming transport", () => {
       const connection = yield* Server.makeConnection("c")
       const reply = yield* server.handle(listen(1, { toolsListChanged: true }), { connection })
       assert.isTrue(reply !== undefined && JsonRpc.isErrorResponse(reply) && reply.error.code === -32601)
-    }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(makeBackend().layer), Layer.provide(TestTasks.layer)))))
+    }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(makeBackend().layer), Layer.provide(TestTasks.layer), Layer.provide(RequestState.layer)))))
 })

@@ -5,12 +5,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import { Backend, type BackendError, type Caller, UnknownName, UpstreamError } from "@mcpx-fx/server/Backend"
+import { Backend, type BackendError, type Caller, type ResolvedTool, UnknownName, UpstreamError } from "@mcpx-fx/server/Backend"
 import * as HostTasks from "@mcpx-fx/server/HostTasks"
 import * as TaskPolicy from "@mcpx-fx/server/TaskPolicy"
 import * as HostTasksWhenReady from "@mcpx-fx/server/HostTasksWhenReady"
 import { TaskStoreError } from "@mcpx-fx/server/TaskStore"
 import * as Server from "@mcpx-fx/server/Server"
+import { RequestState } from "@mcpx-fx/server/RequestState"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -85,8 +86,15 @@ const backendOf = (held: Held) =>
     })
   )
 
+type Send = (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>
+
 const withTasks = <A, E>(
-  f: (t: { readonly send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>; readonly held: Held }) => Effect.Effect<A, E>,
+  f: (t: {
+    readonly send: Send
+    /** Sends as HttpHost does a tools/call whose header check resolved its tool. */
+    readonly sendResolved: (m: JsonRpc.Request, resolved: ResolvedTool) => Effect.Effect<JsonRpc.Response | undefined>
+    readonly held: Held
+  }) => Effect.Effect<A, E>,
   policy: TaskPolicy.TaskPolicy = TaskPolicy.DefaultPolicy
 ) =>
   Effect.gen(function*() {
@@ -94,8 +102,10 @@ const withTasks = <A, E>(
     return yield* Effect.gen(function*() {
       const server = yield* Server.Server
       const connection = yield* Server.makeConnection("conn-1")
-      return yield* f({ send: (m) => server.handle(m, { connection }), held })
-    }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layerWith(policy)))))
+      return yield* f({ send: (m) => server.handle(m, { connection }), sendResolved: (m, resolved) => server.handle(m, { connection, resolved }), held })
+    }).pipe(
+      Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layerWith(policy)), Layer.provide(RequestState.layer)))
+    )
   })
 
 /** A modern `_meta` that declares the tasks extension (or not), with a session identity. */
@@ -108,7 +118,7 @@ const taskReq = (method: string, taskId: string, extra: JsonObject = {}, session
   req(method, { taskId, ...extra, _meta: tasksMeta(declared, session) }, 99)
 
 /** Lets the engine's fibers run until `tasks/get` reads the wanted status (no clock involved). */
-const untilStatus = (send: (m: JsonRpc.Request) => Effect.Effect<JsonRpc.Response | undefined>, taskId: string, status: string) =>
+const untilStatus = (send: Send, taskId: string, status: string) =>
   Effect.gen(function*() {
     for (let i = 0; i < 500; i++) {
       const got = resultOf(yield* send(taskReq("tasks/get", taskId)))
@@ -237,6 +247,26 @@ describe("host tasks (2026-07-28 extension)", () => {
         const rounds = held.calls.filter((c) => c.name === "ask")
         assert.strictEqual(rounds.length, 2)
         assert.isUndefined(rounds[1]!.caller.notify)
+      })
+    ))
+
+  // The request's resolution of its tool (the header check's) is its own round's: a round the
+  // task runs later, with answers, resolves the tool again, held to the filters as then in force.
+  it.effect("a task's first round carries its request's resolution of the tool; a round after tasks/update carries none", () =>
+    withTasks(({ held, send, sendResolved }) =>
+      Effect.gen(function*() {
+        const resolved: ResolvedTool = { inputSchema: { type: "object" } }
+        const taskId = resultOf(yield* sendResolved(call("ask"), resolved)).taskId as string
+        yield* untilStatus(send, taskId, "input_required")
+        yield* send(taskReq("tasks/update", taskId, { inputResponses: { who: { action: "accept", content: { name: "Ada" } } } }))
+        yield* untilStatus(send, taskId, "completed")
+        const rounds = held.calls.filter((c) => c.name === "ask")
+        assert.strictEqual(rounds.length, 2)
+        assert.strictEqual(rounds[0]!.caller.resolved, resolved)
+        assert.isUndefined(rounds[1]!.caller.resolved)
+        // A call that is not a task at once runs in its request, with its resolution.
+        resultOf(yield* sendResolved(call("quick", true, "s1", 2), resolved))
+        assert.strictEqual(held.calls.find((c) => c.name === "quick")?.caller.resolved, resolved)
       })
     ))
 
@@ -386,7 +416,7 @@ describe("host tasks (2025-11-25 core tasks)", () => {
         const taskId = String((created.task as JsonObject).taskId)
         assert.strictEqual(errorOf(yield* server.handle(get("tasks/get", { taskId }), { connection: b })).code, -32602)
         assert.strictEqual(resultOf(yield* server.handle(get("tasks/get", { taskId }), { connection: a })).status, "working")
-      }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layer))))
+      }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(TestTasks.layer), Layer.provide(RequestState.layer))))
     }))
 })
 
@@ -410,6 +440,10 @@ describe("host tasks whose store could not open (HostTasksWhenReady)", () => {
         const noTask = errorOf(yield* server.handle(req("tools/call", { name: "quick", arguments: {}, task: {} }, 3), { connection: legacyConnection }))
         assert.strictEqual(noTask.code, -32603)
         assert.match(noTask.message, /disk full/)
-      }).pipe(Effect.provide(Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(Layer.succeed(HostTasks.HostTasks, broken)))))
+      }).pipe(
+        Effect.provide(
+          Server.Server.layer.pipe(Layer.provide(backendOf(held)), Layer.provide(Layer.succeed(HostTasks.HostTasks, broken)), Layer.provide(RequestState.layer))
+        )
+      )
     }))
 })

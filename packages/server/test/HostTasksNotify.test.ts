@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Backend, type BackendError, UnknownName, UpstreamError } from "../src/Backend.js"
 import * as Server from "../src/Server.js"
+import { RequestState } from "../src/RequestState.js"
 import { StdioHost } from "../src/StdioHost.js"
 import { C, initialize, meta } from "./support.js"
 
@@ -84,7 +85,12 @@ const withHost = <A, E>(
 ) =>
   Effect.gen(function*() {
     const gate = yield* Deferred.make<void>()
-    const layer = StdioHost.layer.pipe(Layer.provide(Server.Server.layer), Layer.provide(backendOf(gate)), Layer.provide(TestTasks.layer))
+    const layer = StdioHost.layer.pipe(
+      Layer.provide(Server.Server.layer),
+      Layer.provide(backendOf(gate)),
+      Layer.provide(TestTasks.layer),
+      Layer.provide(RequestState.layer)
+    )
     return yield* Effect.gen(function*() {
       const host = yield* StdioHost
       const connect = (id: string) =>

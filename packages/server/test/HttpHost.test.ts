@@ -165,7 +165,7 @@ describe("HttpHost: 2026-07-28", () => {
   it.scoped("2026-07-28/http/Mcp-Param headers are checked against the tool's x-mcp-header annotations", () =>
     Effect.gen(function*() {
       const schema = { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" }, n: { type: "integer", "x-mcp-header": "N" } } }
-      const h = yield* harness({ inputSchemaOf: (tool) => Effect.succeed(tool === "echo" ? schema : undefined) })
+      const h = yield* harness({ inputSchemaOf: (tool) => Effect.succeed(tool === "echo" ? { inputSchema: schema } : undefined) })
       const call = modernRequest("tools/call", { name: "echo", arguments: { region: "eu", n: 42 } })
       const headers = modernHeaders("tools/call", "echo")
       const good = yield* h.post(call, { ...headers, "mcp-param-region": "eu", "mcp-param-n": "42.0" })
@@ -192,7 +192,7 @@ describe("HttpHost: 2026-07-28", () => {
     Effect.gen(function*() {
       let lookups = 0
       const schema = { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } }
-      const h = yield* harness({ inputSchemaOf: () => Effect.sync(() => (lookups++, schema)) })
+      const h = yield* harness({ inputSchemaOf: () => Effect.sync(() => (lookups++, { inputSchema: schema })) })
       const headers = { ...modernHeaders("tools/call", "echo"), "mcp-param-region": "eu" }
       const complete = modernRequest("tools/call", { name: "echo", arguments: { region: "eu" } })
       const params = complete.params as Record<string, unknown>

@@ -17,6 +17,7 @@ import { Backend } from "../src/Backend.js"
 import * as ClientDetach from "../src/ClientDetach.js"
 import { HttpHost, type HttpHostOptions } from "../src/HttpHost.js"
 import * as Server from "../src/Server.js"
+import { RequestState } from "../src/RequestState.js"
 import { makeBackend, meta } from "./support.js"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
@@ -123,7 +124,12 @@ export const harness = (options: HttpHostOptions = {}, detaching?: Detaching): E
       interrupted: yield* Queue.unbounded<string>(),
       outcomes: yield* Queue.unbounded<string>()
     }
-    const layer = HttpHost.layer(options).pipe(Layer.provide(Server.Server.layer), Layer.provide(extendedBackend(events)), Layer.provide(TestTasks.layer))
+    const layer = HttpHost.layer(options).pipe(
+      Layer.provide(Server.Server.layer),
+      Layer.provide(extendedBackend(events)),
+      Layer.provide(TestTasks.layer),
+      Layer.provide(RequestState.layer)
+    )
     const host = Context.get(yield* Layer.build(layer), HttpHost)
     // The test's own runtime, so the host's streams run on its TestClock.
     const app = detaching === undefined

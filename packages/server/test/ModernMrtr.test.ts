@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { RequestState } from "../src/RequestState.js"
 import { errorOf, meta, req, resultOf, withServer } from "./support.js"
@@ -85,7 +86,8 @@ describe("MRTR requestState", () => {
 
   it.effect("2026-07-28/mrtr/requestState sealed under a provided key opens in the Server", () =>
     Effect.gen(function*() {
-      const minted = yield* (yield* RequestState).seal({
+      const keyed = yield* RequestState
+      const minted = yield* keyed.seal({
         method: "tools/call",
         params: { name: "ask" },
         inner: "upstream-own"
@@ -94,20 +96,19 @@ describe("MRTR requestState", () => {
         Effect.gen(function*() {
           resultOf(yield* t.handle(call({ name: "ask", inputResponses: answers, requestState: minted }, 1)))
           assert.deepStrictEqual(t.received[0]?.caller.retry, { inputResponses: answers, requestState: "upstream-own" })
-        })
-      )
+        }), { requestState: Layer.succeed(RequestState, keyed) })
     }).pipe(Effect.provide(RequestState.layerWithKey(new Uint8Array(32).fill(3)))))
 
   it.effect("2026-07-28/mrtr/a state whose upstream gave none hands the Backend no requestState", () =>
     Effect.gen(function*() {
-      const minted = yield* (yield* RequestState).seal({ method: "tools/call", params: { name: "echo" } })
+      const keyed = yield* RequestState
+      const minted = yield* keyed.seal({ method: "tools/call", params: { name: "echo" } })
       yield* withServer((t) =>
         Effect.gen(function*() {
           resultOf(yield* t.handle(call({ name: "echo", inputResponses: answers, requestState: minted }, 1)))
           assert.deepStrictEqual(t.received[0]?.caller.retry, { inputResponses: answers })
           resultOf(yield* t.handle(call({ name: "echo", requestState: minted }, 2)))
           assert.isUndefined(t.received[1]?.caller.retry)
-        })
-      )
+        }), { requestState: Layer.succeed(RequestState, keyed) })
     }).pipe(Effect.provide(RequestState.layerWithKey(new Uint8Array(32).fill(4)))))
 })

@@ -13,6 +13,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { Backend, type Caller, UnknownName } from "../src/Backend.js"
 import { Server } from "../src/Server.js"
+import { RequestState } from "../src/RequestState.js"
 import { StdioHost, type StdioOptions } from "../src/StdioHost.js"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
@@ -85,7 +86,12 @@ export const stdio = <A, E>(
   options: Omit<StdioOptions, "drain"> = {}
 ): Effect.Effect<A, E> => {
   const backend = makeBackend()
-  const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer), Layer.provide(TestTasks.layer))
+  const layer = StdioHost.layer.pipe(
+    Layer.provide(Server.layer),
+    Layer.provide(backend.layer),
+    Layer.provide(TestTasks.layer),
+    Layer.provide(RequestState.layer)
+  )
   return Effect.gen(function*() {
     const host = yield* StdioHost
     const input = yield* Queue.unbounded<string | null>()

@@ -17,6 +17,7 @@ import {
   UnknownName,
   UpstreamError
 } from "../src/Backend.js"
+import * as RequestState from "../src/RequestState.js"
 import * as Server from "../src/Server.js"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 
@@ -175,19 +176,27 @@ export const errorOf = (r: JsonRpc.Response | undefined): JsonRpc.ErrorObject =>
   return r.error
 }
 
-/** Runs `f` against a Server over the fake Backend, on a fresh connection. */
+/**
+ * Runs `f` against a Server over the fake Backend, on a fresh connection; its requestStates are
+ * keyed by `options.requestState` (else a fresh key).
+ */
 export const withServer = <A, E>(
   f: (tools: {
     readonly handle: (m: JsonRpc.Message, extra?: Partial<Omit<Server.RequestContext, "connection">>) => Effect.Effect<JsonRpc.Response | undefined>
     readonly connection: Server.Connection
     readonly received: ReadonlyArray<Received>
   }) => Effect.Effect<A, E>,
-  options: { readonly server?: Server.ServerOptions; readonly failingServer?: string } = {}
+  options: {
+    readonly server?: Server.ServerOptions
+    readonly failingServer?: string
+    readonly requestState?: Layer.Layer<RequestState.RequestState>
+  } = {}
 ): Effect.Effect<A, E> => {
   const backend = makeBackend(options.failingServer === undefined ? {} : { failingServer: options.failingServer })
   const layer = (options.server === undefined ? Server.Server.layer : Server.Server.layerWith(options.server)).pipe(
     Layer.provide(backend.layer),
-    Layer.provide(TestTasks.layer)
+    Layer.provide(TestTasks.layer),
+    Layer.provide(options.requestState ?? RequestState.RequestState.layer)
   )
   return Effect.gen(function*() {
     const server = yield* Server.Server

@@ -152,7 +152,7 @@ export const command = Command.make("serve", { globals: GlobalOptions.options, r
         Effect.zipRight(
           Effect.zipRight(begin, Effect.exit(Deferred.await(built))),
           Effect.intoDeferred(
-            Effect.map(Layer.buildWithScope(Layers.hostTasks.pipe(Layer.provide(configured)), scope), Context.get(HostTasks.HostTasks)),
+            Effect.map(Layer.buildWithScope(Layers.hostTasksAlone.pipe(Layer.provide(configured)), scope), Context.get(HostTasks.HostTasks)),
             tasksBuilt
           )
         ),

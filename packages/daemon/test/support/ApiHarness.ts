@@ -5,21 +5,18 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { EraCache } from "@mcpx-fx/upstream/era/EraCache"
-import type { Pool } from "@mcpx-fx/upstream/pool/Pool"
+import { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
+import type { ToolCatalog } from "@mcpx-fx/gateway/ToolCatalog"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { DaemonInfo } from "../../src/Api.js"
 import * as ApiHandlers from "../../src/ApiHandlers.js"
+import { ConfigWatcher } from "../../src/ConfigWatcher.js"
 import * as RecentCalls from "../../src/RecentCalls.js"
 import { Config } from "@mcpx-fx/config/Config"
-import type { Gateway } from "@mcpx-fx/gateway/Gateway"
-import type { PendingCalls } from "@mcpx-fx/gateway/PendingCalls"
-import type * as Settings from "@mcpx-fx/config/Settings"
 import * as TestGateway from "@mcpx-fx/testing/gateway/TestGateway"
 import * as TestTasks from "@mcpx-fx/testing/server/TestTasks"
 import * as GatewayBackend from "@mcpx-fx/gateway/GatewayBackend"
-import type { Backend } from "@mcpx-fx/server/Backend"
-import type { HostTasks } from "@mcpx-fx/server/HostTasks"
 
 /** A server whose process exits at once. */
 export const broken = { command: process.execPath, args: ["-e", "process.stderr.write('no token configured'); process.exit(4)"] }
@@ -31,12 +28,15 @@ export const daemon = { version: "9.9.9-test", pid: 4242, startedAt: Date.now(),
 export const dependencies = (
   mcpServers: Record<string, unknown>,
   options: TestGateway.Options = {}
-): Layer.Layer<Gateway | Settings.Settings | Pool | EraCache | PendingCalls | DaemonInfo | Backend | HostTasks | RecentCalls.RecentCalls> =>
+): Layer.Layer<ApiHandlers.Requirements | EraCache | ToolCatalog> =>
   Layer.mergeAll(
     Layer.effect(DaemonInfo, Effect.map(Config, (config) => ({ ...daemon, configFiles: config.files }))),
     GatewayBackend.layer,
     TestTasks.layer,
-    RecentCalls.off
+    RecentCalls.off,
+    // No watcher (status shows no `config`) and no OAuth (no server shows an authorization).
+    ConfigWatcher.none,
+    UpstreamAuth.none
   ).pipe(Layer.provideMerge(TestGateway.layer(mcpServers, options)))
 
 /** A web handler for the API over the services already in context (disposed with the scope). */

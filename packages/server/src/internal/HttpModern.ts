@@ -20,6 +20,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type { ResolvedTool } from "../Backend.js"
 import type { Connection, RequestContext } from "../Server.js"
 import * as Subscriptions from "../Subscriptions.js"
 import type { StreamSlots } from "../Limits.js"
@@ -30,11 +31,12 @@ import { sessionIdentity } from "./ServerParams.js"
 import * as Wire from "./HttpWire.js"
 
 /**
- * The `inputSchema` of a tool by its host-visible name, asked for by the caller of the call whose
- * headers are checked: its validated `_meta` (the object on the request, not a copy) and its
- * session identity, if it names one. Undefined when no schema is known.
+ * The Backend's resolution of a tool by its host-visible name (for its `inputSchema`), asked for
+ * by the caller of the call whose headers are checked: its validated `_meta` (the object on the
+ * request, not a copy) and its session identity, if it names one. Undefined when the tool is not
+ * known. The resolution goes on with the request to the Backend's call (`Caller.resolved`).
  */
-export type SchemaLookup = (tool: string, meta: Meta.RequestMeta, sessionId: string | undefined) => Effect.Effect<unknown>
+export type SchemaLookup = (tool: string, meta: Meta.RequestMeta, sessionId: string | undefined) => Effect.Effect<ResolvedTool | undefined>
 
 /** The modern POST over the endpoint's shared parts. */
 export const makeModern = (
@@ -79,9 +81,9 @@ export const makeModern = (
     const meta = Meta.validateRequestMeta(message.params, Revision.ModernRevisions)
     // (validateRequestMeta has also held the version to the modern revisions.)
     if (Either.isLeft(meta)) return modernRequest(message, accept)
-    return Effect.flatMap(lookup(name, meta.right, sessionIdentity(message.params)), (inputSchema) => {
-      const params = HeaderCodec.checkToolParams(request.headers, message, inputSchema)
-      if (Either.isRight(params)) return modernRequest(message, accept)
+    return Effect.flatMap(lookup(name, meta.right, sessionIdentity(message.params)), (resolved) => {
+      const params = HeaderCodec.checkToolParams(request.headers, message, resolved?.inputSchema)
+      if (Either.isRight(params)) return modernRequest(message, accept, resolved)
       const response = HeaderCodec.mismatchResponse(message.id, params.left)
       return Effect.succeed(Wire.reply(HttpStatus.modernStatus(response), response, accept))
     })
@@ -101,10 +103,12 @@ export const makeModern = (
    * call is done. Otherwise the request runs in a fiber of its own, which the POST waits on until
    * it ends or speaks (a listen's watches end with the exchange, so it keeps a scope).
    */
-  const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts) => {
+  const modernRequest = (message: JsonRpc.Request, accept: Wire.Accepts, resolved?: ResolvedTool) => {
+    // The header check's resolution of the called tool goes on to the call: the same request, so
+    // the same caller (`_meta`, session) and the same name.
     const answer = (response: JsonRpc.Response | undefined) =>
       response === undefined ? Wire.accepted() : Wire.reply(HttpStatus.modernStatus(response), response, accept)
-    if (!accept.eventStream) return Effect.map(settled(message, server.handle(message, { connection: modernConnection })), answer)
+    if (!accept.eventStream) return Effect.map(settled(message, server.handle(message, { connection: modernConnection, resolved })), answer)
     if (message.method !== Method.SubscriptionsListen && !asksToHear(message.params)) {
       return Effect.suspend(() => {
         let said: Array<JsonRpc.Message> | undefined
@@ -115,7 +119,7 @@ export const makeModern = (
             backlog ??= new Backlog("a 2026-07-28 POST")
             return backlog.admits(said?.length ?? 0, m) ? Effect.sync(() => void (said ??= []).push(m)) : backlog.refused
           })
-        const context: RequestContext = { connection: modernConnection, notify: send, subscriptions: { notify: send } }
+        const context: RequestContext = { connection: modernConnection, resolved, notify: send, subscriptions: { notify: send } }
         return Effect.map(settled(message, server.handle(message, context)), (response) => {
           if (said === undefined) return answer(response)
           const events = response === undefined ? said : [...said, response]
@@ -155,6 +159,7 @@ export const makeModern = (
       const watches = exchange === undefined ? undefined : yield* Scope.extend(Subscriptions.makeWatches, exchange)
       const context: RequestContext = {
         connection: modernConnection,
+        resolved,
         notify: send,
         subscriptions: watches === undefined ? { notify: send } : { notify: send, watches }
       }

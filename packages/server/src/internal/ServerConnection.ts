@@ -10,7 +10,7 @@ import type * as Revision from "@mcpx-fx/protocol/Revision"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type { NotificationChannel, QuestionChannel } from "../Backend.js"
+import type { NotificationChannel, QuestionChannel, ResolvedTool } from "../Backend.js"
 import type * as Subscriptions from "../Subscriptions.js"
 
 /** What a legacy `initialize` settled for a connection. */
@@ -59,4 +59,9 @@ export interface RequestContext {
   readonly notify?: NotificationChannel
   /** How this request's transport carries subscriptions (listen notifications, legacy resource watches). */
   readonly subscriptions?: Subscriptions.Channel
+  /**
+   * The Backend's resolution of the tool a modern `tools/call` names, made for its header check
+   * (HttpModern), for the Server to hand to the call as `Caller.resolved`. Undefined: none made.
+   */
+  readonly resolved?: ResolvedTool | undefined
 }

@@ -18,6 +18,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { Server } from "../../src/Server.js"
+import { RequestState } from "../../src/RequestState.js"
 import { StdioHost } from "../../src/StdioHost.js"
 import { harness } from "../HttpHostHarness.js"
 import { initialize, makeBackend } from "../support.js"
@@ -108,7 +109,12 @@ describe("fuzz", () => {
   it.scoped(`stdio (2025-03-26): ${Count} frames, each answered by the rules, a valid call served after`, () => {
     const tally: Tally = { tried: 0, errorsLogged: [], kinds: {} }
     const backend = makeBackend()
-    const layer = StdioHost.layer.pipe(Layer.provide(Server.layer), Layer.provide(backend.layer), Layer.provide(TestTasks.layer))
+    const layer = StdioHost.layer.pipe(
+      Layer.provide(Server.layer),
+      Layer.provide(backend.layer),
+      Layer.provide(TestTasks.layer),
+      Layer.provide(RequestState.layer)
+    )
     return Effect.gen(function*() {
       const started = Date.now()
       const host = yield* StdioHost

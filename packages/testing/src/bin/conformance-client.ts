@@ -20,6 +20,7 @@ import { Negotiator } from "@mcpx-fx/upstream/era/Negotiator"
 import { Prober } from "@mcpx-fx/upstream/era/Prober"
 import { TokenStore } from "@mcpx-fx/upstream/auth/TokenStore"
 import * as TransportLayer from "@mcpx-fx/upstream/transport/TransportLayer"
+import { ProcessGroups } from "@mcpx-fx/upstream/os/ProcessGroups"
 import { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -49,7 +50,7 @@ const Auth = UpstreamAuth.layer({ authorizer: autoApprove, clientMetadataUrl: Cl
 // Each run is one process against one fresh mock, so a remembered era (or token) would never be read back.
 const Upstream = Prober.layer.pipe(
   Layer.provide(Layer.mergeAll(TransportLayer.layer(), EraCache.layerMemory, Negotiator.layer)),
-  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Auth))
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, Auth, ProcessGroups.layerNone))
 )
 
 const Logging = Layer.mergeAll(

@@ -12,6 +12,8 @@ import { Negotiator } from "@mcpx-fx/upstream/era/Negotiator"
 import { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import { Prober } from "@mcpx-fx/upstream/era/Prober"
 import * as TransportLayer from "@mcpx-fx/upstream/transport/TransportLayer"
+import { UpstreamAuth } from "@mcpx-fx/upstream/auth/UpstreamAuth"
+import { ProcessGroups } from "@mcpx-fx/upstream/os/ProcessGroups"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Config, layerSettings } from "@mcpx-fx/config/Config"
@@ -31,7 +33,30 @@ export interface Options {
   readonly settings?: Record<string, unknown>
   /** The environment Settings reads MCPX_* from (the config's own discovery always sees none). */
   readonly env?: Record<string, string>
+  /** The tool catalog (a test may watch what is asked of it); one in memory by default. */
+  readonly catalog?: Layer.Layer<ToolCatalog>
 }
+
+/**
+ * An in-memory catalog that counts the answers it gives about one tool: every resolution of a
+ * name (the gateway's CallResolution) ends in one, a `peek` that finds it in place or a `lookup`
+ * that lists for it (a peek that misses only says a lookup must follow), and nothing else asks
+ * for one tool. For tests that a call's name is resolved once.
+ */
+export const countingCatalog = (count: { resolutions: number }): Layer.Layer<ToolCatalog> =>
+  Layer.effect(
+    ToolCatalog,
+    Effect.map(ToolCatalog, (inner) =>
+      ToolCatalog.of({
+        ...inner,
+        peek: (server, name) => {
+          const found = inner.peek(server, name)
+          if (found !== undefined) count.resolutions++
+          return found
+        },
+        lookup: (server, name, list) => Effect.zipRight(Effect.sync(() => count.resolutions++), inner.lookup(server, name, list))
+      }))
+  ).pipe(Layer.provide(ToolCatalog.layerMemory))
 
 /** What a test may ask for: the gateway and the services under it that tests inspect directly. */
 export type Services = Gateway | Settings.Settings | Config | Pool | Prober | EraCache | PendingCalls | ToolCatalog
@@ -42,7 +67,7 @@ const upstream = Pool.layer.pipe(
   Layer.provideMerge(EraCache.layerMemory),
   Layer.provide(Negotiator.layer),
   Layer.provide(TransportLayer.layer({ stdio: { killGrace: "500 millis" } })),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone))
 )
 
 /**
@@ -64,6 +89,6 @@ export const layer = (mcpServers: Record<string, unknown>, options: Options = {}
       Layer.provideMerge(layerSettings({ env: options.env ?? {}, flags: {} })),
       Layer.provideMerge(Config.layer({ configFlag: file, env: {}, cwd: dir, home: dir })),
       Layer.provideMerge(upstream),
-      Layer.provideMerge(ToolCatalog.layerMemory)
+      Layer.provideMerge(options.catalog ?? ToolCatalog.layerMemory)
     )
   })).pipe(Layer.provide(NodeContext.layer), Layer.orDie)

@@ -30,7 +30,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { AuthError, AuthorizationFailed, Authorizer, Credentials } from "./AuthModel.js"
+import { type AuthError, AuthorizationFailed, type Authorizer, type Credentials } from "./AuthModel.js"
 import { type AuthStatus, loginChallenge, statusOf } from "./internal/AuthStatus.js"
 import * as AuthTokens from "./internal/AuthTokens.js"
 import * as Authorizing from "./internal/Authorizing.js"
@@ -60,6 +60,17 @@ export class UpstreamAuth extends Context.Tag("@mcpx-fx/upstream/UpstreamAuth")<
   /** On the given token store. */
   static readonly layer = (options: UpstreamAuthOptions = {}): Layer.Layer<UpstreamAuth, never, TokenStore> =>
     Layer.effect(UpstreamAuth, Effect.map(TokenStore, (store) => make(store, options)))
+
+  /**
+   * No OAuth (tests, embedders that keep no tokens): HTTP upstreams get only their definition's
+   * own headers, no server shows an authorization, and a login is refused.
+   */
+  static readonly none: Layer.Layer<UpstreamAuth> = Layer.succeed(UpstreamAuth, {
+    credentials: () => undefined,
+    login: (def) => Effect.fail(new AuthorizationFailed({ server: def.name, reason: "this process keeps no OAuth tokens" })),
+    logout: () => Effect.succeed(false),
+    status: (def) => Effect.succeed({ server: def.name, url: def.url, state: "none", refreshable: false })
+  })
 }
 
 /** Whether OAuth applies: an HTTP definition whose headers do not already authorize it. */

@@ -16,6 +16,7 @@ import { Prober } from "../../src/era/Prober.js"
 import { HttpDefinition, OAuthSettings } from "../../src/ServerDefinition.js"
 import { FileName, parseStore, TokenStore } from "../../src/auth/TokenStore.js"
 import * as TransportLayer from "../../src/transport/TransportLayer.js"
+import { ProcessGroups } from "../../src/os/ProcessGroups.js"
 import type { Authorizer } from "../../src/auth/AuthModel.js"
 import { UpstreamAuth } from "../../src/auth/UpstreamAuth.js"
 
@@ -33,7 +34,7 @@ const engine = (stateDir: string, authorizer?: Authorizer) => {
   )
   const prober = Prober.layer.pipe(
     Layer.provide(Layer.mergeAll(TransportLayer.layer(), EraCache.layerMemory, Negotiator.layer)),
-    Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, auth))
+    Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, auth, ProcessGroups.layerNone))
   )
   return Layer.merge(prober, auth)
 }

@@ -11,13 +11,15 @@ import type { Preference } from "../../src/era/Preference.js"
 import { Prober } from "../../src/era/Prober.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import * as TransportLayer from "../../src/transport/TransportLayer.js"
+import { UpstreamAuth } from "../../src/auth/UpstreamAuth.js"
+import { ProcessGroups } from "../../src/os/ProcessGroups.js"
 import { eraTable } from "../util/EraTable.js"
 
 const prober = Prober.layer.pipe(
   Layer.provideMerge(EraCache.layerMemory),
   Layer.provide(Negotiator.layer),
   Layer.provide(TransportLayer.layer()),
-  Layer.provide(FetchHttpClient.layer),
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone)),
   Layer.provide(NodeContext.layer)
 )
 

@@ -21,13 +21,15 @@ import { Prober } from "../../src/era/Prober.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import type { Session } from "../../src/session/SessionModel.js"
 import * as TransportLayer from "../../src/transport/TransportLayer.js"
+import { UpstreamAuth } from "../../src/auth/UpstreamAuth.js"
+import { ProcessGroups } from "../../src/os/ProcessGroups.js"
 
 const layer = Pool.layer.pipe(
   Layer.provide(Prober.layer),
   Layer.provideMerge(EraCache.layerMemory),
   Layer.provide(Negotiator.layer),
   Layer.provide(TransportLayer.layer()),
-  Layer.provide(FetchHttpClient.layer),
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone)),
   Layer.provide(NodeContext.layer)
 )
 

@@ -10,6 +10,8 @@ import { Negotiator } from "../../src/era/Negotiator.js"
 import { Prober } from "../../src/era/Prober.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import * as TransportLayer from "../../src/transport/TransportLayer.js"
+import { UpstreamAuth } from "../../src/auth/UpstreamAuth.js"
+import { ProcessGroups } from "../../src/os/ProcessGroups.js"
 
 // A legacy Streamable HTTP server that, like a v1-SDK server whose tool calls `server.request(…)`
 // without relating it to the call, asks its question on the session's GET stream and drops it
@@ -81,7 +83,7 @@ const askingOnTheGetStream = () =>
 
 const layer = Prober.layer.pipe(
   Layer.provide(Layer.mergeAll(TransportLayer.layer(), EraCache.layerMemory, Negotiator.layer)),
-  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer))
+  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, NodeContext.layer, UpstreamAuth.none, ProcessGroups.layerNone))
 )
 
 describe("Session over legacy Streamable HTTP", () => {

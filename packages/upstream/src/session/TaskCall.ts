@@ -144,8 +144,11 @@ const follow = (
   // 2025-11-25's tasks/result waits for the end itself, and the questions the task asks ride its
   // stream (tied to it, as every call's are), so a legacy task is not polled.
   const following = modern ? poll(0) : Effect.map(ask(Method.TasksResult), withoutRelatedTask)
-  // Polls and sleeps that no cut in place ends: a call run in place follows its task out of place.
-  return outOfPlace(Effect.onInterrupt(following, () => Effect.ignore(Effect.timeout(ask(Method.TasksCancel), Duration.seconds(5)))))
+  const cancellable = Effect.onInterrupt(following, () => Effect.ignore(Effect.timeout(ask(Method.TasksCancel), Duration.seconds(5))))
+  // A modern task is polled, with sleeps no cut in place ends, so a call run in place follows it
+  // out of place. A legacy one is one tasks/result, a wait on the upstream's answer that the cut
+  // itself ends at once, so that a stop records its own reason before the tasks are released.
+  return modern ? outOfPlace(cancellable) : cancellable
 }
 
 /**

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { HttpDefinition } from "../../ServerDefinition.js"
 import { type RequestHints, SessionExpired } from "../Transport.js"
-import { mergeHeaders, type Wire, type WireRequest, type WireResponse } from "../Wire.js"
+import { mergeHeaders, type Wire, type WireResponse } from "../Wire.js"
 import type { Credentials } from "../../auth/AuthModel.js"
 import { headerValue } from "./SseHttp.js"
 
@@ -57,8 +57,6 @@ export const make = (
       if (authorization !== undefined) headers.authorization = authorization
       return headers
     }
-    // Tying each exchange to a scope is what aborts a POST when its request stream is interrupted.
-    const send = (request: WireRequest) => wire.send(request)
 
     // GETs and DELETEs carry the token too; only a POST's refusal starts an authorization.
     const currentAuthorization: Effect.Effect<string | undefined> = auth === undefined
@@ -108,8 +106,8 @@ export const make = (
       def,
       source,
       maxFrameBytes,
-      /** Sends one exchange, tied to the scope it is sent in. */
-      send,
+      /** Sends one exchange, tied to the scope it is sent in (closing it unread aborts the exchange). */
+      send: wire.send,
       session,
       legacyVersion,
       sessionFor,

@@ -240,6 +240,8 @@ export const command = Command.make("daemon", { globals: GlobalOptions.options }
       // Scoped inside the layers: the listeners' grace runs while the gateway and its upstreams
       // are still up, and only then are they released.
       Effect.scoped,
+      // Two provides on purpose: Telemetry must outlive the layers inside it (see below).
+      // @effect-diagnostics-next-line multipleEffectProvide:off
       Effect.provide(
         Layer.merge(Layers.watched(options, true, { recordProcessGroups: true, exiting: () => exiting, fleet: true }), NodeHttpServer.layerContext)
       ),

@@ -164,6 +164,11 @@ describe("fuzz", () => {
       assert.strictEqual(yield* Queue.size(output), 0, "a reply came that no frame asked for")
       assert.deepStrictEqual(tally.errorsLogged, [])
       report("stdio", tally, started)
-    }).pipe(Effect.provide(layer), Effect.provide(recording(tally)))
+    }).pipe(
+      // The recording logger is provided outside the layer so it also sees the layer being built.
+      // @effect-diagnostics-next-line multipleEffectProvide:off
+      Effect.provide(layer),
+      Effect.provide(recording(tally))
+    )
   }, { timeout: Large ? 3_600_000 : 60_000 })
 })

@@ -43,6 +43,8 @@ describe("EraCache over odd files", () => {
         assert.isTrue(Option.isNone(yield* cache.get(def)))
         yield* cache.set(def, { era: "legacy", version: "2025-11-25" })
       }).pipe(
+        // The logger is provided outside the layer so it also sees the layer being built.
+        // @effect-diagnostics-next-line multipleEffectProvide:off
         Effect.provide(EraCache.layerFile(dir)),
         Effect.provide(Logger.replace(Logger.defaultLogger, logger))
       )

@@ -84,6 +84,8 @@ describePool(({ ofModernServers }) => {
         assert.strictEqual(failures.length, 1, logged.join("\n"))
         assert.match(failures[0]!, /^Debug start failed \(.*-32601.*\)$/)
       }).pipe(
+        // The logger is provided outside the layer so it also sees the layer being built.
+        // @effect-diagnostics-next-line multipleEffectProvide:off
         Effect.provide(layer.pipe(Layer.provide(Layer.succeed(OneShot, true)))),
         Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
         Logger.withMinimumLogLevel(LogLevel.All)

@@ -11,6 +11,7 @@ import { relatedTaskOf } from "@mcpx-fx/protocol/Tasks"
 import * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { answerAlone, type Question, type QuestionHandler } from "../Questions.js"
@@ -108,24 +109,28 @@ export const makeAnswers = (deps: {
     return Effect.asVoid(Deferred.succeed(waiting, ctx))
   }
 
-  const answerUntied = (m: JsonRpc.Request) => {
-    // A 2025-11-25 task's question names its task: it belongs to the call that waits on that task.
-    const task = relatedTaskOf(m.params?._meta)
-    if (task === undefined) return untied(m)
-    const following = inFlight.find((c) => c.task === task)
-    const answerFor = (ctx: CallContext) => inSpan(ctx, m.method, answerWith(m, ctx.questions ?? answerAlone))
-    if (following !== undefined) return Effect.asVoid(Effect.forkIn(answerFor(following), sessionScope))
-    return Effect.asVoid(Effect.forkIn(
-      Effect.gen(function*() {
-        const waiting = awaiting.get(task) ?? (yield* Deferred.make<CallContext>())
-        awaiting.set(task, waiting)
-        const found = yield* Effect.timeoutOption(Deferred.await(waiting), FollowerWait)
-        if (awaiting.get(task) === waiting) awaiting.delete(task)
-        return yield* Option.match(found, { onNone: () => untied(m), onSome: answerFor })
-      }),
-      sessionScope
-    ))
-  }
+  const answerUntied = (m: JsonRpc.Request) =>
+    Effect.suspend(() => {
+      // A 2025-11-25 task's question names its task: it belongs to the call that waits on that task.
+      const task = relatedTaskOf(m.params?._meta)
+      if (task === undefined) return untied(m)
+      const answerFor = (ctx: CallContext) => inSpan(ctx, m.method, answerWith(m, ctx.questions ?? answerAlone))
+      const following = inFlight.find((c) => c.task === task)
+      if (following !== undefined) return Effect.asVoid(Effect.forkIn(answerFor(following), sessionScope))
+      // Registered here, in the same step as the look-up above: the follower enters `inFlight`
+      // before it calls `followed`, so whichever comes first, the other finds it. (Registered
+      // in the forked fiber, a follower starting meanwhile found nobody waiting, and the
+      // question waited out FollowerWait and went untied, apart from the questions asked with it.)
+      const waiting = awaiting.get(task) ?? Deferred.unsafeMake<CallContext>(FiberId.none)
+      awaiting.set(task, waiting)
+      return Effect.asVoid(Effect.forkIn(
+        Effect.flatMap(Effect.timeoutOption(Deferred.await(waiting), FollowerWait), (found) => {
+          if (awaiting.get(task) === waiting) awaiting.delete(task)
+          return Option.match(found, { onNone: () => untied(m), onSome: answerFor })
+        }),
+        sessionScope
+      ))
+    })
 
   const untied = (m: JsonRpc.Request) =>
     m.method === Method.Ping ? answerWith(m, answerAlone) : Effect.flatMap(

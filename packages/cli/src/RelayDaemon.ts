@@ -21,7 +21,7 @@ import { HttpDefinition } from "@mcpx-fx/upstream/ServerDefinition"
 import { openHttp } from "@mcpx-fx/upstream/transport/HttpTransport"
 import * as Sse from "@mcpx-fx/upstream/transport/Sse"
 import type { Connection, FrameTooLarge, RequestHints, TransportClosed, TransportError } from "@mcpx-fx/upstream/transport/Transport"
-import type * as Wire from "@mcpx-fx/upstream/transport/Wire"
+import * as Wire from "@mcpx-fx/upstream/transport/Wire"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -161,7 +161,7 @@ export const make = (wire: Wire.Wire) =>
           body: line
         })
         return (response.headers["content-type"] ?? "").startsWith("text/event-stream")
-          ? { _tag: "Events", data: Stream.map(Sse.events(response.stream, Sse.DefaultMaxFrameBytes), (event) => event.data) }
+          ? { _tag: "Events", data: Stream.map(Sse.events(Wire.stream(response), Sse.DefaultMaxFrameBytes), (event) => event.data) }
           : { _tag: "Body", text: yield* response.text(Sse.DefaultMaxFrameBytes) }
       })
 

@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Queue from "effect/Queue"
-import * as Stream from "effect/Stream"
 import { relayOn } from "../src/Relay.js"
 
 interface Sent {
@@ -70,12 +69,20 @@ const fakeDaemon = (together = 1) =>
           const body = request.body === undefined ? undefined : (JSON.parse(request.body) as Record<string, unknown>)
           const session = request.headers["mcp-session-id"]
           sent.push({ method: request.method, session, body })
-          return Effect.map(answer(request.method, session, body), (a) => ({
-            status: a.status,
-            headers: a.headers ?? {},
-            text: () => Effect.succeed(a.body ?? ""),
-            stream: Stream.make(new TextEncoder().encode(a.body ?? ""))
-          }))
+          return Effect.map(answer(request.method, session, body), (a) => {
+            let pending: Uint8Array | undefined = new TextEncoder().encode(a.body ?? "")
+            return {
+              status: a.status,
+              headers: a.headers ?? {},
+              text: () => Effect.succeed(a.body ?? ""),
+              // The body in one chunk, then its end.
+              next: Effect.sync(() => {
+                const chunk = pending
+                pending = undefined
+                return chunk
+              })
+            }
+          })
         }),
       abortInFlight: Effect.void
     }

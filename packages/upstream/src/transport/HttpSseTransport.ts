@@ -180,7 +180,7 @@ const make = (
         yield* Effect.forEach(messages, dispatch, { discard: true })
       })
 
-    yield* events(opened.response.stream, maxFrameBytes).pipe(
+    yield* events(Wire.stream(opened.response), maxFrameBytes).pipe(
       Stream.runForEach(onEvent),
       Effect.matchEffect({
         onFailure: (e) => ended(new TransportClosed({ reason: `the HTTP+SSE stream of ${sseUrl} failed: ${e.message}` })),

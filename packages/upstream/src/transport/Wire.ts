@@ -11,6 +11,7 @@
  * connection), which is how a closed POST tells a modern server that its request was abandoned.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
@@ -31,8 +32,8 @@ export interface WireResponse {
   readonly headers: Readonly<Record<string, string | undefined>>
   /** The whole body as text; FrameTooLarge past `maxBytes`, without buffering what is over. */
   readonly text: (maxBytes: number) => Effect.Effect<string, FrameTooLarge | TransportClosed>
-  /** The body as it arrives, read with backpressure (an event stream). */
-  readonly stream: Stream.Stream<Uint8Array, TransportClosed>
+  /** The body's next chunk as it arrives (an event stream), `undefined` at its end; read with backpressure. */
+  readonly next: Effect.Effect<Uint8Array | undefined, TransportClosed>
 }
 
 /** Sends requests; each response lives as long as the scope it was sent in. */
@@ -118,25 +119,62 @@ const readText = (url: string, request: Http.ClientRequest, response: Http.Incom
   })
 
 /**
- * The body of `response` as it arrives. One chunk is handed on at a time (the response is paused
- * until the stream has taken it), so a fast server cannot fill memory ahead of a slow reader; the
- * stream's end, by interruption or otherwise, aborts a body not read to its end.
+ * The body of `response` as it arrives, pulled one chunk at a time: the response is paused while
+ * a chunk waits to be taken, so a fast server cannot fill memory ahead of a slow reader. `undefined`
+ * is the body's end. Nothing listens to the body until the first pull (a body read with `text`
+ * never pays for this).
  */
-const readStream = (url: string, request: Http.ClientRequest, response: Http.IncomingMessage) =>
-  Stream.async<Uint8Array, TransportClosed>((emit) => {
+const chunkReader = (url: string, response: Http.IncomingMessage): Effect.Effect<Uint8Array | undefined, TransportClosed> => {
+  let listening = false
+  const chunks: Array<Buffer> = []
+  // undefined while the body runs; null once it ended whole; the failure once it broke.
+  let end: TransportClosed | null | undefined
+  let waiter: ((next: Effect.Effect<Uint8Array | undefined, TransportClosed>) => void) | undefined
+  const take = (): Effect.Effect<Uint8Array | undefined, TransportClosed> => {
+    const chunk = chunks.shift()
+    if (chunk !== undefined) {
+      if (chunks.length === 0 && end === undefined) response.resume()
+      return Effect.succeed(chunk)
+    }
+    return end === null || end === undefined ? Effect.succeed(undefined) : Effect.fail(end)
+  }
+  const wake = () => {
+    const resume = waiter
+    waiter = undefined
+    if (resume !== undefined) resume(take())
+  }
+  const ended = (outcome: TransportClosed | null) => {
+    if (end === undefined) end = outcome
+    wake()
+  }
+  const listen = () => {
+    listening = true
     response.on("data", (chunk: Buffer) => {
+      chunks.push(chunk)
       response.pause()
-      void emit.single(chunk).then(() => response.resume())
+      wake()
     })
-    response.once("end", () => void emit.end())
-    response.once("error", (e) => void emit.fail(broken(url, e)))
+    response.once("end", () => ended(null))
+    response.once("error", (e) => ended(broken(url, e)))
     response.once("close", () => {
-      if (!response.complete) void emit.fail(broken(url, new Error("the body ended early")))
+      if (!response.complete) ended(broken(url, new Error("the body ended early")))
     })
+  }
+  return Effect.async((resume) => {
+    if (!listening) listen()
+    if (chunks.length > 0 || end !== undefined) return resume(take())
+    waiter = resume
     return Effect.sync(() => {
-      if (!response.complete) request.destroy()
+      waiter = undefined
     })
   })
+}
+
+/** The chunks of a response's body as a Stream, for the readers that want one (a long event stream). */
+export const stream = (response: WireResponse): Stream.Stream<Uint8Array, TransportClosed> =>
+  Stream.repeatEffectOption(
+    Effect.flatMap(Effect.mapError(response.next, Option.some), (chunk) => (chunk === undefined ? Effect.fail(Option.none()) : Effect.succeed(chunk)))
+  )
 
 /**
  * A wire with its own kept-alive connections, closed with the scope. `socketPath` sends every
@@ -209,7 +247,7 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
                   status: response.statusCode ?? 0,
                   headers: headersOf(response),
                   text: (maxBytes: number) => readText(req.url, request, response, maxBytes),
-                  stream: readStream(req.url, request, response)
+                  next: chunkReader(req.url, response)
                 }
               )
           )

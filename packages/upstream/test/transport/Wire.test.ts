@@ -98,11 +98,48 @@ describe("Wire", () => {
       const wire = yield* Wire.make()
       const scope = yield* Scope.make()
       const response = yield* Scope.extend(wire.send({ method: "POST", url: server.url, headers: {}, body: "{}" }), scope)
-      const first = yield* Stream.runHead(response.stream)
-      assert.strictEqual(first._tag, "Some")
+      const first = yield* response.next
+      assert.strictEqual(new TextDecoder().decode(first), "data: first\n\n")
       yield* Scope.close(scope, Exit.void)
       // The server sees its request closed with the response unfinished.
       yield* Effect.promise(() => server.closed)
+    }))
+
+  it.scopedLive("a body is pulled chunk by chunk to its end, and read whole as a Stream", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("a")
+        setImmediate(() => {
+          res.write("b")
+          res.end("c")
+        })
+      })
+      const wire = yield* Wire.make()
+      const pulled: Array<string> = []
+      const response = yield* wire.send({ method: "POST", url: server.url, headers: {}, body: "{}" })
+      for (let chunk = yield* response.next; chunk !== undefined; chunk = yield* response.next) pulled.push(new TextDecoder().decode(chunk))
+      assert.strictEqual(pulled.join(""), "abc")
+      // Past the end, a pull keeps saying so.
+      assert.isUndefined(yield* response.next)
+      const again = yield* wire.send({ method: "POST", url: server.url, headers: {}, body: "{}" })
+      const whole = yield* Stream.runFold(Wire.stream(again), "", (text, chunk) => text + new TextDecoder().decode(chunk))
+      assert.strictEqual(whole, "abc")
+    }))
+
+  it.scopedLive("a body the server breaks off fails the pull with TransportClosed", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: first\n\n")
+        setImmediate(() => req.socket.destroy())
+      })
+      const wire = yield* Wire.make()
+      const response = yield* wire.send({ method: "POST", url: server.url, headers: {}, body: "{}" })
+      assert.isDefined(yield* response.next)
+      const failure = yield* Effect.flip(response.next)
+      assert.strictEqual(failure._tag, "TransportClosed")
+      assert.include(failure.reason, "broke")
     }))
 
   it.scopedLive("abortInFlight fails what is waiting for its answer", () =>

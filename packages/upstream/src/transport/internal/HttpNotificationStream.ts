@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import { TransportClosed, type TransportError } from "../Transport.js"
 import { type Exchange, VersionHeader } from "./HttpExchange.js"
 import { events, messagesOf } from "../Sse.js"
+import * as Wire from "../Wire.js"
 import { isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./SseHttp.js"
 
 /** What the stream runs on besides the exchange. */
@@ -57,7 +58,7 @@ export const make = (exchange: Exchange, env: StreamEnv) =>
           return yield* statusError(response.status, body, undefined)
         }
         yield* Deferred.succeed(ready, undefined)
-        yield* events(response.stream, maxFrameBytes).pipe(
+        yield* events(Wire.stream(response), maxFrameBytes).pipe(
           Stream.mapEffect((event) => messagesOf(event, source)),
           Stream.flattenIterables,
           Stream.runForEach(toUnsolicited)

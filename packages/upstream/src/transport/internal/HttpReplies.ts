@@ -10,7 +10,6 @@
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { FrameTooLarge, LegacyHTTPRefusedError, type RequestHints, TransportClosed, type TransportError } from "../Transport.js"
 import type { Exchange } from "./HttpExchange.js"
 import type { WireResponse } from "../Wire.js"
@@ -87,31 +86,30 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
       }
       return effects === undefined ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
     }
-    // One pass over one response's body; a stream that broke off is reported, to be resumed like
-    // one the server ended.
+    // One pass over one response's body, a chunk at a time, until this request's response; a
+    // stream that broke off is reported, to be resumed like one the server ended.
     const read = (r: WireResponse): Effect.Effect<TransportClosed | undefined, FrameTooLarge> => {
       const feed = decoder(maxFrameBytes, (ms) => {
         cursor.retryMs = ms
       })
-      return r.stream.pipe(
-        Stream.runForEachWhile((bytes) => {
-          const events = feed(bytes)
-          if (events instanceof FrameTooLarge) return Effect.fail(events)
-          const out: Array<Effect.Effect<ReadonlyArray<JsonRpc.Parsed>>> = []
-          for (const event of events) {
-            cursor.events++
-            if (event.id !== undefined && event.id.length > 0) cursor.lastEventId = event.id
-            out.push(messagesOf(event, source))
-          }
-          if (out.length === 0) return Effect.succeed(true)
-          return Effect.map(
-            Effect.forEach(out, (messages) => cursor.reply === undefined ? Effect.flatMap(messages, handOn) : Effect.void, { discard: true }),
-            () => cursor.reply === undefined
-          )
-        }),
-        Effect.as(undefined),
-        Effect.catchTag("TransportClosed", (e) => Effect.succeed(e))
-      )
+      const chunk = (bytes: Uint8Array | undefined): Effect.Effect<TransportClosed | undefined, FrameTooLarge | TransportClosed> => {
+        if (bytes === undefined) return Effect.succeed(undefined)
+        const events = feed(bytes)
+        if (events instanceof FrameTooLarge) return Effect.fail(events)
+        const out: Array<Effect.Effect<ReadonlyArray<JsonRpc.Parsed>>> = []
+        for (const event of events) {
+          cursor.events++
+          if (event.id !== undefined && event.id.length > 0) cursor.lastEventId = event.id
+          out.push(messagesOf(event, source))
+        }
+        if (out.length === 0) return pull
+        return Effect.flatMap(
+          Effect.forEach(out, (messages) => cursor.reply === undefined ? Effect.flatMap(messages, handOn) : Effect.void, { discard: true }),
+          () => cursor.reply === undefined ? pull : Effect.succeed(undefined)
+        )
+      }
+      const pull: Effect.Effect<TransportClosed | undefined, FrameTooLarge | TransportClosed> = Effect.suspend(() => Effect.flatMap(r.next, chunk))
+      return Effect.catchTag(pull, "TransportClosed", (e) => Effect.succeed(e))
     }
     // `idle` counts resumptions in a row that brought nothing, so a server that keeps closing
     // empty streams is given up on rather than polled forever.

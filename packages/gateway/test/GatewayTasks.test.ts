@@ -134,6 +134,23 @@ describe("tasks through the gateway (conformance fixture upstream)", () => {
       assert.notInclude(JSON.stringify(done.result), "related-task")
     }).pipe(Effect.provide(serverFor(["--legacy-only"]))))
 
+  it.scopedLive("two questions a 2025-11-25 upstream's task asks together reach the 2026 host's task in one round", () =>
+    Effect.gen(function*() {
+      // Over stdio they come as two requests naming the task, often before its tasks/result is sent.
+      const created = resultOf(yield* send(call("multi_input", {}, withTasks)))
+      const taskId = String(created.taskId)
+      const asking = yield* until(taskId, "input_required")
+      const keys = Object.keys(asking.inputRequests as JsonObject)
+      assert.strictEqual(keys.length, 2, JSON.stringify(asking.inputRequests))
+      const messages = keys.map((k) => String(((asking.inputRequests as Record<string, JsonObject>)[k]!.params as JsonObject).message))
+      assert.sameMembers(messages, ["First: what is your name?", "Second: shall we go on?"])
+      const answers = Object.fromEntries(keys.map((k) => [k, { action: "accept", content: { name: "Ada", confirm: true } }]))
+      yield* send(taskReq("tasks/update", { taskId, inputResponses: answers }))
+      const done = yield* until(taskId, "completed")
+      assert.strictEqual(done.status, "completed")
+      assert.include(text(done.result), "Ada")
+    }).pipe(Effect.provide(serverFor(["--legacy-only"]))))
+
   it.scopedLive("a 2025-11-25 host gets failing_job's result from a legacy upstream through core tasks (params.task, tasks/result)", () =>
     Effect.gen(function*() {
       const server = yield* Server.Server

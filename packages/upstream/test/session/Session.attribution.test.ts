@@ -10,25 +10,16 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
-import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import type { Question, QuestionHandler } from "../../src/session/Questions.js"
 import { makeSession } from "../../src/session/Session.js"
-import { legacyEstablished, testConnection } from "../util/TestConnection.js"
+import { legacyEstablished, stdioConnection } from "../util/TestConnection.js"
 
 const legacy = legacyEstablished
 
-/** A stdio connection: calls wait for `release`; untied messages come from `untied`; answers are recorded. */
+/** A stdio connection whose calls wait until released, and `ask` for an untied question. */
 const stdio = Effect.gen(function*() {
-  const untied = yield* Queue.unbounded<JsonRpc.Parsed>()
-  const answers = yield* Queue.unbounded<JsonRpc.Response>()
-  const release = yield* Deferred.make<void>()
-  const conn = testConnection(() => Stream.never, {
-    call: (req) => Effect.as(Deferred.await(release), JsonRpc.success(req.id, {})),
-    respond: (r) => Queue.offer(answers, r),
-    unsolicited: Stream.fromQueue(untied),
-    wire: "stdio"
-  })
+  const { answers, conn, release, untied } = yield* stdioConnection
   const ask = (id: number) => Queue.offer(untied, { message: JsonRpc.request(id, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
   return { conn, ask, answers, release, untied }
 })

@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import type { QuestionHandler } from "../../src/session/Questions.js"
 import { makeSession } from "../../src/session/Session.js"
 import type { Session } from "../../src/session/SessionModel.js"
-import { legacyEstablished, testConnection } from "../util/TestConnection.js"
+import { legacyEstablished, stdioConnection, testConnection } from "../util/TestConnection.js"
 
 const taskId = "task-1"
 
@@ -23,17 +23,9 @@ const question = (id: number): JsonRpc.Parsed => ({
   raw: {}
 })
 
-/** A stdio connection whose calls wait for `release`; untied messages come from `untied`. */
+/** A stdio connection whose calls wait until released, and `ask` for a question naming the task. */
 const stdio = Effect.gen(function*() {
-  const untied = yield* Queue.unbounded<JsonRpc.Parsed>()
-  const answers = yield* Queue.unbounded<JsonRpc.Response>()
-  const release = yield* Deferred.make<void>()
-  const conn = testConnection(() => Stream.never, {
-    call: (req) => Effect.as(Deferred.await(release), JsonRpc.success(req.id, {})),
-    respond: (r) => Queue.offer(answers, r),
-    unsolicited: Stream.fromQueue(untied),
-    wire: "stdio"
-  })
+  const { answers, conn, untied } = yield* stdioConnection
   const ask = (id: number) => Queue.offer(untied, question(id))
   return { conn, ask, answers }
 })

@@ -50,6 +50,12 @@ export interface Refusal {
 export interface Credentials {
   /** The Authorization header for the next request, if there is a token to send. */
   readonly authorization: Effect.Effect<string | undefined, AuthError>
+  /**
+   * The same header when it can be given without waiting (the tokens were read lately and have not
+   * expired, or there are none); undefined when `authorization` must read the store or refresh
+   * first. `now` is the caller's clock.
+   */
+  readonly ready: (now: number) => { readonly authorization: string | undefined } | undefined
   /** A 401 or 403: "retry" once a new request may succeed, "pass" when this is no authorization matter. */
   readonly refused: (refusal: Refusal) => Effect.Effect<"retry" | "pass", AuthError>
 }

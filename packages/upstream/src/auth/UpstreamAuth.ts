@@ -79,7 +79,7 @@ export const usesOAuth = (def: HttpDefinition): boolean =>
 
 const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptions): Context.Tag.Service<UpstreamAuth> => {
   const tokens = AuthTokens.make(store)
-  const { authorization, readEntry, states, stateOf, write } = tokens
+  const { authorization, readEntry, ready, states, stateOf, write } = tokens
   const { authorizeWith, refused } = Authorizing.make(tokens, options)
 
   const status = (def: HttpDefinition): Effect.Effect<AuthStatus> =>
@@ -92,7 +92,7 @@ const make = (store: Context.Tag.Service<TokenStore>, options: UpstreamAuthOptio
     credentials: (def) => {
       if (!usesOAuth(def)) return undefined
       const state = stateOf(def)
-      return { authorization: authorization(def, state), refused: refused(def, state) }
+      return { authorization: authorization(def, state), ready: (now) => ready(state, now), refused: refused(def, state) }
     },
     login: (def, authorizer) =>
       Effect.gen(function*() {

@@ -45,6 +45,7 @@ import {
 } from "./SessionErrors.js"
 import type { CallContext, Established, ParkedCalls, Session, SessionOptions } from "./SessionModel.js"
 import { type Connection, type RequestHints, TransportClosed } from "../transport/Transport.js"
+import { outOfPlace } from "../transport/internal/InPlace.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 import { makeAnswers } from "./internal/SessionAnswers.js"
 import { stripReservedMeta, withModernMeta } from "./internal/SessionMeta.js"
@@ -272,7 +273,8 @@ export const makeSession = (
           reinitialize === undefined
             ? Effect.fail(e)
             : Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
-              Effect.zipRight(Effect.catchTag(reinitialize, "RefusedAgain", (refused) =>
+              // Initializing again waits on what no cut in place ends (the negotiation's own exchanges).
+              Effect.zipRight(Effect.catchTag(outOfPlace(reinitialize), "RefusedAgain", (refused) =>
                 Effect.suspend(() => {
                   doubt ??= `the server forgot session ${e.sessionId} and ${refused.reason}`
                   return Effect.fail(new TransportClosed({ reason: refused.reason }))
@@ -359,7 +361,9 @@ export const makeSession = (
         ? () => false
         : !isModern
         ? () => true
-        // (A stdio session neither mirrors headers, for which a call may wait on a listing, nor expires.)
+        // A modern HTTP call may wait on a listing (its Mcp-Param-* headers), which no cut ends.
+        : conn.wire !== "stdio"
+        ? () => false
         : (ctx) => ctx.inputRequired !== "resolve" && ctx.task === undefined,
       request,
       notify: (method, params) =>

@@ -17,6 +17,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpExchange from "./internal/HttpExchange.js"
+import { CutInPlace, inPlaceIn, type WaitingCall } from "./internal/InPlace.js"
 import { DefaultMaxFrameBytes } from "./Sse.js"
 import * as HttpNotificationStream from "./internal/HttpNotificationStream.js"
 import * as HttpReplies from "./internal/HttpReplies.js"
@@ -126,7 +127,7 @@ export const openHttp = (
      * response. Ending early (interruption) aborts the POST, and cancels a legacy request on its
      * session; the connection's closing fails it with the reason.
      */
-    const requestReply = (req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined) =>
+    const requestReply = (req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined, inPlace?: WaitingCall) =>
       Effect.scoped(Effect.gen(function*() {
         yield* ensureOpen
         const sid = yield* sessionFor(hints, req.method)
@@ -143,8 +144,9 @@ export const openHttp = (
             })
           )
         }
-        const response = yield* post(JsonRpc.encodeFrame(req), hints, sid).pipe(
-          Effect.tapError(() => Effect.sync(() => (answered = true)))
+        const response = yield* post(JsonRpc.encodeFrame(req), hints, sid, inPlace).pipe(
+          // A POST a cut aborted may have reached the server: it is cancelled like any other.
+          Effect.tapError(() => Effect.sync(() => (answered = inPlace?.isCut !== true)))
         )
         if (!isOk(response.status)) {
           answered = true
@@ -169,8 +171,17 @@ export const openHttp = (
         }
       })).pipe(Effect.catchTag("TransportClosed", closingFirst))
 
+    // A call running in place (internal/InPlace.ts) is cut short by the wire, which aborts the
+    // exchange it waits on; however that failure reads, it is the cut. An answer that came first stands.
     const call: Connection["call"] = (req, onMessage, hints) =>
-      Effect.map(requestReply(req, onMessage, hints), (reply) => (JsonRpc.isResponse(reply.message) ? reply.message : undefined))
+      Effect.withFiberRuntime((fiber) => {
+        const inPlace = inPlaceIn(fiber)
+        if (inPlace?.isCut === true) return Effect.die(new CutInPlace())
+        const reply = Effect.map(requestReply(req, onMessage, hints, inPlace), (r) => (JsonRpc.isResponse(r.message) ? r.message : undefined))
+        return inPlace === undefined
+          ? reply
+          : Effect.catchAllCause(reply, (cause) => (inPlace.isCut ? Effect.die(new CutInPlace()) : Effect.failCause(cause)))
+      })
 
     // The stream form, for the few that want the messages as a Stream: the exchange runs beside
     // its reader, a bounded mailbox between them, so a slow reader slows the reading of the reply.
@@ -232,6 +243,9 @@ export const openHttp = (
       stderrTail: Effect.succeed(""),
       openNotificationStream,
       wire: "streamable-http",
+      // Every wait of an exchange is on the wire, which a cut aborts, or goes out of place (an
+      // authorization read or renewed, a stream resumed after a pause).
+      cutsInPlace: true,
       sessionId: Ref.get(session)
     }
     return connection

@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
+import type { WaitingCall } from "./internal/InPlace.js"
 import { FrameTooLarge, TransportClosed } from "./Transport.js"
 
 /** One request: headers by lower-case name. */
@@ -24,6 +25,11 @@ export interface WireRequest {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
   readonly body?: string
+  /**
+   * The call running in place (internal/InPlace.ts) this exchange is the wait of: a cut aborts the
+   * exchange, so whatever it waits on (its answer, its body) ends at once.
+   */
+  readonly inPlace?: WaitingCall
 }
 
 /** What came back: status and headers (lower-case names) at once, the body when asked for. */
@@ -198,6 +204,9 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
         }),
         send: (req) => {
           type Sent = { readonly request: Http.ClientRequest; readonly response: Http.IncomingMessage }
+          const inPlace = req.inPlace
+          let cut = false
+          let letGo: (() => void) | undefined
           const open = (retried: boolean): Effect.Effect<Sent, TransportClosed> =>
             Effect.async<Sent, TransportClosed>((resume) => {
               let request: Http.ClientRequest
@@ -226,10 +235,16 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
                 settled = true
                 // A kept-alive connection the server closed while idle fails the next request
                 // sent on it before the server read a byte of it; that one is sent again, once,
-                // on a fresh connection.
-                resume(!retried && request.reusedSocket && isReset(e) ? open(true) : Effect.fail(unreachable(req.url, e)))
+                // on a fresh connection (not one a cut aborted).
+                resume(!cut && !retried && request.reusedSocket && isReset(e) ? open(true) : Effect.fail(unreachable(req.url, e)))
               })
               request.end(req.body)
+              if (inPlace !== undefined) {
+                letGo = inPlace.waitingOn(() => {
+                  cut = true
+                  request.destroy()
+                })
+              }
               return Effect.sync(() => request.destroy())
             })
           return Effect.flatMap(
@@ -240,6 +255,7 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
               Effect.as(
                 Effect.addFinalizer(() =>
                   Effect.sync(() => {
+                    letGo?.()
                     if (!response.complete) request.destroy()
                   })
                 ),

@@ -55,8 +55,10 @@ export const make = (store: Context.Tag.Service<TokenStore>) => {
   const write = (def: HttpDefinition, change: (entry: AuthEntry | undefined) => AuthEntry | undefined) =>
     store.update(def.url, change).pipe(Effect.mapError((e) => new AuthorizationFailed({ server: def.name, reason: e.message })))
 
+  const loaded = (state: ServerState, now: number): boolean => state.loadedAt !== undefined && now - state.loadedAt < ReloadAfterMs
+
   const load = (def: HttpDefinition, state: ServerState, now: number) =>
-    state.loadedAt !== undefined && now - state.loadedAt < ReloadAfterMs
+    loaded(state, now)
       ? Effect.void
       : Effect.map(readEntry(def), ({ entry }) => {
         state.tokens = entry?.tokens
@@ -118,7 +120,14 @@ export const make = (store: Context.Tag.Service<TokenStore>) => {
       }))
     })
 
-  return { states, stateOf, readEntry, write, refreshFrom, authorization }
+  const ready = (state: ServerState, now: number): { readonly authorization: string | undefined } | undefined => {
+    if (!loaded(state, now)) return undefined
+    const current = state.tokens
+    if (current === undefined) return { authorization: undefined }
+    return isExpired(current, now) ? undefined : { authorization: bearer(current) }
+  }
+
+  return { states, stateOf, readEntry, write, refreshFrom, authorization, ready }
 }
 
 /** The tokens of every server. */

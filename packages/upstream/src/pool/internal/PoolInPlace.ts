@@ -65,7 +65,8 @@ export const makeInPlace = (env: InPlaceEnv) => {
   const run = <A, E, R, E2>(
     here: InPlaceTarget,
     use: (session: Session) => Effect.Effect<A, E, R>,
-    register: AbortHook<E2 | PoolError>
+    register: AbortHook<E2 | PoolError>,
+    retry: Effect.Effect<A, E | E2 | PoolError, R>
   ): Effect.Effect<A, E | E2 | PoolError, R> =>
     Effect.clockWith((clock) =>
       Effect.uninterruptibleMask((restore) => {
@@ -91,7 +92,7 @@ export const makeInPlace = (env: InPlaceEnv) => {
               over()
               return Effect.as(released, value)
             },
-            onFailure: (cause): Effect.Effect<never, E | E2 | PoolError> => {
+            onFailure: (cause): Effect.Effect<A, E | E2 | PoolError, R> => {
               over()
               // A cut ends the wait with CutInPlace; what the caller sees is the cut's own error.
               const defect = Cause.dieOption(cause)
@@ -100,9 +101,15 @@ export const makeInPlace = (env: InPlaceEnv) => {
                 return Effect.zipRight(released, Effect.fail(cut.error))
               }
               const failure = Cause.failureOrCause(cause)
-              return Either.isLeft(failure)
+              const failed = Either.isLeft(failure)
                 ? Effect.onExit(env.leases.failedUse(pool, lane, inst, failure.left), () => released)
                 : Effect.zipRight(released, Effect.failCause(failure.right))
+              // A session whose era came into doubt (an HTTP server that changed era under us)
+              // goes, and the call is tried once more where the general path would: on a fresh probe.
+              return Effect.flatMap(session.eraDoubt, (doubt) =>
+                Option.isNone(doubt)
+                  ? failed
+                  : Effect.zipRight(Effect.ignore(failed), Effect.zipRight(env.leases.doubted(pool, lane, inst, doubt.value), restore(retry))))
             }
           })
         })

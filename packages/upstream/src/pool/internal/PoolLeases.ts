@@ -334,5 +334,5 @@ export const makeLeases = (env: LeasesEnv) => {
     }
   }
 
-  return { failedUse, release, settle, takeLease, tryLane }
+  return { doubted, failedUse, release, settle, takeLease, tryLane }
 }

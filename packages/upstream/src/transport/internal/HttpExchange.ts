@@ -4,12 +4,14 @@
  * the POST, which renews a refused authorization and is sent again.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { HttpDefinition } from "../../ServerDefinition.js"
 import { type RequestHints, SessionExpired } from "../Transport.js"
 import { mergeHeaders, type Wire, type WireResponse } from "../Wire.js"
 import type { Credentials } from "../../auth/AuthModel.js"
+import { outOfPlace, type WaitingCall } from "./InPlace.js"
 import { headerValue } from "./SseHttp.js"
 
 const SessionHeader = "mcp-session-id"
@@ -64,25 +66,29 @@ export const make = (
       : Effect.orElseSucceed(auth.authorization, () => undefined)
 
     // No span of its own: a POST is every call's, and the call's span already covers it.
-    const post = (body: string, hints: RequestHints | undefined, sid: string | undefined) =>
+    const post = (body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) =>
       Effect.gen(function*() {
         const version = headerValue(hints?.headers, VersionHeader)
         if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
         for (let attempt = 0;; attempt++) {
-          const authorization = auth === undefined ? undefined : yield* auth.authorization
+          // The token at hand goes at once; reading the store or refreshing is a wait no cut in
+          // place ends (internal/InPlace.ts), so a call running in place does it out of place.
+          const ready = auth?.ready(yield* Clock.currentTimeMillis)
+          const authorization = auth === undefined ? undefined : ready !== undefined ? ready.authorization : yield* outOfPlace(auth.authorization)
           const response = yield* wire.send({
             method: "POST",
             url: def.url,
             headers: baseHeaders(hints, sid, authorization, PostHeaders),
-            body
+            body,
+            ...(inPlace === undefined ? {} : { inPlace })
           })
           if (auth !== undefined && (response.status === 401 || response.status === 403) && attempt < MaxAuthRetries) {
-            const verdict = yield* auth.refused({
+            const verdict = yield* outOfPlace(auth.refused({
               status: response.status,
               wwwAuthenticate: response.headers["www-authenticate"],
               sent: authorization,
               attempt
-            })
+            }))
             if (verdict === "retry") {
               yield* Effect.ignore(response.text(maxFrameBytes))
               continue

@@ -12,6 +12,7 @@ import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
 import { FrameTooLarge, LegacyHTTPRefusedError, type RequestHints, TransportClosed, type TransportError } from "../Transport.js"
 import type { Exchange } from "./HttpExchange.js"
+import { outOfPlace } from "./InPlace.js"
 import type { WireResponse } from "../Wire.js"
 import { decoder, messagesOf, messagesOfText } from "../Sse.js"
 import { idKey, isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./SseHttp.js"
@@ -125,10 +126,11 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
           )
         }
         const before = cursor.events
-        return Effect.scoped(Effect.gen(function*() {
+        // The wait before resuming is none a cut in place ends: a call running in place resumes out of place.
+        return outOfPlace(Effect.scoped(Effect.gen(function*() {
           yield* Effect.sleep(Math.min(cursor.retryMs ?? DefaultRetryMs, MaxRetryMs))
           return yield* read(yield* resume(lastEventId, resumable.hints, resumable.sid))
-        })).pipe(Effect.flatMap((b) => next(b, cursor.events > before ? 0 : idle + 1)))
+        }))).pipe(Effect.flatMap((b) => next(b, cursor.events > before ? 0 : idle + 1)))
       })
     return Effect.flatMap(read(response), (broke) => next(broke, 0))
   }

@@ -91,7 +91,7 @@ export interface Session extends Established {
   readonly wire: Connection["wire"]
   /**
    * Whether a request on this session only ever waits for its answer from a connection that ends
-   * that wait when the call is cut in place (a legacy session over stdio): the Pool then runs its
+   * that wait when the call is cut in place (a legacy session over stdio or Streamable HTTP): the Pool then runs its
    * calls without a fiber of their own.
    */
   readonly runsInPlace: boolean

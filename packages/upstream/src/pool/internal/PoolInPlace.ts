@@ -1,10 +1,12 @@
 /**
  * The call that needs no fiber of its own: one whose key's instance in the server's own lane is up
- * and serving a legacy stdio session (nearly every call to most servers), or a modern stdio session
- * that returns `input_required` to its caller (a modern host's call). Such a call only waits for
- * its answer on stdout, so it runs in its caller's fiber (internal/InPlace.ts) and is cut
- * short by ending that wait; every other call runs under `Abortable`, which can interrupt it
- * wherever it waits (a start, an HTTP request, a question between rounds).
+ * and serving a legacy session over stdio or Streamable HTTP (nearly every call to most servers),
+ * or a modern stdio session that returns `input_required` to its caller (a modern host's call).
+ * Such a call only waits for its answer (on stdout, or on its POST's exchange), so it runs in its
+ * caller's fiber (internal/InPlace.ts) and is cut short by ending that wait; every other call runs
+ * under `Abortable`, which can interrupt it wherever it waits (a start, a modern HTTP request, a
+ * question between rounds). A call in place that fails on a session whose era came into doubt is
+ * tried once more on the general path, as that path itself would.
  *
  * What the caller sees is the same either way: the crash, stop, deadline or shutdown that ends
  * the call is its error, the upstream request is cancelled, and an answer that came first stands.
@@ -40,7 +42,7 @@ export const makeInPlace = (env: InPlaceEnv) => {
   /**
    * Where `caller`'s call would be leased in place by the Pool's own routing (the server's own
    * lane, its key's instance serving), when that session runs the call in place (`runsInPlace`
-   * of it; by default `session.runsInPlace`, a legacy stdio session); otherwise undefined.
+   * of it; by default `session.runsInPlace`, a legacy stdio or Streamable HTTP session); otherwise undefined.
    */
   const target = (server: PoolServer, caller: Caller, runsInPlace?: (session: Session) => boolean): InPlaceTarget | undefined => {
     if (caller.key.kind === "call" || requestedLane(server.probe.preference, caller.revision) !== "modern") return undefined

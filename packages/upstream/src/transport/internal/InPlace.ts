@@ -1,7 +1,7 @@
 /**
  * A call run in its caller's own fiber that can still be cut short from outside (its upstream
  * crashed, its time ran out, the process is stopping), for the one kind of call whose only wait is
- * for its answer: a request on a legacy stdio session. `Abortable` forks a fiber per call so that
+ * for its answer: a request on a legacy stdio or Streamable HTTP session. `Abortable` forks a fiber per call so that
  * an abort can interrupt it wherever it waits, which was an eighth of a call's CPU; here the
  * transport says where the call waits (`waitingOn`), an abort ends that wait, and the Pool turns
  * the end back into the abort's error.

@@ -4,34 +4,20 @@
  * probes it again once (the cache entry forgotten), serves the call in the era found, and tells
  * it as server.era.stale.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import { Fixtures } from "@mcpx-fx/testing"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import { EraCache } from "../../src/era/EraCache.js"
-import { Negotiator } from "../../src/era/Negotiator.js"
 import { Pool } from "../../src/pool/Pool.js"
 import { type PoolServer, ScopeKey } from "../../src/pool/PoolModel.js"
 import type { PoolEvent } from "../../src/pool/PoolEvents.js"
-import { Prober } from "../../src/era/Prober.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
 import type { Session } from "../../src/session/SessionModel.js"
-import * as TransportLayer from "../../src/transport/TransportLayer.js"
-import { UpstreamAuth } from "../../src/auth/UpstreamAuth.js"
-import { ProcessGroups } from "../../src/os/ProcessGroups.js"
+import { httpPool } from "../util/HttpPool.js"
 
-const layer = Pool.layer.pipe(
-  Layer.provide(Prober.layer),
-  Layer.provideMerge(EraCache.layerMemory),
-  Layer.provide(Negotiator.layer),
-  Layer.provide(TransportLayer.layer()),
-  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone)),
-  Layer.provide(NodeContext.layer)
-)
+const layer = httpPool
 
 const serverAt = (url: string): PoolServer => ({
   definition: new HttpDefinition({ transport: "http", name: "remote", url }),

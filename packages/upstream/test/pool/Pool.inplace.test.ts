@@ -4,18 +4,16 @@
  * upstream request cancelled, exactly as a call under `Abortable`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
 import { enter, InPlaceCall, inPlaceIn, leave, runningCount, type WaitingCall } from "../../src/transport/internal/InPlace.js"
 import { Pool } from "../../src/pool/Pool.js"
-import { type Caller, type PoolServer, ScopeKey } from "../../src/pool/PoolModel.js"
+import type { PoolServer } from "../../src/pool/PoolModel.js"
 import { PoolError } from "../../src/pool/PoolEvents.js"
 import { StdioDefinition } from "../../src/ServerDefinition.js"
-import type { Session } from "../../src/session/SessionModel.js"
+import { caller, Cut, textOf, tool } from "../util/HeldCalls.js"
 import { stdioPool } from "../util/StdioPool.js"
 
 const layer = stdioPool
@@ -58,18 +56,6 @@ const held: PoolServer = {
     session: { clientInfo: { name: "mcpx-fx-test", version: "0" }, clientCapabilities: {} }
   }
 }
-
-const caller: Caller = { key: ScopeKey.global }
-
-class Cut extends Data.TaggedError("Cut")<{ readonly why: string }> {}
-
-/** A call of `name`; one that listens for its notifications asks for progress, which ties them to it. */
-const tool = (s: Session, name: string, onNotification?: (n: JsonRpc.Notification) => Effect.Effect<void>) =>
-  onNotification === undefined
-    ? s.request("tools/call", { name, arguments: {} }, {})
-    : s.request("tools/call", { name, arguments: {}, _meta: { progressToken: name } }, { onNotification })
-
-const textOf = (result: Record<string, unknown>): string => String((result.content as ReadonlyArray<{ readonly text: string }>)[0]?.text)
 
 /** Starts the server with a first call, and says whether its session runs calls in place. */
 const warm = Effect.flatMap(

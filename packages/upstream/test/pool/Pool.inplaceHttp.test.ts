@@ -4,40 +4,23 @@
  * waits for the answer's headers or reads its event stream; the request is then cancelled upstream
  * with `notifications/cancelled`, exactly as a call under `Abortable`.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
-import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
-import { UpstreamAuth } from "../../src/auth/UpstreamAuth.js"
-import { EraCache } from "../../src/era/EraCache.js"
-import { Negotiator } from "../../src/era/Negotiator.js"
-import { Prober } from "../../src/era/Prober.js"
-import { ProcessGroups } from "../../src/os/ProcessGroups.js"
 import { Pool } from "../../src/pool/Pool.js"
-import { type Caller, type PoolServer, ScopeKey } from "../../src/pool/PoolModel.js"
+import type { PoolServer } from "../../src/pool/PoolModel.js"
 import { PoolError } from "../../src/pool/PoolEvents.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
-import type { Session } from "../../src/session/SessionModel.js"
 import { runningCount } from "../../src/transport/internal/InPlace.js"
-import * as TransportLayer from "../../src/transport/TransportLayer.js"
+import { caller, Cut, textOf, tool } from "../util/HeldCalls.js"
+import { httpPool } from "../util/HttpPool.js"
 
-const layer = Pool.layer.pipe(
-  Layer.provide(Prober.layer),
-  Layer.provide(EraCache.layerMemory),
-  Layer.provide(Negotiator.layer),
-  Layer.provide(TransportLayer.layer()),
-  Layer.provide(Layer.mergeAll(FetchHttpClient.layer, UpstreamAuth.none, ProcessGroups.layerNone)),
-  Layer.provide(NodeContext.layer)
-)
+const layer = httpPool
 
 /** What the server saw: a held call's POST closing, and each id it was told was cancelled. */
 interface Seen {
@@ -105,17 +88,6 @@ const legacyServer = Effect.gen(function*() {
   }
   return { seen, server: server_ }
 })
-
-const caller: Caller = { key: ScopeKey.global }
-
-class Cut extends Data.TaggedError("Cut")<{ readonly why: string }> {}
-
-const tool = (s: Session, name: string, onNotification?: (n: JsonRpc.Notification) => Effect.Effect<void>) =>
-  onNotification === undefined
-    ? s.request("tools/call", { name, arguments: {} }, {})
-    : s.request("tools/call", { name, arguments: {}, _meta: { progressToken: name } }, { onNotification })
-
-const textOf = (result: Record<string, unknown>): string => String((result.content as ReadonlyArray<{ readonly text: string }>)[0]?.text)
 
 const warm = (server: PoolServer) =>
   Effect.flatMap(Pool, (pool) => pool.withSession(server, caller, (s) => Effect.map(tool(s, "ok"), (r) => ({ text: textOf(r), inPlace: s.runsInPlace }))))

@@ -77,7 +77,10 @@ describe("the live page in a browser", () => {
 
       yield* Effect.promise(() => card.locator("input[name=name]").fill("Grace"))
       yield* Effect.promise(() => card.locator("button.accept").click())
-      yield* Effect.promise(() => card.locator(".status", { hasText: "answered" }).waitFor(Wait))
+      // The card says "answered" once its POST is through, but the question, no longer open, may
+      // leave the page first (a refresh removes it): either shows the page took the answer, and
+      // the call's result below shows it reached the upstream.
+      yield* Effect.promise(() => Promise.any([card.locator(".status", { hasText: "answered" }).waitFor(Wait), card.waitFor({ ...Wait, state: "detached" })]))
       const done = yield* Effect.promise(async () => {
         const response = await fetch(`${daemon.info.url}/v1/ask/${String(asked.body.id)}?waitMs=10000`)
         return (await response.json()) as { readonly status: string; readonly result?: { readonly content: unknown } }

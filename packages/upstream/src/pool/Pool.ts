@@ -269,14 +269,15 @@ const make = Effect.gen(function*() {
           cancel?.()
         }
       }
-      const general = abortable<A, E | PoolError, R, E2 | PoolError>((abort) =>
-        Effect.suspend(() => {
-          const letGo = register(abort)
-          return Effect.ensuring(routed(server, caller, use, abort), Effect.sync(letGo))
-        })
-      )
+      const general = () =>
+        abortable<A, E | PoolError, R, E2 | PoolError>((abort) =>
+          Effect.suspend(() => {
+            const letGo = register(abort)
+            return Effect.ensuring(routed(server, caller, use, abort), Effect.sync(letGo))
+          })
+        )
       const here = inPlace.target(server, caller, options?.inPlace)
-      return here === undefined ? general : inPlace.run(here, use, register, general)
+      return here === undefined ? general() : inPlace.run(here, use, register, general)
     })
 
   const stopCalls = Effect.sync(() => {

@@ -236,7 +236,9 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
                 // A kept-alive connection the server closed while idle fails the next request
                 // sent on it before the server read a byte of it; that one is sent again, once,
                 // on a fresh connection (not one a cut aborted).
-                resume(!cut && !retried && request.reusedSocket && isReset(e) ? open(true) : Effect.fail(unreachable(req.url, e)))
+                if (!cut && !retried && request.reusedSocket && isReset(e)) return resume(open(true))
+                letGo?.()
+                resume(Effect.fail(unreachable(req.url, e)))
               })
               request.end(req.body)
               if (inPlace !== undefined) {

@@ -22,8 +22,9 @@ import { httpPool } from "../util/HttpPool.js"
 
 const layer = httpPool
 
-/** What the server saw: a held call's POST closing, and each id it was told was cancelled. */
+/** What the server saw: a held call arriving (and how often), its POST closing, and the id it was told was cancelled. */
 interface Seen {
+  readonly received: Map<string, number>
   readonly asked: Deferred.Deferred<void>
   readonly closed: Deferred.Deferred<void>
   readonly cancelled: Deferred.Deferred<unknown>
@@ -34,7 +35,12 @@ interface Seen {
  * progress notification and never answers, `silent` never sends even its headers.
  */
 const legacyServer = Effect.gen(function*() {
-  const seen: Seen = { asked: yield* Deferred.make<void>(), closed: yield* Deferred.make<void>(), cancelled: yield* Deferred.make<unknown>() }
+  const seen: Seen = {
+    received: new Map(),
+    asked: yield* Deferred.make<void>(),
+    closed: yield* Deferred.make<void>(),
+    cancelled: yield* Deferred.make<unknown>()
+  }
   const json = (res: ServerResponse, body: unknown) => {
     res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s-1" })
     res.end(JSON.stringify(body))
@@ -56,6 +62,7 @@ const legacyServer = Effect.gen(function*() {
     if (m.method !== "tools/call") return json(res, { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `no ${m.method}` } })
     const name = m.params?.name
     if (name === "ok") return json(res, { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "ok" }] } })
+    seen.received.set(String(name), (seen.received.get(String(name)) ?? 0) + 1)
     req.once("close", () => Deferred.unsafeDone(seen.closed, Exit.void))
     Deferred.unsafeDone(seen.asked, Exit.void)
     if (name === "hold") {
@@ -121,6 +128,8 @@ describe("Pool: calls in place on a legacy Streamable HTTP session", () => {
         yield* Deferred.await(seen.closed)
         assert.isNumber(yield* Deferred.await(seen.cancelled), "the server was told which request was cancelled")
         assert.strictEqual(runningCount(), 0, "the cut call left nothing behind")
+        // The aborted POST is not sent again.
+        assert.strictEqual(seen.received.get(name), 1)
         assert.strictEqual((yield* warm(server)).text, "ok", "the session serves the next call")
       }).pipe(Effect.provide(layer)))
   }

@@ -96,13 +96,21 @@ export const make = (store: Context.Tag.Service<TokenStore>) => {
       return refreshed.right
     })
 
+  /** The header from the tokens in use, when they were read lately and have not expired (or there are none). */
+  const ready = (state: ServerState, now: number): { readonly authorization: string | undefined } | undefined => {
+    if (!loaded(state, now)) return undefined
+    const current = state.tokens
+    if (current === undefined) return { authorization: undefined }
+    return isExpired(current, now) ? undefined : { authorization: bearer(current) }
+  }
+
   const authorization = (def: HttpDefinition, state: ServerState): Effect.Effect<string | undefined, AuthError> =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       yield* load(def, state, now)
-      const current = state.tokens
-      if (current === undefined) return undefined
-      if (!isExpired(current, now)) return bearer(current)
+      // Read now: only tokens that have expired are left to refresh.
+      const at = ready(state, now)
+      if (at !== undefined) return at.authorization
       return yield* state.lock.withPermits(1)(Effect.gen(function*() {
         // Re-read first: another process may have refreshed (and rotated the refresh token) already.
         const { entry } = yield* readEntry(def)
@@ -119,13 +127,6 @@ export const make = (store: Context.Tag.Service<TokenStore>) => {
         return refreshed === undefined ? undefined : bearer(refreshed)
       }))
     })
-
-  const ready = (state: ServerState, now: number): { readonly authorization: string | undefined } | undefined => {
-    if (!loaded(state, now)) return undefined
-    const current = state.tokens
-    if (current === undefined) return { authorization: undefined }
-    return isExpired(current, now) ? undefined : { authorization: bearer(current) }
-  }
 
   return { states, stateOf, readEntry, write, refreshFrom, authorization, ready }
 }

@@ -68,7 +68,7 @@ export const makeInPlace = (env: InPlaceEnv) => {
     here: InPlaceTarget,
     use: (session: Session) => Effect.Effect<A, E, R>,
     register: AbortHook<E2 | PoolError>,
-    retry: Effect.Effect<A, E | E2 | PoolError, R>
+    retry: () => Effect.Effect<A, E | E2 | PoolError, R>
   ): Effect.Effect<A, E | E2 | PoolError, R> =>
     Effect.clockWith((clock) =>
       Effect.uninterruptibleMask((restore) => {
@@ -111,7 +111,7 @@ export const makeInPlace = (env: InPlaceEnv) => {
               return Effect.flatMap(session.eraDoubt, (doubt) =>
                 Option.isNone(doubt)
                   ? failed
-                  : Effect.zipRight(Effect.ignore(failed), Effect.zipRight(env.leases.doubted(pool, lane, inst, doubt.value), restore(retry))))
+                  : Effect.zipRight(Effect.ignore(failed), Effect.zipRight(env.leases.doubted(pool, lane, inst, doubt.value), restore(retry()))))
             }
           })
         })

@@ -4,7 +4,6 @@
  * the POST, which renews a refused authorization and is sent again.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { HttpDefinition } from "../../ServerDefinition.js"
@@ -65,16 +64,21 @@ export const make = (
       ? Effect.sync(() => undefined)
       : Effect.orElseSucceed(auth.authorization, () => undefined)
 
+    // The token at hand goes at once; reading the store or refreshing is a wait no cut in place
+    // ends (internal/InPlace.ts), so a call running in place does it out of place.
+    const authorizationOf = (credentials: Credentials) =>
+      Effect.clockWith((clock) => {
+        const ready = credentials.ready(clock.unsafeCurrentTimeMillis())
+        return ready !== undefined ? Effect.succeed(ready.authorization) : outOfPlace(credentials.authorization)
+      })
+
     // No span of its own: a POST is every call's, and the call's span already covers it.
     const post = (body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) =>
       Effect.gen(function*() {
         const version = headerValue(hints?.headers, VersionHeader)
         if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
         for (let attempt = 0;; attempt++) {
-          // The token at hand goes at once; reading the store or refreshing is a wait no cut in
-          // place ends (internal/InPlace.ts), so a call running in place does it out of place.
-          const ready = auth?.ready(yield* Clock.currentTimeMillis)
-          const authorization = auth === undefined ? undefined : ready !== undefined ? ready.authorization : yield* outOfPlace(auth.authorization)
+          const authorization = auth === undefined ? undefined : yield* authorizationOf(auth)
           const response = yield* wire.send({
             method: "POST",
             url: def.url,

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ProcessTable from "../../src/os/ProcessTable.js"
@@ -82,10 +82,17 @@ describe("PsTable", () => {
         (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true }))
       )
       const pidFile = join(dir, "zombie.pid")
-      const leader = yield* group(`sleep 0 & echo $! > ${pidFile}; exec sleep 600`)
+      const go = join(dir, "go")
+      // The child exits only once its parent is `sleep`, which never reaps it: a child that ended
+      // before the exec could be reaped by the shell (seen under load), and never become a zombie.
+      const leader = yield* group(
+        `(while [ ! -e ${go} ]; do sleep 0.02; done) & echo $! > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; exec sleep 600`
+      )
       const pid = leader.pid ?? 0
-      yield* until("the child is a zombie", () => existsSync(pidFile) && ProcessTable.stat(Number(readFileSync(pidFile, "utf8")))?.state === "Z")
+      yield* until("the leader ran its command", () => ProcessTable.commandLine(pid) === "sleep 600" && existsSync(pidFile))
       const zombie = Number(readFileSync(pidFile, "utf8"))
+      writeFileSync(go, "")
+      yield* until("the child is a zombie", () => ProcessTable.stat(zombie)?.state === "Z")
       assert.strictEqual(ps.stat(zombie)?.state, "Z")
       assert.strictEqual(ps.stat(zombie)?.pgrp, pid)
       assert.isUndefined(ps.startTime(zombie))

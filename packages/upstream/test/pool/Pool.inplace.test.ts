@@ -83,7 +83,8 @@ const cancelledIds = Effect.flatMap(
   (pool) => pool.withSession(held, caller, (s) => Effect.map(tool(s, "cancelled"), (r) => JSON.parse(textOf(r)) as ReadonlyArray<unknown>))
 )
 
-describe("Pool: calls in place", () => {
+// One after another: they count the calls in place of the whole module (runningCount).
+describe.sequential("Pool: calls in place", () => {
   it.effect("pool/in-place/a forked fiber does not see the call running in place, and leaving restores the call around it", () =>
     Effect.gen(function*() {
       const outer = new InPlaceCall<string>()

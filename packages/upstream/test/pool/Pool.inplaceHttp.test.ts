@@ -115,7 +115,8 @@ const holding = (server: PoolServer, seen: Seen, name: "hold" | "silent") =>
     return { fiber, abort: yield* Deferred.await(armed) }
   })
 
-describe("Pool: calls in place on a legacy Streamable HTTP session", () => {
+// One after another: they count the calls in place of the whole module (runningCount).
+describe.sequential("Pool: calls in place on a legacy Streamable HTTP session", () => {
   for (const name of ["hold", "silent"] as const) {
     const where = name === "hold" ? "while its reply streams" : "before its answer's headers came"
     it.scopedLive(`pool/in-place/http: a call cut ${where} fails with the caller's error, its POST aborted and cancelled upstream`, () =>

@@ -25,7 +25,8 @@ const cutInPlace = (exit: Exit.Exit<unknown, unknown>): boolean => {
   return Option.isSome(defect) && defect.value instanceof CutInPlace
 }
 
-describe("outOfPlace", () => {
+// One after another: they count the calls in place of the whole module (runningCount).
+describe.sequential("outOfPlace", () => {
   it.effect("outside a call in place, the effect runs as it is, in this fiber", () =>
     Effect.gen(function*() {
       const here = yield* Effect.fiberId

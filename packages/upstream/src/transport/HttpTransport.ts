@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpExchange from "./internal/HttpExchange.js"
 import { CutInPlace, inPlaceIn, type WaitingCall } from "./internal/InPlace.js"
@@ -137,16 +137,24 @@ export const openHttp = (
         // Set once nothing can be running upstream any more: answered, refused, or never sent.
         let answered = false
         if (cancellable) {
-          yield* Effect.addFinalizer(() =>
-            Effect.gen(function*() {
-              if (answered || (yield* Deferred.isDone(closedWith))) return
-              yield* FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))
-            })
+          // On the scope as it is (no FiberRefs restored around it; it reads none).
+          yield* Effect.scopeWith((scope) =>
+            Scope.addFinalizer(
+              scope,
+              Effect.suspend(() =>
+                answered
+                  ? Effect.void
+                  : Effect.flatMap(Deferred.isDone(closedWith), (closed) =>
+                    closed ? Effect.void : Effect.asVoid(FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))))
+              )
+            )
           )
         }
         const response = yield* post(JsonRpc.encodeFrame(req), hints, sid, inPlace).pipe(
           // A POST a cut aborted may have reached the server: it is cancelled like any other.
-          Effect.tapError(() => Effect.sync(() => (answered = inPlace?.isCut !== true)))
+          Effect.tapError(() =>
+            Effect.sync(() => (answered = inPlace?.isCut !== true))
+          )
         )
         if (!isOk(response.status)) {
           answered = true

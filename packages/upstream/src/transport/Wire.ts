@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -253,13 +253,18 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
             open(false),
             ({ request, response }) =>
               // A body not read to its end when the scope closes is abandoned: the request is aborted
-              // (the connection goes with it) rather than left for the server to finish.
+              // (the connection goes with it) rather than left for the server to finish. Added to the
+              // scope as it is: `Effect.addFinalizer` would diff the fiber's FiberRefs twice per
+              // exchange to restore them around a finalizer that reads none.
               Effect.as(
-                Effect.addFinalizer(() =>
-                  Effect.sync(() => {
-                    letGo?.()
-                    if (!response.complete) request.destroy()
-                  })
+                Effect.scopeWith((scope) =>
+                  Scope.addFinalizer(
+                    scope,
+                    Effect.sync(() => {
+                      letGo?.()
+                      if (!response.complete) request.destroy()
+                    })
+                  )
                 ),
                 {
                   status: response.statusCode ?? 0,

@@ -16,6 +16,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
+import { urlToHttpOptions } from "node:url"
 import type { WaitingCall } from "./internal/InPlace.js"
 import { FrameTooLarge, TransportClosed } from "./Transport.js"
 
@@ -198,6 +199,18 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
     ),
     (agents): Wire => {
       const inFlight = new Set<Http.ClientRequest>()
+      // A wire sends to a few URLs (a server's endpoint, its SSE endpoint), each on every call:
+      // each is parsed once, not by node:http per request. Bounded for a wire given many.
+      const targets = new Map<string, Http.RequestOptions>()
+      const target = (url: string): Http.RequestOptions => {
+        let options = targets.get(url)
+        if (options === undefined) {
+          if (targets.size >= 64) targets.clear()
+          options = urlToHttpOptions(new URL(url))
+          targets.set(url, options)
+        }
+        return options
+      }
       return {
         abortInFlight: Effect.sync(() => {
           for (const request of inFlight) request.destroy()
@@ -214,7 +227,8 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
                 const secure = req.url.startsWith("https:")
                 const headers: Record<string, string | number> = { ...req.headers }
                 if (req.body !== undefined) headers["content-length"] = Buffer.byteLength(req.body)
-                request = (secure ? Https : Http).request(req.url, {
+                request = (secure ? Https : Http).request({
+                  ...target(req.url),
                   method: req.method,
                   headers,
                   agent: secure ? agents.https : agents.http,

@@ -245,7 +245,12 @@ const make = (
             yield* FiberSet.run(fibers, cancelUpstream(req.id, hints))
           })
         )
-        yield* post(req, hints).pipe(Effect.tapError(() => Effect.sync(() => (refused = true))))
+        yield* post(req, hints).pipe(
+          Effect.tapError(() => Effect.sync(() => (refused = true))),
+          // A POST the closing overtook (aborted, or refused by a server that let go of the stream)
+          // reads as the closing, whatever came back.
+          Effect.catchAll((e) => Effect.zipRight(ensureOpen, Effect.fail(e)))
+        )
         return Mailbox.toStream(box)
       }))
 

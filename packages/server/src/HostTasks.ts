@@ -12,16 +12,13 @@
  * modern host makes for an `input_required` result, made by mcpx-fx on the task's behalf.
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
-import * as Shape from "@mcpx-fx/protocol/Shape"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import { isTerminal } from "@mcpx-fx/protocol/Tasks"
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -30,11 +27,11 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
-import { type Caller, InputRefused, type InputRetry } from "./Backend.js"
+import { type Caller, InputRefused } from "./Backend.js"
 import { Fleet, type FleetService } from "./Fleet.js"
 import { type HandleError, InvalidParams, TaskEnded } from "./ServerErrors.js"
 import * as TaskForwarding from "./TaskForwarding.js"
-import type { Abandon, Live, Round } from "./internal/TaskLive.js"
+import { type Abandon, type Live, type Round, rounds } from "./internal/TaskLive.js"
 import * as TaskQuestions from "./internal/TaskQuestions.js"
 import * as TaskShapes from "./internal/TaskShapes.js"
 import type { TaskPolicy } from "./TaskPolicy.js"
@@ -147,67 +144,7 @@ const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
         })
       )
 
-    /** Records how a round ended and, on `input_required`, parks the call for `tasks/update`. */
-    const settle = (taskId: string, exit: Exit.Exit<JsonObject, HandleError>): Effect.Effect<void> => {
-      const entry = live.get(taskId)
-      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
-        // Whoever interrupted (a cancel, a stop) has written the status already.
-        live.delete(taskId)
-        return Effect.void
-      }
-      const write = Exit.match(exit, {
-        onFailure: (cause) => record(taskId, { status: "failed", error: TaskShapes.failure(cause) }),
-        onSuccess: (result) => {
-          if (Shape.resultTypeOf(result) === "input_required" && entry !== undefined) {
-            entry.fiber = undefined
-            entry.requestState = typeof result.requestState === "string" ? result.requestState : undefined
-            entry.outstanding = isJsonObject(result.inputRequests) ? result.inputRequests : {}
-            const queued = TaskShapes.pick(entry.queued, Object.keys(entry.outstanding))
-            entry.queued = {}
-            // Answers that arrived while this round ran go on at once, as a tasks/update now would.
-            if (Object.keys(queued).length > 0) return answer(taskId, entry, queued)
-            return record(taskId, { status: "input_required", inputRequests: entry.outstanding })
-          }
-          return record(taskId, { status: "completed", result: TaskShapes.inlined(result) })
-        }
-      })
-      return write.pipe(
-        Effect.tap((row) =>
-          Effect.sync(() => {
-            if (Option.isNone(row) || isTerminal(row.value.status)) live.delete(taskId)
-          })
-        ),
-        Effect.catchAll((e) => Effect.logWarning(`task ${taskId}: ${e.message}`)),
-        Effect.asVoid
-      )
-    }
-
-    /** Follows a running round to its end, in the service's scope. */
-    const follow = (taskId: string, fiber: Fiber.RuntimeFiber<JsonObject, HandleError>): Effect.Effect<void> =>
-      Effect.asVoid(Effect.forkIn(Effect.flatMap(Fiber.await(fiber), (exit) => settle(taskId, exit)), scope))
-
-    /**
-     * Runs the next round with answers to some of the outstanding questions. The task reads
-     * `input_required` with the rest until they are answered too, or `working`; the state is
-     * written before the round starts, so the round's own outcome always comes after it.
-     */
-    const answer = (taskId: string, entry: Live, answers: JsonObject) => {
-      const remaining = TaskShapes.omit(entry.outstanding, Object.keys(answers))
-      entry.outstanding = remaining
-      const retry: InputRetry = entry.requestState === undefined
-        ? { inputResponses: answers }
-        : { inputResponses: answers, requestState: entry.requestState }
-      const next = Object.keys(remaining).length > 0
-        ? record(taskId, { status: "input_required", inputRequests: remaining })
-        : record(taskId, { status: "working" })
-      return Effect.flatMap(next, (row) =>
-        Effect.gen(function*() {
-          const fiber = yield* Effect.forkIn(entry.round(entry.caller, retry), scope)
-          entry.fiber = fiber
-          yield* follow(taskId, fiber)
-          return row
-        }))
-    }
+    const { answer, follow } = rounds({ live, record, scope })
 
     const admit = (owner: string) =>
       Effect.gen(function*() {

@@ -31,7 +31,7 @@ import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
 import { type Measurement, renderCold, renderReport, type Report, type UpstreamResults, writeReport } from "./lib/report.js"
 import { median, quantile, rotate } from "./lib/stats.js"
 import { runStdioLoad, startStdio, type StdioClient } from "./lib/stdio-client.js"
-import { modernShape, pathsFrom, startFloor, startMcpProxy, startMcpxFx, startMinimal, type Target, writeConfig } from "./lib/targets.js"
+import { modernShape, pathsFrom, startFloor, startMcpProxy, startMcpxFx, startMinimal, type Target, warmDaemonCache, writeConfig } from "./lib/targets.js"
 import { parseUpstreams, startUpstream, type Upstream, upstreamLabel } from "./lib/upstreams.js"
 
 // This file runs bundled, from bench/dist/.
@@ -179,6 +179,7 @@ const main = async () => {
   let mcpx: Target | undefined
   const idleRss: Record<string, number> = {}
   if (wanted("mcpx-fx")) {
+    await warmDaemonCache(paths, first.spec)
     mcpx = await startMcpxFx(paths, ["bench"], [], first.spec)
     await new Promise((r) => setTimeout(r, 500))
     idleRss["mcpx-fx (started, nothing called)"] = rssMb(mcpx.pid)

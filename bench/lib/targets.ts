@@ -276,6 +276,17 @@ export const writeConfig = (
   return file
 }
 
+/**
+ * Starts a daemon and stops it, so that the next one starts from its code cache (packages/cli/src/bin.ts),
+ * as every start after a build's first does. A daemon compiled from source holds ~8 MB more of
+ * malloc's heap for its whole life (the parser's and compiler's memory, freed but not given back),
+ * so an idle reading taken on a build's first start reads that, not what a daemon holds.
+ */
+export const warmDaemonCache = async (paths: Paths, upstream: UpstreamSpec = legacyUpstream(paths)): Promise<void> => {
+  const daemon = await startMcpxFx(paths, ["bench"], [], upstream)
+  await daemon.stop()
+}
+
 /** The mcpx-fx daemon on a config of `servers` (default one, `bench`), in a state directory of its own. */
 export const startMcpxFx = async (
   paths: Paths,

@@ -1,14 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import type { ChildProcess } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { startHttpFixture } from "@mcpx-fx/testing/Fixtures"
 import * as Chunk from "effect/Chunk"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -18,6 +14,7 @@ import { openHttp } from "../../src/transport/HttpTransport.js"
 import * as Wire from "../../src/transport/Wire.js"
 import { openHttpSse } from "../../src/transport/HttpSseTransport.js"
 import { HttpDefinition } from "../../src/ServerDefinition.js"
+import { logIncludes, logLines, tempLog, WaitTimedOut } from "../util/MethodLog.js"
 import type { Connection } from "../../src/transport/Transport.js"
 
 // Real I/O against era-server in legacy-sse mode (the 2024-11-05 HTTP+SSE transport), with
@@ -77,26 +74,6 @@ const initialize = (conn: Connection, capabilities: Record<string, unknown> = {}
   })
 
 const callTool = (id: string, name: string, args: Record<string, unknown> = {}) => JsonRpc.request(id, "tools/call", { name, arguments: args })
-
-/** An event-driven wait gave up: what it waited for never happened. */
-class WaitTimedOut extends Data.TaggedError("WaitTimedOut")<{ readonly what: string }> {}
-
-const tempLog = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "http-sse-transport-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-).pipe(Effect.map((dir) => ({ dir, file: join(dir, "methods.log") })))
-
-const logLines = (file: string): ReadonlyArray<string> => existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
-
-const logIncludes = (log: { readonly dir: string; readonly file: string }, line: string) =>
-  Effect.async<void>((resume) => {
-    const check = () => {
-      if (logLines(log.file).includes(line)) resume(Effect.void)
-    }
-    const watcher = watch(log.dir, check)
-    check()
-    return Effect.sync(() => watcher.close())
-  }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new WaitTimedOut({ what: `${line} in the method log` }) }))
 
 const stderrIncludes = (child: ChildProcess) =>
   Effect.acquireRelease(

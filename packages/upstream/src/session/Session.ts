@@ -239,8 +239,10 @@ export const makeSession = (
       )
     )
 
+    // Listing waits on exchanges of its own and on another call's listing, which no cut in place
+    // ends: a call running in place lists out of place (a known listing, the usual case, waits on nothing).
     const knowTools = Effect.suspend(() =>
-      listing.known ? Effect.void : listingLock.withPermits(1)(Effect.suspend(() => (listing.known ? Effect.void : listTools)))
+      listing.known ? Effect.void : outOfPlace(listingLock.withPermits(1)(Effect.suspend(() => (listing.known ? Effect.void : listTools))))
     )
 
     const relist = Effect.suspend(() => {
@@ -361,9 +363,6 @@ export const makeSession = (
         ? () => false
         : !isModern
         ? () => true
-        // A modern HTTP call may wait on a listing (its Mcp-Param-* headers), which no cut ends.
-        : conn.wire !== "stdio"
-        ? () => false
         : (ctx) => ctx.inputRequired !== "resolve" && ctx.task === undefined,
       request,
       notify: (method, params) =>

@@ -97,8 +97,9 @@ export interface Session extends Established {
   readonly runsInPlace: boolean
   /**
    * Whether a request made with `ctx` only waits for its answer the same way: every request when
-   * `runsInPlace`, and on a modern stdio session one whose `input_required` goes back to its
-   * caller as is (one round, nothing waited on between rounds) and that follows no task.
+   * `runsInPlace`, and on a modern stdio or Streamable HTTP session one whose `input_required`
+   * goes back to its caller as is (one round, nothing waited on between rounds) and that follows
+   * no task (a listing for its `Mcp-Param-*` headers, when one is needed, goes out of place).
    */
   readonly runsInPlaceFor: (ctx: CallContext) => boolean
   /** Sends a request and returns the raw result object (unknown fields intact). */

@@ -1,11 +1,12 @@
 /**
  * The call that needs no fiber of its own: one whose key's instance in the server's own lane is up
  * and serving a legacy session over stdio or Streamable HTTP (nearly every call to most servers),
- * or a modern stdio session that returns `input_required` to its caller (a modern host's call).
+ * or a modern stdio or Streamable HTTP session that returns `input_required` to its caller (a
+ * modern host's call).
  * Such a call only waits for its answer (on stdout, or on its POST's exchange), so it runs in its
  * caller's fiber (internal/InPlace.ts) and is cut short by ending that wait; every other call runs
- * under `Abortable`, which can interrupt it wherever it waits (a start, a modern HTTP request, a
- * question between rounds). A call in place that fails on a session whose era came into doubt is
+ * under `Abortable`, which can interrupt it wherever it waits (a start, a question between rounds,
+ * a task's polls). A call in place that fails on a session whose era came into doubt is
  * tried once more on the general path, as that path itself would.
  *
  * What the caller sees is the same either way: the crash, stop, deadline or shutdown that ends

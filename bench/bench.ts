@@ -46,6 +46,9 @@ const starts = Number(option("starts") ?? (quick ? 3 : 10))
 const write = flag("write") || (!quick && !flag("no-write"))
 const only = option("only")?.split(",")
 const upstreamKinds = parseUpstreams(option("upstream"))
+if (upstreamKinds.includes("http-dual")) {
+  throw new Error("--upstream http-dual is for bench:compare, bench:ops and bench:profile: the minimal gateway cannot front it")
+}
 const wanted = (name: string) => only === undefined || only.includes(name)
 
 const log = (s: string) => process.stderr.write(`${s}\n`)

@@ -9,7 +9,7 @@
  *            --capabilities JSON (what the host declares, default {}; e.g. '{"elicitation":{}}' for a
  *            host that can be asked, whose calls run as pending calls)
  *            --legacy (calls in a legacy 2025-11-25 session, one per build, instead of modern calls)
- *            --upstream legacy|dual|http (what both daemons front, bench/lib/upstreams.ts; default legacy)
+ *            --upstream legacy|dual|http|http-dual (what both daemons front, bench/lib/upstreams.ts; default legacy)
  */
 import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"

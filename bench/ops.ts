@@ -7,7 +7,7 @@
  *
  *   options: --calls N (default 4000) --legacy (a legacy session instead of modern calls)
  *            --capabilities JSON (what a modern host declares, default {}) --top N (kinds shown, default 30)
- *            --upstream legacy|dual|http (what the daemon fronts, bench/lib/upstreams.ts; default legacy)
+ *            --upstream legacy|dual|http|http-dual (what the daemon fronts, bench/lib/upstreams.ts; default legacy)
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"

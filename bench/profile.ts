@@ -5,7 +5,7 @@
  * here, before and after.
  *
  *   options: --seconds S (default 10) --legacy --keep (leave the .cpuprofile in out/profile/)
- *   --upstream legacy|dual|http (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
+ *   --upstream legacy|dual|http|http-dual (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
  *            --concurrency C (default 16; 1 shows what a call costs when each one wakes the process)
  *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js and its source map)

@@ -9,12 +9,12 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { assert, describe, it } from "@effect/vitest"
 import * as ClientDetach from "@mcpx-fx/server/ClientDetach"
+import { listenLocal } from "@mcpx-fx/testing/Listening"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Http from "node:http"
-import type * as Net from "node:net"
 import * as NodeHttpApp from "../src/NodeHttpApp.js"
 
 interface Seen {
@@ -64,15 +64,7 @@ const serve = (seen: Seen) =>
       res.once("close", () => Deferred.unsafeDone(seen.closed, Effect.void))
       handler(req, res)
     })
-    yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-      () =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
-    return (server.address() as Net.AddressInfo).port
+    return yield* listenLocal(server)
   })
 
 /** A GET of `path`, with a way to drop it and its outcome (status and body, or the error). */
@@ -147,15 +139,7 @@ const serveEcho = Effect.gen(function*() {
     }
   })
   const server = Http.createServer(handler)
-  yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
-  return { port: (server.address() as Net.AddressInfo).port, counts, ended: Deferred.await(ended) }
+  return { port: yield* listenLocal(server), counts, ended: Deferred.await(ended) }
 })
 
 /** A POST of `body` (declared by length unless `chunked`); its status and body. */

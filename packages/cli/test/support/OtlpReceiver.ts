@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { listenLocal } from "@mcpx-fx/testing/Listening"
 import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 
 /** One received span. */
 export interface ReceivedSpan {
@@ -95,16 +95,7 @@ export const start: Effect.Effect<Receiver, never, Scope.Scope> = Effect.gen(fun
       for (const l of [...listeners]) l()
     })
   })
-  const port = yield* Effect.acquireRelease(
-    Effect.async<number>((resume) => {
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-    }),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+  const port = yield* listenLocal(server)
   const until = (ready: (spans: ReadonlyArray<ReceivedSpan>) => boolean) =>
     Effect.async<ReadonlyArray<ReceivedSpan>>((resume) => {
       const check = () => {

@@ -119,8 +119,7 @@ export const openHttp = (
     }
 
     // A failure that the connection's closing caused reads as the closing, whatever the socket said.
-    const closingFirst = (e: TransportClosed): Effect.Effect<never, TransportClosed> =>
-      Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.fail(e))
+    const closingFirst = (e: TransportClosed): Effect.Effect<never, TransportClosed> => Effect.zipRight(ensureOpen, Effect.fail(e))
 
     /**
      * One request: its POST, the messages tied to it handed to `deliver` in order, and its

@@ -10,8 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
+import { listenLocal } from "@mcpx-fx/testing/Listening"
 import { Pool } from "../../src/pool/Pool.js"
 import type { PoolServer } from "../../src/pool/PoolModel.js"
 import { PoolError } from "../../src/pool/PoolEvents.js"
@@ -77,16 +77,9 @@ const legacyServer = Effect.gen(function*() {
     req.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")))
     req.on("end", () => handle(req, res, text))
   })
-  yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+  const port = yield* listenLocal(server)
   const server_: PoolServer = {
-    definition: new HttpDefinition({ transport: "http", name: "held", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` }),
+    definition: new HttpDefinition({ transport: "http", name: "held", url: `http://127.0.0.1:${port}/mcp` }),
     probe: {
       preference: "prefer-initialize",
       probeTimeout: "5 seconds",

@@ -7,15 +7,17 @@
  *             scavenge promoted per call, mark-compacts; the load's p50 and p99
  *   --alloc   the daemon's sampling heap profile (over the inspector): bytes per call allocated,
  *             split into what a scavenge collected and what was promoted and died in old space,
- *             and the functions (and source files) that allocate the most of it
+ *             and the functions (and source files) that allocate the most of each
  *
  *   options: --concurrency C (default 64) --seconds S (default 5) --top N (default 25)
+ *            --keep (with --alloc: both sampled profiles in out/gc/, minor.heapprofile and
+ *            major.heapprofile, for the allocation stacks; DevTools opens them)
  *            --node-flag FLAG (repeatable: e.g. --node-flag --max-semi-space-size=64)
- *            --upstream legacy|dual (the stdio upstream the daemon fronts; default legacy)
+ *            --upstream legacy|dual|http|http-dual (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
  *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js, as for bench:compare)
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -24,17 +26,18 @@ import { flag, option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
-import { legacyUpstream, modernShape, pathsFrom, type UpstreamSpec, withBuild, writeConfig } from "./lib/targets.js"
+import { modernShape, pathsFrom, withBuild, writeConfig } from "./lib/targets.js"
+import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const concurrency = Number(option("concurrency") ?? 64) || 64
 const seconds = Number(option("seconds") ?? 5) || 5
 const top = Number(option("top") ?? 25) || 25
 const alloc = flag("alloc")
+const keep = flag("keep")
 const nodeFlags = options("node-flag")
 const build = option("build")
-const upstreamKind = option("upstream") ?? "legacy"
-if (upstreamKind !== "legacy" && upstreamKind !== "dual") throw new Error(`--upstream takes legacy or dual; got ${upstreamKind}`)
+const upstreamKind = parseUpstreams(option("upstream") ?? "legacy")[0]!
 
 interface Daemon {
   readonly url: URL
@@ -46,11 +49,11 @@ interface Daemon {
 }
 
 /** The daemon on one upstream, its stdout read line by line (the trace shares it with the JSON line). */
-const startDaemon = (flags: ReadonlyArray<string>): Promise<Daemon> => {
+const startDaemon = async (flags: ReadonlyArray<string>): Promise<Daemon> => {
   const paths = build === undefined ? pathsFrom(root) : withBuild(pathsFrom(root), build)
-  const upstream: UpstreamSpec = upstreamKind === "dual" ? { stdio: [paths.eraServer, "--mode", "dual"] } : legacyUpstream(paths)
+  const upstream = await startUpstream(paths, upstreamKind)
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-gc-"))
-  const config = writeConfig(dir, paths, ["bench"], upstream)
+  const config = writeConfig(dir, paths, ["bench"], upstream.spec)
   const child = spawn(process.execPath, [...flags, paths.cli, "daemon", "--config", config, "--daemon-port", "0", "--json"], {
     env: { ...process.env, MCPX_STATE_DIR: join(dir, "state") },
     stdio: ["ignore", "pipe", "pipe"],
@@ -64,6 +67,7 @@ const startDaemon = (flags: ReadonlyArray<string>): Promise<Daemon> => {
       // Already gone.
     }
     await exited
+    await upstream.stop()
     rmSync(dir, { recursive: true, force: true })
   }
   let stderr = ""
@@ -76,7 +80,11 @@ const startDaemon = (flags: ReadonlyArray<string>): Promise<Daemon> => {
     const lines: Array<string> = []
     let buffered = ""
     let url: URL | undefined
-    child.once("exit", (code) => url === undefined && reject(new Error(`the daemon exited ${code} before it was ready`)))
+    child.once("exit", (code) => {
+      if (url !== undefined) return
+      void upstream.stop()
+      reject(new Error(`the daemon exited ${code} before it was ready`))
+    })
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
       buffered += chunk
@@ -172,6 +180,10 @@ const sampled = async (collectedBy: "minor" | "major") => {
     })
     const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
     const { profile } = await cdp.send<{ profile: { head: ProfileNode } }>("HeapProfiler.stopSampling")
+    if (keep) {
+      mkdirSync(join(root, "out/gc"), { recursive: true })
+      writeFileSync(join(root, `out/gc/${collectedBy}.heapprofile`), JSON.stringify(profile))
+    }
     cdp.close()
     const sites = new Map<string, number>()
     // Sites are named by function and source file, through the bundle's map beside it.
@@ -207,9 +219,16 @@ const allocation = async () => {
     `modern c=${concurrency}: ${fmt(perCall(young) / 1024, 1)} KB per call allocated and collected young, ` +
       `${fmt(perCall(old) / 1024, 1)} KB per call collected in old space (sampled every 2 KB)\n\nwhere a call's young garbage is allocated:\n`
   )
-  for (const [site, bytes] of [...young.sites].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${fmt(bytes / young.calls, 0).padStart(7)} B  ${site}\n`)
+  const list = (run: { calls: number; sites: Map<string, number> }) => {
+    for (const [site, bytes] of [...run.sites].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      process.stdout.write(`${fmt(bytes / run.calls, 0).padStart(7)} B  ${site}\n`)
+    }
   }
+  list(young)
+  // What outlived two scavenges: the cost of a scavenge is what it copies, and this is what
+  // moved to old space, to be found again by a mark-compact.
+  process.stdout.write(`\nwhere what was promoted and died in old space is allocated:\n`)
+  list(old)
 }
 ;(alloc ? allocation() : trace()).then(
   () => process.exit(0),

@@ -9,6 +9,8 @@
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
  *            --concurrency C (default 16; 1 shows what a call costs when each one wakes the process)
  *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js and its source map)
+ *            --target minimal (the minimal gateway, bench/minimal-gateway.ts, instead of the daemon:
+ *            the same load on the reference, to see which of a call's costs mcpx-fx adds)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
@@ -17,7 +19,7 @@ import { runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt } from "./lib/stats.js"
-import { pathsFrom, startMcpxFx, withBuild } from "./lib/targets.js"
+import { pathsFrom, startMcpxFx, startMinimal, withBuild } from "./lib/targets.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -29,6 +31,9 @@ const legacy = argv.includes("--legacy")
 const keep = argv.includes("--keep")
 const profiling = !argv.includes("--no-profile")
 const concurrency = Number(argv[argv.indexOf("--concurrency") + 1] ?? 16) || 16
+const targetAt = argv.indexOf("--target")
+const minimal = targetAt >= 0 && argv[targetAt + 1] === "minimal"
+if (targetAt >= 0 && !minimal) throw new Error(`--target takes minimal; got ${argv[targetAt + 1]}`)
 
 interface ProfileNode {
   readonly id: number
@@ -48,7 +53,8 @@ const main = async () => {
   mkdirSync(dir, { recursive: true })
   const at = argv.indexOf("--upstream")
   const upstream = await startUpstream(paths, parseUpstreams(at < 0 ? "legacy" : argv[at + 1])[0]!)
-  const daemon = await startMcpxFx(paths, ["bench"], profiling ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [], upstream.spec)
+  const flags = profiling ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []
+  const daemon = minimal ? await startMinimal(paths, upstream.spec, flags) : await startMcpxFx(paths, ["bench"], flags, upstream.spec)
   let calls = 0
   let cpu = 0
   try {

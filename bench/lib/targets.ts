@@ -212,9 +212,13 @@ export const startFloor = async (paths: Paths): Promise<Target> => {
 }
 
 /** The minimal gateway in front of `upstream`; its tool names carry a `bench__` prefix, as mcpx-fx's do. */
-export const startMinimal = async (paths: Paths, upstream: UpstreamSpec = legacyUpstream(paths)): Promise<Target> => {
+export const startMinimal = async (
+  paths: Paths,
+  upstream: UpstreamSpec = legacyUpstream(paths),
+  nodeFlags: ReadonlyArray<string> = []
+): Promise<Target> => {
   const to = "url" in upstream ? ["--http", upstream.url] : ["--stdio", process.execPath, ...upstream.stdio]
-  const { child, stderrTail } = spawnGateway([paths.minimalGateway, ...to])
+  const { child, stderrTail } = spawnGateway([...nodeFlags, paths.minimalGateway, ...to])
   const ready = await firstLine(child, "the minimal gateway").catch((e: unknown) => {
     throw new Error(`${String(e)}; stderr: ${stderrTail()}`)
   })

@@ -48,6 +48,36 @@ const lazyWs = {
   }
 }
 
+// Effect keeps every root fiber (each request the daemon serves runs in one) in one Set for the
+// life of the process, adding and deleting one per request. V8 links a Set's replaced table to its
+// replacement, so that long-lived Set's old tables kept the young ones alive through scavenges,
+// with the fibers in them and all they held, until the next full collection (see
+// packages/cancel/src/InFlight.ts, and docs/performance.md: ~1 KB of every call promoted). The roots are kept
+// in a linked list instead (`Members`), which `Fiber.roots` reads the same way. The build fails if
+// Effect's code is no longer as expected, rather than quietly keeping the Set.
+const fiberScopeSource = /effect[\\/]dist[\\/]esm[\\/]internal[\\/]fiberScope\.js$/
+const inFlightModule = join(root, "packages/cancel/src/InFlight.ts")
+const rootsAsMembers = {
+  name: "roots-as-members",
+  setup(build) {
+    let patched = false
+    build.onLoad({ filter: fiberScopeSource }, (args) => {
+      const text = readFileSync(args.path, "utf8")
+      const before = "roots = /*#__PURE__*/new Set();\n  add(_runtimeFlags, child) {\n    this.roots.add(child);\n    child.addObserver(() => {\n      this.roots.delete(child);\n    });\n  }"
+      if (!text.includes(before)) throw new Error(`${args.path}: Effect's Global fiber scope is not as roots-as-members expects`)
+      patched = true
+      return {
+        loader: "js",
+        contents: `import { Members as __McpxMembers } from ${JSON.stringify(inFlightModule)};\n` +
+          text.replace(before, "roots = new __McpxMembers();\n  add(_runtimeFlags, child) {\n    child.addObserver(this.roots.add(child));\n  }")
+      }
+    })
+    build.onEnd((result) => {
+      if (result.errors.length === 0 && !patched) throw new Error("roots-as-members: Effect's fiberScope.js was never loaded")
+    })
+  }
+}
+
 // The CLI is two files: a small ESM entry (dist/mcpx-fx.js) that answers `--version` alone and
 // otherwise runs the CLI from dist/mcpx-fx-main.cjs through V8's code cache (see bin.ts), and that
 // bundle, in CommonJS because only a script (not an ES module) can be compiled from cached data
@@ -68,7 +98,7 @@ if (existsSync(cliEntry)) {
     // better-sqlite3 is a native addon (the embedded task store): it is the package's one runtime
     // dependency, loaded from node_modules. pg asks for pg-native only when told to use it.
     external: ["better-sqlite3", "pg-native"],
-    plugins: [lazyWs],
+    plugins: [lazyWs, rootsAsMembers],
     // Whitespace only: a smaller source to read, keep and hash (~1.7 MB less peak RSS for a
     // one-shot command); names stay, so stack traces and the linked source map still read well.
     minifyWhitespace: true,

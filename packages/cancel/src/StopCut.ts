@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { cuttable } from "./Cuttable.js"
+import { Members } from "./InFlight.js"
 
 /** Runs `handled`, answering `cut()` instead if the moment comes first. */
 export type Cut = <A, E, R>(handled: Effect.Effect<A, E, R>, cut: () => A) => Effect.Effect<A, E, R>
@@ -23,14 +24,12 @@ export const never: Cut = (handled) => handled
 export const make = (moment: Effect.Effect<void>): Effect.Effect<Cut, never, Scope.Scope> =>
   Effect.gen(function*() {
     let come = false
-    const waiting = new Set<() => void>()
+    const waiting = new Members<() => void>()
     yield* Effect.forkScoped(Effect.zipRight(
       moment,
       Effect.sync(() => {
         come = true
-        const all = [...waiting]
-        waiting.clear()
-        for (const stop of all) stop()
+        for (const stop of waiting.takeAll()) stop()
       })
     ))
     const cut: Cut = <A, E, R>(handled: Effect.Effect<A, E, R>, answer: () => A) =>
@@ -40,8 +39,7 @@ export const make = (moment: Effect.Effect<void>): Effect.Effect<Cut, never, Sco
           stop()
           return () => {}
         }
-        waiting.add(stop)
-        return () => void waiting.delete(stop)
+        return waiting.add(stop)
       })
     return cut
   })

@@ -44,6 +44,7 @@ import type * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type Abort, abortable, type AbortHook } from "@mcpx-fx/cancel/Abortable"
+import { Members } from "@mcpx-fx/cancel/InFlight"
 import { makeControl } from "./internal/PoolControl.js"
 import { makeInstances } from "./internal/PoolInstances.js"
 import { makeInPlace } from "./internal/PoolInPlace.js"
@@ -247,7 +248,7 @@ const make = Effect.gen(function*() {
 
   // The calls in flight, each a way to cut it short at shutdown: a stop answers them through the
   // abort every call already has, rather than a race or a fiber of its own per call.
-  const inFlight = new Set<() => void>()
+  const inFlight = new Members<() => void>()
   let shuttingDown = false
   const shutdownError = (server: PoolServer) => new PoolError({ server: server.definition.name, lane: "modern", reason: "shutdown", detail: "shutdown" })
 
@@ -262,10 +263,10 @@ const make = Effect.gen(function*() {
       // Every way to cut the call short, registered as it begins and let go of as it ends.
       const register = (abort: Abort<E2 | PoolError>) => {
         const stop = () => abort(shutdownError(server))
-        inFlight.add(stop)
+        const leaveInFlight = inFlight.add(stop)
         const cancel = options?.cutShort?.(abort)
         return () => {
-          inFlight.delete(stop)
+          leaveInFlight()
           cancel?.()
         }
       }
@@ -282,9 +283,7 @@ const make = Effect.gen(function*() {
 
   const stopCalls = Effect.sync(() => {
     shuttingDown = true
-    const all = [...inFlight]
-    inFlight.clear()
-    for (const stop of all) stop()
+    for (const stop of inFlight.takeAll()) stop()
   })
 
   const routed = <A, E, R>(

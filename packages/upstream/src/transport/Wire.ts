@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import { urlToHttpOptions } from "node:url"
+import { Members } from "@mcpx-fx/cancel/InFlight"
 import type { WaitingCall } from "./internal/InPlace.js"
 import { FrameTooLarge, TransportClosed } from "./Transport.js"
 
@@ -198,7 +199,7 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
         })
     ),
     (agents): Wire => {
-      const inFlight = new Set<Http.ClientRequest>()
+      const inFlight = new Members<Http.ClientRequest>()
       // A wire sends to a few URLs (a server's endpoint, its SSE endpoint), each on every call:
       // each is parsed once, not by node:http per request. Bounded for a wire given many.
       const targets = new Map<string, Http.RequestOptions>()
@@ -213,7 +214,7 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
       }
       return {
         abortInFlight: Effect.sync(() => {
-          for (const request of inFlight) request.destroy()
+          for (const request of inFlight.values()) request.destroy()
         }),
         send: (req) => {
           type Sent = { readonly request: Http.ClientRequest; readonly response: Http.IncomingMessage }
@@ -237,8 +238,7 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
               } catch (e) {
                 return resume(Effect.fail(unreachable(req.url, e)))
               }
-              inFlight.add(request)
-              request.once("close", () => inFlight.delete(request))
+              request.once("close", inFlight.add(request))
               let settled = false
               request.once("response", (response) => {
                 settled = true

@@ -79,13 +79,13 @@ export const makeInPlace = (env: InPlaceEnv) => {
         const abort: Abort<PoolError> = call.abort
         env.leases.takeLease(inst, clock.unsafeCurrentTimeMillis())
         const gone = inst.gone
-        if (gone === undefined) inst.users.add(abort)
+        const leaveUsers = gone === undefined ? inst.users.add(abort) : undefined
         const released = env.leases.release(pool, lane, inst)
         const work: Effect.Effect<A, E | PoolError, R> = gone === undefined ? restore(use(session)) : Effect.fail(gone)
         return Effect.withFiberRuntime((fiber) => {
           const outer = enter(fiber, call)
           const over = () => {
-            if (gone === undefined) inst.users.delete(abort)
+            leaveUsers?.()
             call.finish()
             letGo()
             leave(fiber, outer)

@@ -37,9 +37,7 @@ export const makeInstances = (env: InstancesEnv) => {
     Effect.sync(() => {
       if (inst.gone !== undefined) return
       inst.gone = error
-      const users = [...inst.users]
-      inst.users.clear()
-      for (const abort of users) abort(error)
+      for (const abort of inst.users.takeAll()) abort(error)
     })
 
   /** Closes a marked instance in the background; `inst.stopped` completes when it is gone. */

@@ -16,6 +16,7 @@ import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
+import { Members } from "@mcpx-fx/cancel/InFlight"
 import type { PoolError } from "../PoolEvents.js"
 import type { Session } from "../../session/SessionModel.js"
 import { TransportClosed } from "../../transport/Transport.js"
@@ -77,7 +78,7 @@ export const makeLeases = (env: LeasesEnv) => {
           key,
           ready: Deferred.unsafeMake(fiberId),
           gone: undefined,
-          users: new Set(),
+          users: new Members(),
           stopped: Deferred.unsafeMake(fiberId),
           permitted: Deferred.unsafeMake(fiberId),
           scope: undefined,
@@ -205,9 +206,9 @@ export const makeLeases = (env: LeasesEnv) => {
   ): Effect.Effect<A, E | PoolError, R> =>
     Effect.suspend(() => {
       if (inst.gone !== undefined) return Effect.fail(inst.gone)
-      inst.users.add(abort)
+      const leaveUsers = inst.users.add(abort)
       return Effect.catchAll(use(session), (e) => failedUse(pool, lane, inst, e)).pipe(
-        Effect.ensuring(Effect.sync(() => void inst.users.delete(abort)))
+        Effect.ensuring(Effect.sync(leaveUsers))
       )
     })
 

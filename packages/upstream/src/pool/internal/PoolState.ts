@@ -15,6 +15,7 @@ import type * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
+import type { Members } from "@mcpx-fx/cancel/InFlight"
 import { canonicalJson } from "../../internal/canonicalJson.js"
 import { PoolError, type StopReason } from "../PoolEvents.js"
 import { defaultSettings, type Lane, type PoolServer, type PoolSettings, type ScopeKey } from "../PoolModel.js"
@@ -51,7 +52,7 @@ export interface Instance {
   /** Set when calls in flight must end (a crash, or a deliberate stop), with what they end with. */
   gone: PoolError | undefined
   /** The calls using the session now, each ended at once when the instance is gone. */
-  readonly users: Set<Abort<PoolError>>
+  readonly users: Members<Abort<PoolError>>
   readonly stopped: Deferred.Deferred<void>
   /** Completed when the instance is given its permit, which is its scope. */
   readonly permitted: Deferred.Deferred<void>

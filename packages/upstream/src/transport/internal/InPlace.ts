@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
+import { Keyed } from "@mcpx-fx/cancel/InFlight"
 
 /** The defect with which a cut wait ends; only the Pool that cut it ever sees it. */
 export class CutInPlace extends Error {
@@ -75,22 +76,24 @@ export class InPlaceCall<E> implements WaitingCall {
 
 type AnyFiber = Fiber.RuntimeFiber<unknown, unknown>
 
-const running = new Map<AnyFiber, WaitingCall>()
+// By the fiber's number, not the fiber: a table that churns once per call (@mcpx-fx/cancel/InFlight).
+const running = new Keyed<WaitingCall>()
 
 /** The call running in place in `fiber` (undefined when none is). */
-export const inPlaceIn = (fiber: AnyFiber): WaitingCall | undefined => running.get(fiber)
+export const inPlaceIn = (fiber: AnyFiber): WaitingCall | undefined => running.get(fiber.id().id)
 
 /** `call` now runs in place in `fiber`; answers the call it runs within (or undefined), for `leave`. */
 export const enter = (fiber: AnyFiber, call: WaitingCall): WaitingCall | undefined => {
-  const outer = running.get(fiber)
-  running.set(fiber, call)
+  const key = fiber.id().id
+  const outer = running.get(key)
+  running.set(key, call)
   return outer
 }
 
 /** The call `enter` began is over: `fiber` is back in `outer` (or in none). */
 export const leave = (fiber: AnyFiber, outer: WaitingCall | undefined): void => {
-  if (outer === undefined) running.delete(fiber)
-  else running.set(fiber, outer)
+  if (outer === undefined) running.delete(fiber.id().id)
+  else running.set(fiber.id().id, outer)
 }
 
 /** How many fibers have a call in place (tests: none once every call has ended). */
@@ -105,7 +108,7 @@ export const runningCount = (): number => running.size
  */
 export const outOfPlace = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime<A, E, R>((fiber) => {
-    const call = running.get(fiber)
+    const call = inPlaceIn(fiber)
     if (call === undefined) return effect
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.fork(restore(effect)), (child) => {

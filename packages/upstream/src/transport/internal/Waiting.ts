@@ -11,6 +11,7 @@
 import * as Method from "@mcpx-fx/protocol/Method"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import { idOf, isNotification, isResponse } from "@mcpx-fx/protocol/JsonRpc"
+import { Keyed } from "@mcpx-fx/cancel/InFlight"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { TransportError } from "../Transport.js"
@@ -26,7 +27,7 @@ export interface Box {
 
 /**
  * What a request is waited on by: its id (or progress token) itself. JSON-RPC ids are strings or
- * numbers, and `1` and `"1"` are different ids, as they are different Map keys (SameValueZero);
+ * numbers, and `1` and `"1"` are different ids, as they are different keys of a `Keyed`;
  * a string built of type and value per lookup was garbage, several times per call.
  */
 export type Key = JsonRpc.RequestId
@@ -45,10 +46,10 @@ export const requestProgressKey = (params: JsonRpc.Request["params"]): Key | und
 
 /** The waiting requests of one connection. */
 export interface Waiting {
-  readonly pending: Map<Key, Box>
-  readonly progress: Map<Key, Box>
+  readonly pending: Keyed<Box>
+  readonly progress: Keyed<Box>
   /** The caller of each pending request that listens (`RequestHints.caller`), by the request's key. */
-  readonly callers: Map<Key, unknown>
+  readonly callers: Keyed<unknown>
   /** Delivers a message to the request it belongs to; false when it belongs to none. */
   readonly route: (parsed: JsonRpc.Parsed) => Effect.Effect<boolean>
   /** `route`, done in place: a reader handling many lines at once needs no Effect per line. */
@@ -59,9 +60,10 @@ export interface Waiting {
 
 /** An empty set of waiting requests. */
 export const make = (): Waiting => {
-  const pending = new Map<Key, Box>()
-  const progress = new Map<Key, Box>()
-  const callers = new Map<Key, unknown>()
+  // Not Maps: a connection's tables live long and churn once per call (@mcpx-fx/cancel/InFlight).
+  const pending = new Keyed<Box>()
+  const progress = new Keyed<Box>()
+  const callers = new Keyed<unknown>()
   // The one caller whose requests listen, when there is exactly one.
   const soleCaller = (): { readonly caller: unknown } | undefined => {
     let found: { readonly caller: unknown } | undefined

@@ -3,6 +3,7 @@
  * `questions.maxPending`), parked on its TTL between moves, woken when a waiting caller must look
  * again, and ended, with its outstanding questions answered for the caller.
  */
+import type { Keyed } from "@mcpx-fx/cancel/InFlight"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -18,7 +19,7 @@ import { type Ending, type Entry, RememberedEndings } from "./PendingEntry.js"
 export interface Registry {
   /** The registry's calls run, and their timers, until this scope closes. */
   readonly scope: Scope.Scope
-  readonly entries: Map<string, Entry>
+  readonly entries: Keyed<Entry>
   readonly endings: Map<string, Ending>
   readonly events: PubSub.PubSub<QuestionEvent>
 }

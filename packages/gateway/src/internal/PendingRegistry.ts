@@ -3,6 +3,7 @@
  * timer (kept by PendingLifecycle.ts, moved by PendingMoves.ts); questions nobody could be
  * attributed held in another (HeldQuestions.ts).
  */
+import { Keyed } from "@mcpx-fx/cancel/InFlight"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Parked } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Deferred from "effect/Deferred"
@@ -27,7 +28,8 @@ export const make = (
 ): Effect.Effect<PendingCallsService, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const entries = new Map<string, Entry>()
+    // Not a Map: the registry lives long and this churns once per call (@mcpx-fx/cancel/InFlight).
+    const entries = new Keyed<Entry>()
     const endings = new Map<string, Ending>()
     const events = yield* PubSub.sliding<QuestionEvent>(256)
 
@@ -161,7 +163,7 @@ export const make = (
           const entry = entries.get(id)
           return entry === undefined ? Effect.succeed(false) : Effect.as(end(entry, "abandoned"), true)
         }),
-      list: Effect.sync(() => [...entries.values()].map(infoOf)),
+      list: Effect.sync(() => entries.values().map(infoOf)),
       hold: held.hold,
       held: held.list,
       answerHeld: held.answer,

@@ -6,6 +6,7 @@
  * cancellation interrupts; an in-place request is registered only while it runs, so that
  * nothing interrupts the POST once it is writing its reply.
  */
+import { Keyed } from "@mcpx-fx/cancel/InFlight"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -32,7 +33,8 @@ export interface SessionRequests {
 
 /** A registry that ends with `scope`, interrupting and awaiting what is still in flight. */
 export const make: Effect.Effect<SessionRequests, never, Scope.Scope> = Effect.suspend(() => {
-  const live = new Map<JsonRpc.RequestId, Fiber.RuntimeFiber<unknown>>()
+  // Not a Map: a session lives long and this churns once per request (@mcpx-fx/cancel/InFlight).
+  const live = new Keyed<Fiber.RuntimeFiber<unknown>>()
   let closed = false
   const drop = (id: JsonRpc.RequestId, fiber: Fiber.RuntimeFiber<unknown>) => {
     if (live.get(id) === fiber) live.delete(id)
@@ -79,7 +81,7 @@ export const make: Effect.Effect<SessionRequests, never, Scope.Scope> = Effect.s
     Effect.addFinalizer(() =>
       Effect.suspend(() => {
         closed = true
-        const fibers = [...live.values()]
+        const fibers = live.values()
         live.clear()
         return Effect.forEach(fibers, interrupt, { concurrency: "unbounded", discard: true })
       })

@@ -133,7 +133,10 @@ export class Keyed<V> {
   }
 
   values(): Array<V> {
-    return [...this.entries()].map(([, v]) => v)
+    const out: Array<V> = []
+    for (const k in this.numbers) out.push(this.numbers[k as unknown as number]!)
+    for (const k in this.strings) out.push(this.strings[k]!)
+    return out
   }
 
   /** Every key and value; numbers' keys as numbers again. */

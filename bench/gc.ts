@@ -8,6 +8,11 @@
  *   --alloc   the daemon's sampling heap profile (over the inspector): bytes per call allocated,
  *             split into what a scavenge collected and what was promoted and died in old space,
  *             and the functions (and source files) that allocate the most of each
+ *   --tables  a census of the daemon's Map, Set, WeakMap and WeakSet tables (over the inspector):
+ *             those written at least once per ten calls under load, with where each was first
+ *             written. A long-lived table written per call is replaced as it grows and shrinks,
+ *             and V8 links a replaced Map's or Set's table to its successor, so it carries calls
+ *             into old space (@mcpx-fx/cancel/InFlight); this shows whether one is left.
  *
  *   options: --concurrency C (default 64) --seconds S (default 5) --top N (default 25)
  *            --keep (with --alloc: both sampled profiles in out/gc/, minor.heapprofile and
@@ -34,6 +39,7 @@ const concurrency = Number(option("concurrency") ?? 64) || 64
 const seconds = Number(option("seconds") ?? 5) || 5
 const top = Number(option("top") ?? 25) || 25
 const alloc = flag("alloc")
+const tables = flag("tables")
 const keep = flag("keep")
 const nodeFlags = options("node-flag")
 const build = option("build")
@@ -230,7 +236,66 @@ const allocation = async () => {
   process.stdout.write(`\nwhere what was promoted and died in old space is allocated:\n`)
   list(old)
 }
-;(alloc ? allocation() : trace()).then(
+// Evaluated in the daemon: counts every write to each table from now on, remembering the stack of
+// its first; `census()` answers the tables written at least `min` times, most written first.
+const CensusInstall = `(() => {
+  const mark = Symbol("census"), seen = []
+  for (const [proto, kind, names] of [[Map.prototype, "Map", ["set", "delete"]], [Set.prototype, "Set", ["add", "delete"]],
+      [WeakMap.prototype, "WeakMap", ["set", "delete"]], [WeakSet.prototype, "WeakSet", ["add", "delete"]]]) {
+    for (const name of names) {
+      const original = proto[name]
+      proto[name] = function (...args) {
+        let entry = this[mark]
+        if (entry === undefined && Object.isExtensible(this)) {
+          entry = { kind, writes: 0, stack: new Error().stack.split("\\n").slice(2, 10) }
+          Object.defineProperty(this, mark, { value: entry })
+          seen.push(entry)
+        }
+        if (entry !== undefined) entry.writes++
+        return original.apply(this, args)
+      }
+    }
+  }
+  globalThis.__census = (min) => JSON.stringify(seen.filter((e) => e.writes >= min).sort((a, b) => b.writes - a.writes))
+})()`
+
+const census = async () => {
+  const daemon = await startDaemon(["--inspect=127.0.0.1:0", ...nodeFlags])
+  try {
+    const shape = modernShape(daemon.url, "bench__echo")
+    await runLoad(shape, { concurrency, durationMs: 2000 })
+    const cdp = await connect(daemon.inspector())
+    await cdp.send("Runtime.evaluate", { expression: CensusInstall })
+    const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
+    const { result } = await cdp.send<{ result: { value: string } }>("Runtime.evaluate", {
+      expression: `__census(${Math.max(1, Math.floor(r.calls / 10))})`,
+      returnByValue: true
+    })
+    cdp.close()
+    const found = JSON.parse(result.value) as Array<{ kind: string; writes: number; stack: Array<string> }>
+    const maps = new Map<string, SourceLookup | undefined>()
+    // "at name (file:///…/x.cjs:13:4567)" as the function and the source file it came from.
+    const frame = (line: string): string => {
+      const m = /^\s*at (?:(.*?) \()?(.*?):(\d+):(\d+)\)?$/.exec(line)
+      if (m === null) return line.trim()
+      const [, name, url, row, column] = m as unknown as [string, string | undefined, string, string, string]
+      const file = url.startsWith("file:") ? fileURLToPath(url) : url
+      if (!maps.has(file)) maps.set(file, existsSync(`${file}.map`) ? readSourceMap(`${file}.map`) : undefined)
+      const source = maps.get(file)?.sourceOf(Number(row) - 1, Number(column) - 1)
+      return `${name ?? "(anonymous)"}  ${source !== undefined ? shorten(source) : shorten(url.replace(/^file:\/\//, ""))}`
+    }
+    process.stdout.write(
+      `modern c=${concurrency}, ${r.calls} calls: ${found.length} table(s) written at least once per ten calls` +
+        `${found.length === 0 ? "" : " (writes per call; where first written)"}\n`
+    )
+    for (const t of found.slice(0, top)) {
+      process.stdout.write(`\n${fmt(t.writes / r.calls, 2).padStart(6)}  ${t.kind}\n${t.stack.map((l) => `          ${frame(l)}\n`).join("")}`)
+    }
+  } finally {
+    await daemon.stop()
+  }
+}
+;(tables ? census() : alloc ? allocation() : trace()).then(
   () => process.exit(0),
   (e: unknown) => {
     process.stderr.write(`bench:gc failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`)

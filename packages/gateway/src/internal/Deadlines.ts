@@ -6,6 +6,7 @@
  *
  * The fiber reads time from `Clock`, so a TestClock drives it as it drives `Effect.timeout`.
  */
+import { Keyed } from "@mcpx-fx/cancel/InFlight"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -34,7 +35,8 @@ export interface Deadlines {
 /** The deadlines of one gateway; its fiber ends with the scope. */
 export const make: Effect.Effect<Deadlines, never, Scope.Scope> = Effect.gen(function*() {
   const clock = yield* Effect.clock
-  const lists = new Map<number, List>()
+  // Not a Map: with one call at a time, a list is dropped and made again on every call (@mcpx-fx/cancel/InFlight).
+  const lists = new Keyed<List>()
   const unlink = (e: Entry): void => {
     const list = e.list
     if (list === undefined) return

@@ -1,0 +1,122 @@
+/**
+ * `npm run bench:carry`: a reproduction, outside the daemon, of calls carried into old space. An
+ * Effect program makes sequential node:http calls (one at a time, kept-alive, to the floor server
+ * in a process of its own), each an `Effect.async` whose canceler holds either the call's
+ * ClientRequest (`request`) or an unrelated array of the same order of size (`array`). Each run
+ * is a fresh process under `--trace-gc-nvp`; it reports what scavenges promote once the run has
+ * settled (its last quarter), per scavenge and per call.
+ *
+ * What it shows (docs/performance.md, "What a call allocates"): with V8's allocation-site
+ * pretenuring on (Node's default), a run whose cancelers hold the request carries every call's
+ * request, response and listeners into old space, scavenge after scavenge and through every
+ * mark-compact, at several times the pause; with `--no-allocation-site-pretenuring`, or cancelers
+ * that hold anything else, nothing is carried.
+ *
+ *   options: --runs N (per variant, default 3) --calls N (per run, default 60000)
+ *            --child request|array (one run, in this process: what the parent spawns)
+ */
+import { spawn } from "node:child_process"
+import * as Http from "node:http"
+import { fileURLToPath } from "node:url"
+import * as Effect from "effect/Effect"
+import { option } from "./lib/args.js"
+
+const here = fileURLToPath(import.meta.url)
+const calls = Number(option("calls") ?? 60000) || 60000
+
+/** The floor server, started as a process of its own; answers its port. */
+const startFloor = (): Promise<{ readonly port: number; readonly stop: () => void }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./floor-server.js", import.meta.url))], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.once("error", reject)
+    child.stdout.once("data", (d: Buffer) => {
+      const { port } = JSON.parse(String(d).split("\n")[0]!) as { port: number }
+      resolve({ port, stop: () => child.kill() })
+    })
+  })
+
+/** One run: `calls` calls in a row, each canceler holding what `holds` says. */
+const child = async (holds: "request" | "array") => {
+  const floor = await startFloor()
+  const agent = new Http.Agent({ keepAlive: true })
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { message: "hi" } } })
+  let sink = 0
+  // Made here, over its argument alone: the canceler reaches nothing else of the call.
+  const cancelOver = (held: Http.ClientRequest | Array<number>) =>
+    Effect.sync(() => {
+      if (Array.isArray(held)) sink += held.length
+      else held.destroy()
+    })
+  const call = Effect.async<string, Error>((resume) => {
+    const request = Http.request({ host: "127.0.0.1", port: floor.port, path: "/", method: "POST", agent, headers: { "content-type": "application/json" } })
+    request.once("response", (response) => {
+      let text = ""
+      response.on("data", (c: Buffer) => {
+        text += c
+      })
+      response.on("end", () => resume(Effect.succeed(text)))
+    })
+    request.on("error", (e) => resume(Effect.fail(e)))
+    request.end(body)
+    return cancelOver(holds === "request" ? request : new Array<number>(512).fill(sink))
+  })
+  await Effect.runPromise(Effect.repeatN(call, calls - 1))
+  agent.destroy()
+  floor.stop()
+}
+
+interface Settled {
+  readonly promotedPerScavenge: number
+  readonly callsPerScavenge: number
+  readonly pauseMs: number
+}
+
+/** What the last quarter of a run's scavenges promoted. */
+const settled = (trace: string): Settled => {
+  const scavenges = trace.split("\n").filter((l) => / gc=s /.test(l))
+  const value = (line: string, key: string) => Number(new RegExp(` ${key}=([0-9.]+)`).exec(line)?.[1] ?? 0)
+  const last = scavenges.slice(Math.floor((scavenges.length * 3) / 4))
+  return {
+    promotedPerScavenge: last.reduce((sum, l) => sum + value(l, "promoted"), 0) / Math.max(1, last.length),
+    pauseMs: last.reduce((sum, l) => sum + value(l, "pause"), 0) / Math.max(1, last.length),
+    callsPerScavenge: calls / Math.max(1, scavenges.length)
+  }
+}
+
+const run = (holds: string, flags: ReadonlyArray<string>): Promise<Settled> =>
+  new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [...flags, "--trace-gc-nvp", here, "--child", holds, "--calls", String(calls)], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    proc.stdout.setEncoding("utf8").on("data", (c: string) => {
+      out += c
+    })
+    proc.once("error", reject)
+    proc.once("exit", (code) => (code === 0 ? resolve(settled(out)) : reject(new Error(`a run exited with ${code}`))))
+  })
+
+const parent = async () => {
+  const runs = Number(option("runs") ?? 3) || 3
+  process.stdout.write(`${calls} sequential node:http calls per run, ${runs} runs per variant; promoted once settled (last quarter of the scavenges)\n\n`)
+  for (const flags of [[], ["--no-allocation-site-pretenuring"]]) {
+    for (const holds of ["request", "array"]) {
+      const results: Array<Settled> = []
+      for (let i = 0; i < runs; i++) results.push(await run(holds, flags))
+      const carrying = results.filter((r) => r.promotedPerScavenge > 64 * 1024).length
+      const figures = results.map((r) =>
+        `${(r.promotedPerScavenge / 1024).toFixed(0)} KB (${(r.promotedPerScavenge / r.callsPerScavenge).toFixed(0)} B/call, pause ${r.pauseMs.toFixed(1)} ms)`
+      )
+      process.stdout.write(
+        `canceler holds the ${holds === "request" ? "ClientRequest" : "array      "}${flags.length > 0 ? `, ${flags.join(" ")}` : ""}: ` +
+          `${carrying} of ${runs} runs carry; per scavenge ${figures.join(", ")}\n`
+      )
+    }
+  }
+}
+
+const childAt = process.argv.indexOf("--child")
+if (childAt >= 0) await child(process.argv[childAt + 1] === "array" ? "array" : "request")
+else await parent()

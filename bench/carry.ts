@@ -20,26 +20,16 @@ import * as Http from "node:http"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import { option } from "./lib/args.js"
+import { nvpPairs } from "./lib/gctrace.js"
+import { pathsFrom, startFloor } from "./lib/targets.js"
 
 const here = fileURLToPath(import.meta.url)
+const root = fileURLToPath(new URL("../..", import.meta.url))
 const calls = Number(option("calls") ?? 60000) || 60000
-
-/** The floor server, started as a process of its own; answers its port. */
-const startFloor = (): Promise<{ readonly port: number; readonly stop: () => void }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL("./floor-server.js", import.meta.url))], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    child.once("error", reject)
-    child.stdout.once("data", (d: Buffer) => {
-      const { port } = JSON.parse(String(d).split("\n")[0]!) as { port: number }
-      resolve({ port, stop: () => child.kill() })
-    })
-  })
 
 /** One run: `calls` calls in a row, each canceler holding what `holds` says. */
 const child = async (holds: "request" | "array") => {
-  const floor = await startFloor()
+  const floor = await startFloor(pathsFrom(root))
   const agent = new Http.Agent({ keepAlive: true })
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { message: "hi" } } })
   let sink = 0
@@ -50,7 +40,7 @@ const child = async (holds: "request" | "array") => {
       else held.destroy()
     })
   const call = Effect.async<string, Error>((resume) => {
-    const request = Http.request({ host: "127.0.0.1", port: floor.port, path: "/", method: "POST", agent, headers: { "content-type": "application/json" } })
+    const request = Http.request(floor.modern.url, { method: "POST", agent, headers: { "content-type": "application/json" } })
     request.once("response", (response) => {
       let text = ""
       response.on("data", (c: Buffer) => {
@@ -64,7 +54,7 @@ const child = async (holds: "request" | "array") => {
   })
   await Effect.runPromise(Effect.repeatN(call, calls - 1))
   agent.destroy()
-  floor.stop()
+  await floor.stop()
 }
 
 interface Settled {
@@ -75,12 +65,12 @@ interface Settled {
 
 /** What the last quarter of a run's scavenges promoted. */
 const settled = (trace: string): Settled => {
-  const scavenges = trace.split("\n").filter((l) => / gc=s /.test(l))
-  const value = (line: string, key: string) => Number(new RegExp(` ${key}=([0-9.]+)`).exec(line)?.[1] ?? 0)
+  const scavenges = trace.split("\n").map(nvpPairs).filter((p) => p.get("gc") === "s")
   const last = scavenges.slice(Math.floor((scavenges.length * 3) / 4))
+  const mean = (key: string) => last.reduce((sum, p) => sum + Number(p.get(key) ?? 0), 0) / Math.max(1, last.length)
   return {
-    promotedPerScavenge: last.reduce((sum, l) => sum + value(l, "promoted"), 0) / Math.max(1, last.length),
-    pauseMs: last.reduce((sum, l) => sum + value(l, "pause"), 0) / Math.max(1, last.length),
+    promotedPerScavenge: mean("promoted"),
+    pauseMs: mean("pause"),
     callsPerScavenge: calls / Math.max(1, scavenges.length)
   }
 }

@@ -33,6 +33,7 @@ import { runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
 import { modernShape, pathsFrom, withBuild, writeConfig } from "./lib/targets.js"
+import { nvpPairs } from "./lib/gctrace.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -108,23 +109,20 @@ const startDaemon = async (flags: ReadonlyArray<string>): Promise<Daemon> => {
   })
 }
 
-/** `name=value` pairs of one `--trace-gc-nvp` line. */
-const pairs = (line: string): Map<string, string> =>
-  new Map(
-    line.split(/\s+/).flatMap((kv) => {
-      const at = kv.indexOf("=")
-      return at > 0 ? [[kv.slice(0, at), kv.slice(at + 1)] as const] : []
-    })
-  )
+/** Loads the daemon for the warm-up; answers the shape of the calls measured after it. */
+const warmUp = async (daemon: { readonly url: URL }) => {
+  const shape = modernShape(daemon.url, "bench__echo")
+  await runLoad(shape, { concurrency, durationMs: warmupMs })
+  return shape
+}
 
 const trace = async () => {
   const daemon = await startDaemon(["--trace-gc-nvp", ...nodeFlags])
   try {
-    const shape = modernShape(daemon.url, "bench__echo")
-    await runLoad(shape, { concurrency, durationMs: warmupMs })
+    const shape = await warmUp(daemon)
     daemon.lines.length = 0
     const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
-    const gcs = daemon.lines.map(pairs).filter((p) => p.has("gc"))
+    const gcs = daemon.lines.map(nvpPairs).filter((p) => p.has("gc"))
     const scavenges = gcs.filter((p) => p.get("gc") === "s")
     const marks = gcs.filter((p) => p.get("gc") === "mc" || p.get("gc") === "ms")
     const pauses = scavenges.map((p) => Number(p.get("pause")))
@@ -184,8 +182,7 @@ const sampled = async (collectedBy: "minor" | "major") => {
   // Port 0: the inspector takes a free one and prints its URL (stderr), so runs never collide.
   const daemon = await startDaemon(["--inspect=127.0.0.1:0", ...nodeFlags])
   try {
-    const shape = modernShape(daemon.url, "bench__echo")
-    await runLoad(shape, { concurrency, durationMs: warmupMs })
+    const shape = await warmUp(daemon)
     const cdp = await connect(daemon.inspector())
     await cdp.send("HeapProfiler.enable")
     await cdp.send("HeapProfiler.startSampling", {
@@ -271,8 +268,7 @@ const CensusInstall = `(() => {
 const census = async () => {
   const daemon = await startDaemon(["--inspect=127.0.0.1:0", ...nodeFlags])
   try {
-    const shape = modernShape(daemon.url, "bench__echo")
-    await runLoad(shape, { concurrency, durationMs: warmupMs })
+    const shape = await warmUp(daemon)
     const cdp = await connect(daemon.inspector())
     await cdp.send("Runtime.evaluate", { expression: CensusInstall })
     const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })

@@ -1,11 +1,14 @@
 /**
- * The HTTP exchanges of the Streamable HTTP transport, on node:http with kept-alive connections.
+ * The HTTP exchanges of the Streamable HTTP transport, on undici's dispatcher with kept-alive
+ * connections.
  *
  * The transport sends one POST per message, so what an exchange costs is paid on every call. A
  * general HttpClient (request and response objects, middleware, a Stream per body, a span per
- * request) cost several times the whole rest of a call through mcpx-fx, and closed its connection
- * after each answer; this does only what the transport needs: a request out, the status and
- * headers in, and the body read whole under a cap or as a stream of bytes for server-sent events.
+ * request) cost several times the whole rest of a call through mcpx-fx, and node:http's client
+ * (a ClientRequest and an IncomingMessage, each a stream with its listeners) twice what undici's
+ * dispatcher costs for the same POST; this does only what the transport needs: a request out, the
+ * status and headers in, and the body read whole under a cap or chunk by chunk for server-sent
+ * events, each exchange one handler object.
  *
  * An exchange is tied to a scope: closing it before the body was read aborts the request (and its
  * connection), which is how a closed POST tells a modern server that its request was abandoned.
@@ -14,9 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Http from "node:http"
-import * as Https from "node:https"
-import { urlToHttpOptions } from "node:url"
+import type { Dispatcher } from "undici"
 import { Members } from "@mcpx-fx/cancel/InFlight"
 import type { WaitingCall } from "./internal/InPlace.js"
 import { FrameTooLarge, TransportClosed } from "./Transport.js"
@@ -80,102 +81,220 @@ export const describeCause = (cause: unknown): string => {
 const unreachable = (url: string, cause: unknown) => new TransportClosed({ reason: `cannot reach ${url}: ${describeCause(cause)}` })
 const broken = (url: string, cause: unknown) => new TransportClosed({ reason: `connection to ${url} broke: ${describeCause(cause)}` })
 
-/** A reset by the peer, as Node reports it on a request ("socket hang up" is ECONNRESET too). */
-const isReset = (e: unknown): boolean => (e as NodeJS.ErrnoException | undefined)?.code === "ECONNRESET"
-
-const headersOf = (message: Http.IncomingMessage): Record<string, string | undefined> => {
-  const out: Record<string, string | undefined> = {}
-  for (const [name, value] of Object.entries(message.headers)) out[name] = Array.isArray(value) ? value.join(", ") : value
-  return out
+/**
+ * A connection that failed this request before its answer began, after an earlier answer on it:
+ * a kept-alive connection the server closed while idle, found closed only by the next request.
+ */
+const isStaleConnection = (e: unknown): boolean => {
+  const socket = (e as { readonly socket?: { readonly bytesRead?: unknown } } | undefined)?.socket
+  return typeof socket?.bytesRead === "number" && socket.bytesRead > 0
 }
 
-/** The whole body of `response`, capped. */
-const readText = (url: string, request: Http.ClientRequest, response: Http.IncomingMessage, maxBytes: number) =>
-  Effect.async<string, FrameTooLarge | TransportClosed>((resume) => {
-    const declared = Number(response.headers["content-length"] ?? Number.NaN)
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      request.destroy()
-      return resume(Effect.fail(new FrameTooLarge({ limit: maxBytes })))
-    }
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let done = false
-    const finish = (outcome: Effect.Effect<string, FrameTooLarge | TransportClosed>) => {
-      if (done) return
-      done = true
-      response.off("data", onData)
-      resume(outcome)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxBytes) {
-        request.destroy()
-        return finish(Effect.fail(new FrameTooLarge({ limit: maxBytes })))
-      }
-      chunks.push(chunk)
-    }
-    response.on("data", onData)
-    response.once("end", () => finish(Effect.succeed(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"))))
-    response.once("error", (e) => finish(Effect.fail(broken(url, e))))
-    response.once("close", () => {
-      if (!response.complete) finish(Effect.fail(broken(url, new Error("the body ended early"))))
-    })
-    return Effect.sync(() => {
-      done = true
-      request.destroy()
-    })
-  })
+/** How much of a body may arrive ahead of its reader before the connection stops being read. */
+const MaxUnread = 64 * 1024
+
+type Failure = FrameTooLarge | TransportClosed
+type Start = (outcome: Effect.Effect<Exchange, TransportClosed>) => void
+
+/** Where one request goes, parsed once per URL. */
+interface Target {
+  readonly origin: string
+  readonly path: string
+}
 
 /**
- * The body of `response` as it arrives, pulled one chunk at a time: the response is paused while
- * a chunk waits to be taken, so a fast server cannot fill memory ahead of a slow reader. `undefined`
- * is the body's end. Nothing listens to the body until the first pull (a body read with `text`
- * never pays for this).
+ * One exchange: undici's handler of its request, and the response it answers with. Undici calls
+ * the `on…` methods as the answer arrives; the transport reads `status`, `headers`, `text` and
+ * `next`. A body arriving before anyone reads it is kept, up to MaxUnread, then the connection is
+ * paused until it is read (a body read whole is bounded by its cap instead).
  */
-const chunkReader = (url: string, response: Http.IncomingMessage): Effect.Effect<Uint8Array | undefined, TransportClosed> => {
-  let listening = false
-  const chunks: Array<Buffer> = []
-  // undefined while the body runs; null once it ended whole; the failure once it broke.
-  let end: TransportClosed | null | undefined
-  let waiter: ((next: Effect.Effect<Uint8Array | undefined, TransportClosed>) => void) | undefined
-  const take = (): Effect.Effect<Uint8Array | undefined, TransportClosed> => {
-    const chunk = chunks.shift()
+class Exchange implements Dispatcher.DispatchHandler, WireResponse {
+  status = 0
+  headers: Record<string, string | undefined> = {}
+  private controller: Dispatcher.DispatchController | undefined = undefined
+  private started: Start | undefined
+  private readonly chunks: Array<Buffer> = []
+  private unread = 0
+  private received = 0
+  /** The cap of a body being read whole; -1 while it is read chunk by chunk (or not yet). */
+  private cap = -1
+  /** undefined while the body runs; null once it ended whole; the failure once it broke or was cut. */
+  private end: Failure | null | undefined = undefined
+  private waiter: (() => void) | undefined = undefined
+  /** Set once this exchange is given up on: any later outcome is ignored, and a late start aborted. */
+  private abandoned = false
+  private retried = false
+  /** Set when a cut in place ended the exchange (it is then never sent again). */
+  cut = false
+  /** Takes this exchange out of the wire's in-flight list, and out of its call's wait. */
+  private readonly leave: Array<() => void> = []
+
+  constructor(
+    private readonly url: string,
+    private readonly options: Dispatcher.DispatchOptions,
+    private readonly dispatcher: Dispatcher,
+    start: Start
+  ) {
+    this.started = start
+  }
+
+  dispatch(): void {
+    if (this.abandoned) return
+    try {
+      this.dispatcher.dispatch(this.options, this)
+    } catch (e) {
+      this.failStart(unreachable(this.url, e))
+    }
+  }
+
+  onLeave(leave: () => void): void {
+    this.leave.push(leave)
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+    if (this.abandoned) controller.abort(new Error("abandoned"))
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | Array<string> | undefined>): void {
+    // An informational answer (1xx) is not the answer.
+    if (status < 200) return
+    this.status = status
+    const flat: Record<string, string | undefined> = {}
+    for (const name in headers) {
+      const value = headers[name]
+      flat[name] = Array.isArray(value) ? value.join(", ") : value
+    }
+    this.headers = flat
+    const start = this.started
+    this.started = undefined
+    start?.(Effect.succeed(this))
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.end !== undefined) return
+    this.received += chunk.length
+    if (this.cap >= 0 && this.received > this.cap) return this.abort(new FrameTooLarge({ limit: this.cap }))
+    this.chunks.push(chunk)
+    this.unread += chunk.length
+    if (this.cap < 0 && this.unread >= MaxUnread) controller.pause()
+    if (this.cap < 0) this.wake()
+  }
+
+  onResponseEnd(): void {
+    if (this.end !== undefined) return
+    this.end = null
+    this.settle()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    if (this.end !== undefined || this.abandoned) return
+    if (this.started !== undefined) {
+      // Sent again, once, on another connection (never after a cut).
+      if (!this.retried && !this.cut && isStaleConnection(error)) {
+        this.retried = true
+        this.controller = undefined
+        // Not from inside undici's handling of the failure it is reporting.
+        return queueMicrotask(() => this.dispatch())
+      }
+      return this.failStart(unreachable(this.url, error))
+    }
+    this.end = broken(this.url, error)
+    this.settle()
+  }
+
+  /** Ends the exchange with `failure` (the body not read to its end is abandoned with it). */
+  abort(failure: Failure = broken(this.url, new Error("the exchange was abandoned"))): void {
+    if (this.end !== undefined) return
+    this.abandoned = true
+    if (this.started !== undefined && failure._tag === "TransportClosed") return this.failStart(failure)
+    this.end = failure
+    this.controller?.abort(new Error(failure._tag === "FrameTooLarge" ? "the body is over its cap" : failure.reason))
+    this.settle()
+  }
+
+  /** Its sender stopped waiting for the answer to begin (interrupted): nothing is resumed. */
+  abandon(): void {
+    this.started = undefined
+    this.abort()
+  }
+
+  /** The exchange is no longer wanted: let it go, aborting a body not read to its end. */
+  release(): void {
+    if (this.end === undefined) this.abort()
+    this.leaveAll()
+  }
+
+  readonly text = (maxBytes: number): Effect.Effect<string, Failure> =>
+    Effect.async<string, Failure>((resume) => {
+      const declared = Number(this.headers["content-length"] ?? Number.NaN)
+      if ((Number.isFinite(declared) && declared > maxBytes) || this.received > maxBytes) {
+        this.abort(new FrameTooLarge({ limit: maxBytes }))
+        return resume(Effect.fail(new FrameTooLarge({ limit: maxBytes })))
+      }
+      this.cap = maxBytes
+      this.controller?.resume()
+      if (this.end !== undefined) return resume(this.whole())
+      this.waiter = () => resume(this.whole())
+      return Effect.sync(() => {
+        this.waiter = undefined
+        this.abort()
+      })
+    })
+
+  get next(): Effect.Effect<Uint8Array | undefined, TransportClosed> {
+    return Effect.async((resume) => {
+      if (this.chunks.length > 0 || this.end !== undefined) return resume(this.take())
+      this.waiter = () => resume(this.take())
+      return Effect.sync(() => {
+        this.waiter = undefined
+      })
+    })
+  }
+
+  private whole(): Effect.Effect<string, Failure> {
+    if (this.end !== null && this.end !== undefined) return Effect.fail(this.end)
+    const chunks = this.chunks
+    return Effect.succeed(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"))
+  }
+
+  private take(): Effect.Effect<Uint8Array | undefined, TransportClosed> {
+    const chunk = this.chunks.shift()
     if (chunk !== undefined) {
-      if (chunks.length === 0 && end === undefined) response.resume()
+      this.unread -= chunk.length
+      if (this.controller?.paused === true && this.unread < MaxUnread) this.controller.resume()
       return Effect.succeed(chunk)
     }
-    return end === null || end === undefined ? Effect.succeed(undefined) : Effect.fail(end)
+    const end = this.end
+    if (end === null || end === undefined) return Effect.succeed(undefined)
+    // A pull reads no body whole, so its failure is never FrameTooLarge.
+    return Effect.fail(end._tag === "TransportClosed" ? end : broken(this.url, new Error("the body is over its cap")))
   }
-  const wake = () => {
-    const resume = waiter
-    waiter = undefined
-    if (resume !== undefined) resume(take())
+
+  private wake(): void {
+    const waiter = this.waiter
+    this.waiter = undefined
+    waiter?.()
   }
-  const ended = (outcome: TransportClosed | null) => {
-    if (end === undefined) end = outcome
-    wake()
+
+  private settle(): void {
+    this.leaveAll()
+    this.wake()
   }
-  const listen = () => {
-    listening = true
-    response.on("data", (chunk: Buffer) => {
-      chunks.push(chunk)
-      response.pause()
-      wake()
-    })
-    response.once("end", () => ended(null))
-    response.once("error", (e) => ended(broken(url, e)))
-    response.once("close", () => {
-      if (!response.complete) ended(broken(url, new Error("the body ended early")))
-    })
+
+  private failStart(failure: TransportClosed): void {
+    this.abandoned = true
+    this.end = failure
+    this.controller?.abort(new Error(failure.reason))
+    this.leaveAll()
+    const start = this.started
+    this.started = undefined
+    start?.(Effect.fail(failure))
   }
-  return Effect.async((resume) => {
-    if (!listening) listen()
-    if (chunks.length > 0 || end !== undefined) return resume(take())
-    waiter = resume
-    return Effect.sync(() => {
-      waiter = undefined
-    })
-  })
+
+  private leaveAll(): void {
+    for (const leave of this.leave.splice(0)) leave()
+  }
 }
 
 /** The chunks of a response's body as a Stream, for the readers that want one (a long event stream). */
@@ -187,108 +306,79 @@ export const stream = (response: WireResponse): Stream.Stream<Uint8Array, Transp
 /**
  * A wire with its own kept-alive connections, closed with the scope. `socketPath` sends every
  * request over that unix socket instead of the URL's host (the CLI's socket to the daemon).
+ * Undici (~1 MB of code) is loaded by the first wire made, not by a process that never makes one.
  */
 export const make = (options: { readonly socketPath?: string } = {}): Effect.Effect<Wire, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.sync(() => ({ http: new Http.Agent({ keepAlive: true }), https: new Https.Agent({ keepAlive: true }) })),
-      (agents) =>
-        Effect.sync(() => {
-          agents.http.destroy()
-          agents.https.destroy()
-        })
+      Effect.map(
+        Effect.promise(() => import("undici")),
+        ({ Agent }) =>
+          new Agent({
+            // A call's deadline is the caller's (the Pool's), and a notification stream may rightly
+            // be quiet for hours: undici's own 5-minute waits for headers and for body would cut both.
+            headersTimeout: 0,
+            bodyTimeout: 0,
+            ...(options.socketPath === undefined ? {} : { connect: { socketPath: options.socketPath } })
+          })
+      ),
+      (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     ),
-    (agents): Wire => {
-      const inFlight = new Members<Http.ClientRequest>()
+    (agent): Wire => {
+      const inFlight = new Members<Exchange>()
       // A wire sends to a few URLs (a server's endpoint, its SSE endpoint), each on every call:
-      // each is parsed once, not by node:http per request. Bounded for a wire given many.
-      const targets = new Map<string, Http.RequestOptions>()
-      const target = (url: string): Http.RequestOptions => {
-        let options = targets.get(url)
-        if (options === undefined) {
+      // each is parsed once. Bounded for a wire given many.
+      const targets = new Map<string, Target>()
+      const target = (url: string): Target => {
+        let found = targets.get(url)
+        if (found === undefined) {
           if (targets.size >= 64) targets.clear()
-          options = urlToHttpOptions(new URL(url))
-          targets.set(url, options)
+          const parsed = new URL(url)
+          found = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` }
+          targets.set(url, found)
         }
-        return options
+        return found
       }
       return {
         abortInFlight: Effect.sync(() => {
-          for (const request of inFlight.values()) request.destroy()
+          for (const exchange of inFlight.values()) exchange.abort()
         }),
-        send: (req) => {
-          type Sent = { readonly request: Http.ClientRequest; readonly response: Http.IncomingMessage }
-          const inPlace = req.inPlace
-          let cut = false
-          let letGo: (() => void) | undefined
-          const open = (retried: boolean): Effect.Effect<Sent, TransportClosed> =>
-            Effect.async<Sent, TransportClosed>((resume) => {
-              let request: Http.ClientRequest
+        send: (req) =>
+          Effect.flatMap(
+            Effect.async<Exchange, TransportClosed>((resume) => {
+              let where: Target
               try {
-                const secure = req.url.startsWith("https:")
-                const headers: Record<string, string | number> = { ...req.headers }
-                if (req.body !== undefined) headers["content-length"] = Buffer.byteLength(req.body)
-                request = (secure ? Https : Http).request({
-                  ...target(req.url),
-                  method: req.method,
-                  headers,
-                  agent: secure ? agents.https : agents.http,
-                  ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath })
-                })
+                where = target(req.url)
               } catch (e) {
                 return resume(Effect.fail(unreachable(req.url, e)))
               }
-              request.once("close", inFlight.add(request))
-              let settled = false
-              request.once("response", (response) => {
-                settled = true
-                resume(Effect.succeed({ request, response }))
-              })
-              request.on("error", (e) => {
-                if (settled) return
-                settled = true
-                // A kept-alive connection the server closed while idle fails the next request
-                // sent on it before the server read a byte of it; that one is sent again, once,
-                // on a fresh connection (not one a cut aborted).
-                if (!cut && !retried && request.reusedSocket && isReset(e)) return resume(open(true))
-                letGo?.()
-                resume(Effect.fail(unreachable(req.url, e)))
-              })
-              request.end(req.body)
+              const exchange = new Exchange(
+                req.url,
+                { origin: where.origin, path: where.path, method: req.method, headers: req.headers, body: req.body ?? null },
+                agent,
+                resume
+              )
+              exchange.onLeave(inFlight.add(exchange))
+              const inPlace = req.inPlace
               if (inPlace !== undefined) {
-                letGo = inPlace.waitingOn(() => {
-                  cut = true
-                  request.destroy()
-                })
+                exchange.onLeave(inPlace.waitingOn(() => {
+                  exchange.cut = true
+                  exchange.abort()
+                }))
               }
-              return Effect.sync(() => request.destroy())
-            })
-          return Effect.flatMap(
-            open(false),
-            ({ request, response }) =>
+              exchange.dispatch()
+              return Effect.sync(() => exchange.abandon())
+            }),
+            (response) =>
               // A body not read to its end when the scope closes is abandoned: the request is aborted
               // (the connection goes with it) rather than left for the server to finish. Added to the
               // scope as it is: `Effect.addFinalizer` would diff the fiber's FiberRefs twice per
               // exchange to restore them around a finalizer that reads none.
               Effect.as(
-                Effect.scopeWith((scope) =>
-                  Scope.addFinalizer(
-                    scope,
-                    Effect.sync(() => {
-                      letGo?.()
-                      if (!response.complete) request.destroy()
-                    })
-                  )
-                ),
-                {
-                  status: response.statusCode ?? 0,
-                  headers: headersOf(response),
-                  text: (maxBytes: number) => readText(req.url, request, response, maxBytes),
-                  next: chunkReader(req.url, response)
-                }
+                Effect.scopeWith((scope) => Scope.addFinalizer(scope, Effect.sync(() => response.release()))),
+                response
               )
           )
-        }
       }
     }
   )

@@ -46,8 +46,10 @@ describe("Wire", () => {
     Effect.gen(function*() {
       const server = yield* serve((_req, res) => res.end("ok"))
       const wire = yield* Wire.make()
-      for (let i = 0; i < 5; i++) assert.strictEqual(yield* post(wire, server.url), "ok")
-      assert.strictEqual(server.connections(), 1)
+      for (let i = 0; i < 20; i++) assert.strictEqual(yield* post(wire, server.url), "ok")
+      // Undici's pool opens a second connection for the second request while the first one is
+      // still settling in; from then on both are reused.
+      assert.isAtMost(server.connections(), 2)
     }))
 
   it.scopedLive("a request on a kept-alive connection the server dropped is sent again, once, on a fresh one", () =>

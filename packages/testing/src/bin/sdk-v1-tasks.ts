@@ -143,4 +143,7 @@ if (args.http) {
   const transport = new StdioServerTransport()
   await build().connect(transport)
   logWire(transport, logFile, "legacy")
+  // The SDK's transport does not end the process when its stdin ends: a fixture whose gateway was
+  // killed (the fleet tests kill instances) was seen living on after its test, orphaned.
+  process.stdin.once("end", () => process.exit(0))
 }

@@ -39,7 +39,7 @@ export interface HttpOptions {
   readonly unsolicitedCapacity?: number
   /** OAuth for this server (UpstreamAuth): the Authorization header of each request, and what a 401/403 means. */
   readonly auth?: Credentials
-  /** What carries the exchanges (default: node:http with kept-alive connections of the connection's own). */
+  /** What carries the exchanges (default: undici with kept-alive connections of the connection's own). */
   readonly wire?: Wire.Wire
 }
 

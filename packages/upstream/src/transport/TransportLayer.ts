@@ -20,7 +20,7 @@ export interface TransportOptions {
   readonly stdio?: StdioOptions
 }
 
-/** The Transport: stdio processes on node:child_process, HTTP on node:http (Wire.ts). */
+/** The Transport: stdio processes on node:child_process, HTTP on undici's dispatcher (Wire.ts). */
 export const layer = (
   options: TransportOptions = {}
 ): Layer.Layer<Transport, never, UpstreamAuth | ProcessGroups> =>

@@ -118,11 +118,12 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   private received = 0
   /** The cap of a body being read whole; -1 while it is read chunk by chunk (or not yet). */
   private cap = -1
-  /** undefined while the body runs; null once it ended whole; the failure once it broke or was cut. */
+  /**
+   * undefined while the exchange runs; null once its body ended whole; the failure once it broke,
+   * was cut or was given up on (later outcomes are then ignored, and a late start is aborted).
+   */
   private end: Failure | null | undefined = undefined
   private waiter: (() => void) | undefined = undefined
-  /** Set once this exchange is given up on: any later outcome is ignored, and a late start aborted. */
-  private abandoned = false
   private retried = false
   /** Set when a cut in place ended the exchange (it is then never sent again). */
   cut = false
@@ -139,7 +140,7 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   }
 
   dispatch(): void {
-    if (this.abandoned) return
+    if (this.end !== undefined) return
     try {
       this.dispatcher.dispatch(this.options, this)
     } catch (e) {
@@ -153,7 +154,7 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller
-    if (this.abandoned) controller.abort(new Error("abandoned"))
+    if (this.end !== undefined) controller.abort(new Error("abandoned"))
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | Array<string> | undefined>): void {
@@ -188,7 +189,7 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
-    if (this.end !== undefined || this.abandoned) return
+    if (this.end !== undefined) return
     if (this.started !== undefined) {
       // Sent again, once, on another connection (never after a cut).
       if (!this.retried && !this.cut && isStaleConnection(error)) {
@@ -206,7 +207,6 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   /** Ends the exchange with `failure` (the body not read to its end is abandoned with it). */
   abort(failure: Failure = broken(this.url, new Error("the exchange was abandoned"))): void {
     if (this.end !== undefined) return
-    this.abandoned = true
     if (this.started !== undefined && failure._tag === "TransportClosed") return this.failStart(failure)
     this.end = failure
     this.controller?.abort(new Error(failure._tag === "FrameTooLarge" ? "the body is over its cap" : failure.reason))
@@ -283,7 +283,6 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   }
 
   private failStart(failure: TransportClosed): void {
-    this.abandoned = true
     this.end = failure
     this.controller?.abort(new Error(failure.reason))
     this.leaveAll()

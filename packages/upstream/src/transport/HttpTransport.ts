@@ -85,8 +85,8 @@ export const openHttp = (
     const openNotificationStream = yield* HttpNotificationStream.make(exchange, { ensureOpen, fibers, toUnsolicited })
 
     /** Sends a notification or response: accepted is 2xx (202, or 200 from lenient servers). */
-    const send = (message: JsonRpc.Notification | JsonRpc.Response, hints: RequestHints | undefined) =>
-      Effect.scoped(Effect.gen(function*() {
+    const send = Effect.fnUntraced(
+      function*(message: JsonRpc.Notification | JsonRpc.Response, hints: RequestHints | undefined) {
         yield* ensureOpen
         const sid = yield* sessionFor(hints, undefined)
         const response = yield* post(JsonRpc.encodeFrame(message), hints, sid)
@@ -97,7 +97,9 @@ export const openHttp = (
         if (response.status === 404 && sid !== undefined) return yield* expire(sid)
         const body = yield* refusedBody(response)
         return yield* statusError(response.status, body, rpcErrorOf(singleMessage(body)))
-      }))
+      },
+      Effect.scoped
+    )
 
     // Legacy servers do not read a closed POST as cancellation, so an abandoned legacy request is
     // cancelled explicitly, on the session it was sent on. Forked into the connection's scope so
@@ -126,8 +128,8 @@ export const openHttp = (
      * response. Ending early (interruption) aborts the POST, and cancels a legacy request on its
      * session; the connection's closing fails it with the reason.
      */
-    const requestReply = (req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined, inPlace?: WaitingCall) =>
-      Effect.scoped(Effect.gen(function*() {
+    const requestReply = Effect.fnUntraced(
+      function*(req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined, inPlace?: WaitingCall) {
         yield* ensureOpen
         const sid = yield* sessionFor(hints, req.method)
         const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
@@ -176,7 +178,9 @@ export const openHttp = (
             return yield* statusError(response.status, body, undefined)
           }
         }
-      })).pipe(Effect.catchTag("TransportClosed", closingFirst))
+      },
+      (effect) => Effect.catchTag(Effect.scoped(effect), "TransportClosed", closingFirst)
+    )
 
     // A call running in place (internal/InPlace.ts) is cut short by the wire, which aborts the
     // exchange it waits on; however that failure reads, it is the cut. An answer that came first stands.

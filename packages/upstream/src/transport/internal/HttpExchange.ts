@@ -73,8 +73,8 @@ export const make = (
       })
 
     // No span of its own: a POST is every call's, and the call's span already covers it.
-    const post = (body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) =>
-      Effect.gen(function*() {
+    const post = Effect.fnUntraced(
+      function*(body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) {
         const version = headerValue(hints?.headers, VersionHeader)
         if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
         for (let attempt = 0;; attempt++) {
@@ -102,7 +102,8 @@ export const make = (
           if (minted !== undefined && minted.length > 0) yield* Ref.set(session, minted)
           return response
         }
-      })
+      }
+    )
 
     // A refused body is read only to find a JSON-RPC message in it; one too large to hold is
     // reported as empty rather than replacing the status the caller needs to see.

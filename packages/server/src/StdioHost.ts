@@ -42,7 +42,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberMap from "effect/FiberMap"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -54,6 +53,7 @@ import { BatchConcurrency, DefaultMaxBatch } from "./Limits.js"
 import { type Connection, makeConnection, negotiatedRevision, type RequestContext, Server } from "./Server.js"
 import { shutdownError } from "./Shutdown.js"
 import * as Subscriptions from "./Subscriptions.js"
+import * as SessionRequests from "./internal/SessionRequests.js"
 
 /** How a stdio connection behaves. */
 export interface StdioOptions {
@@ -115,9 +115,10 @@ const serve = <E>(
     Effect.scoped(Effect.gen(function*() {
       const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
       const lock = yield* Effect.makeSemaphore(1)
-      const requests = yield* FiberMap.make<JsonRpc.RequestId>()
+      // Not FiberMaps: their Map churns once per request (@mcpx-fx/cancel/InFlight).
+      const requests = yield* SessionRequests.make
       // Open `subscriptions/listen` requests: cancelled like the others, but never drained.
-      const listens = yield* FiberMap.make<JsonRpc.RequestId>()
+      const listens = yield* SessionRequests.make
       const watches = yield* Subscriptions.makeWatches
       const batches = yield* FiberSet.make()
       const limits: JsonRpc.FrameLimits = { maxBatch: options.maxBatch ?? DefaultMaxBatch }
@@ -169,45 +170,47 @@ const serve = <E>(
 
       const handle = (message: JsonRpc.Message) => server.handle(message, context)
 
-      // A stop ends reading; `deadline` is the end of the drain that follows it.
+      // A stop ends reading and, once its drain is over, interrupts what still runs: each such
+      // request is answered with the shutdown error (`pastDrain` tells that interruption from a
+      // cancellation). Not a race per request against the stop: that forked two fibers per call.
       const stopped = yield* Deferred.make<void>()
-      const deadline = yield* Deferred.make<void>()
+      let pastDrain = false
       if (options.stop !== undefined) yield* Effect.forkScoped(Effect.zipRight(options.stop, Deferred.succeed(stopped, undefined)))
 
-      /** A request's reply: its own, or after a stop's drain the shutdown error (the request interrupted). */
+      /** A request's reply; an open `subscriptions/listen` is completed by a stop. */
       const answer = (
         request: JsonRpc.Request,
         handled: Effect.Effect<JsonRpc.Response | undefined> = handle(request)
       ): Effect.Effect<JsonRpc.Response | undefined> =>
         request.method === Method.SubscriptionsListen
           ? Effect.raceFirst(handled, Effect.as(Deferred.await(stopped), ProtocolSubscriptions.closed(request.id)))
-          : Effect.raceFirst(handled, Effect.as(Deferred.await(deadline), shutdownError(request.id)))
+          : handled
 
       // Ids key the cancellation map, so two live requests must not share one.
       const duplicate = (id: JsonRpc.RequestId) =>
         JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
 
-      const runRequest = (request: JsonRpc.Request): Effect.Effect<void> =>
-        Effect.gen(function*() {
+      const runRequest: (request: JsonRpc.Request) => Effect.Effect<void> = Effect.fnUntraced(
+        function*(request: JsonRpc.Request) {
           if (request.method === Method.Initialize) {
             const reply = yield* handle(request)
             if (reply !== undefined) yield* send(reply)
             return
           }
-          if ((yield* FiberMap.has(requests, request.id)) || (yield* FiberMap.has(listens, request.id))) {
-            return yield* send(duplicate(request.id))
-          }
-          yield* FiberMap.run(
-            request.method === Method.SubscriptionsListen ? listens : requests,
+          if (requests.has(request.id) || listens.has(request.id)) return yield* send(duplicate(request.id))
+          yield* (request.method === Method.SubscriptionsListen ? listens : requests).fork(
             request.id,
-            Effect.flatMap(answer(request), (reply) => (reply === undefined ? Effect.void : send(reply)))
+            Effect.flatMap(answer(request), (reply) => (reply === undefined ? Effect.void : send(reply))).pipe(
+              Effect.onInterrupt(() => (pastDrain ? send(shutdownError(request.id)) : Effect.void))
+            )
           )
-        })
+        }
+      )
 
       const runNotification = (n: JsonRpc.Notification): Effect.Effect<void> => {
         if (n.method === Method.NotificationsCancelled) {
           const id = cancelledRequestId(n)
-          return id === undefined ? Effect.void : Effect.zipRight(FiberMap.remove(requests, id), FiberMap.remove(listens, id))
+          return id === undefined ? Effect.void : Effect.zipRight(requests.cancel(id), listens.cancel(id))
         }
         return Effect.asVoid(handle(n))
       }
@@ -237,13 +240,20 @@ const serve = <E>(
                 Effect.succeed([JsonRpc.failure(message.id, ErrorCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch")])
               )
             }
-            return Effect.flatMap(FiberMap.has(requests, message.id), (busy) =>
-              busy
+            return Effect.suspend(() =>
+              requests.has(message.id)
                 ? Effect.succeed(Effect.succeed([duplicate(message.id)]))
                 : Effect.map(
-                  FiberMap.run(requests, message.id, answer(message, slots.withPermits(1)(handle(message)))),
-                  (fiber) => Effect.map(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) && exit.value !== undefined ? [exit.value] : []))
-                ))
+                  requests.fork(message.id, answer(message, slots.withPermits(1)(handle(message)))),
+                  (fiber) =>
+                    Effect.map(Fiber.await(fiber), (exit) =>
+                      Exit.isSuccess(exit)
+                        ? exit.value === undefined ? [] : [exit.value]
+                        : pastDrain && Exit.isInterrupted(exit)
+                        ? [shutdownError(message.id)]
+                        : [])
+                )
+            )
           }
         })
 
@@ -287,17 +297,17 @@ const serve = <E>(
 
       // End of input: what is in flight may still answer within the drain, then it is cancelled.
       // After a stop the listens have closed themselves; at end of input nobody waits for them.
-      if (!told) yield* FiberMap.clear(listens)
-      const inFlight = Effect.all([FiberMap.awaitEmpty(requests), FiberSet.awaitEmpty(batches), FiberMap.awaitEmpty(listens)], {
+      if (!told) yield* listens.cancelAll
+      const inFlight = Effect.all([requests.awaitEmpty, FiberSet.awaitEmpty(batches), listens.awaitEmpty], {
         discard: true
       })
       yield* inFlight.pipe(Effect.timeoutOption(Duration.decode(options.drain)), Effect.ignore)
       if (told) {
-        // The host is still listening: what runs yet is answered, not dropped.
-        yield* Deferred.succeed(deadline, undefined)
-        yield* inFlight.pipe(Effect.timeoutOption(AnswerWindow), Effect.ignore)
+        // The host is still listening: what runs yet is interrupted and answered, not dropped.
+        pastDrain = true
+        yield* Effect.zipRight(requests.cancelAll, inFlight).pipe(Effect.timeoutOption(AnswerWindow), Effect.ignore)
       }
-      yield* Effect.all([FiberMap.clear(requests), FiberSet.clear(batches), FiberMap.clear(listens)], { discard: true })
+      yield* Effect.all([requests.cancelAll, FiberSet.clear(batches), listens.cancelAll], { discard: true })
       if (Either.isLeft(read)) return yield* Effect.fail(read.left)
     })),
     HostTrace,

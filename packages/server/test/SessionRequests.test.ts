@@ -110,4 +110,57 @@ describe("SessionRequests", () => {
       assert.isFalse(ran)
       assert.isFalse(requests.has("late"))
     }))
+
+  it.scoped("server/sessionRequests/awaitEmpty completes as the last request ends, forked or in place", () =>
+    Effect.gen(function*() {
+      const requests = yield* SessionRequests.make
+      // Nothing in flight: at once.
+      yield* requests.awaitEmpty
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      yield* requests.fork("a", Deferred.await(gate))
+      const inPlace = yield* Effect.fork(requests.inPlace("b", Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)), cancelled))
+      yield* Deferred.await(started)
+      const waiter = yield* Effect.fork(requests.awaitEmpty)
+      yield* Effect.yieldNow()
+      assert.isTrue((yield* Fiber.poll(waiter))._tag === "None")
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(waiter)
+      yield* Fiber.join(inPlace)
+      assert.strictEqual(requests.size(), 0)
+    }))
+
+  it.scoped("server/sessionRequests/cancelAll interrupts every request and waits, and the registry stays open", () =>
+    Effect.gen(function*() {
+      const requests = yield* SessionRequests.make
+      const stopped: Array<string> = []
+      const started = yield* Deferred.make<void>()
+      const one = yield* requests.fork(1, Effect.onInterrupt(Effect.never, () => Effect.sync(() => void stopped.push("one"))))
+      const two = yield* requests.fork(
+        "2",
+        Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+          Effect.onInterrupt(() => Effect.sync(() => void stopped.push("two")))
+        )
+      )
+      yield* Deferred.await(started)
+      yield* requests.cancelAll
+      assert.sameMembers(stopped, ["one", "two"])
+      assert.isTrue(Exit.isInterrupted(yield* Fiber.await(one)))
+      assert.isTrue(Exit.isInterrupted(yield* Fiber.await(two)))
+      assert.strictEqual(requests.size(), 0)
+      // Still open: a later request runs.
+      assert.strictEqual(yield* Fiber.join(yield* requests.fork(3, Effect.succeed("later"))), "later")
+    }))
+
+  it.effect("server/sessionRequests/the session's end wakes whoever awaits it empty", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const requests = yield* Scope.extend(SessionRequests.make, scope)
+      yield* requests.fork("a", Effect.never)
+      const waiter = yield* Effect.fork(requests.awaitEmpty)
+      yield* Effect.yieldNow()
+      yield* Scope.close(scope, Exit.void)
+      yield* Fiber.join(waiter)
+      assert.strictEqual(requests.size(), 0)
+    }))
 })

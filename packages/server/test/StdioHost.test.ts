@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
@@ -279,6 +280,64 @@ describe("stdio end of input", () => {
         yield* Fiber.join(h.served)
       })
     ))
+})
+
+describe("stdio stop", () => {
+  // A stop lets the drain run, then interrupts what still runs and answers each such request,
+  // alone or in a batch, with the shutdown error; what answered within the drain keeps its answer.
+  it.effect("2025-03-26/stdio/a-stop-answers-what-outlives-the-drain-with-the-shutdown-error-batches-too", () =>
+    Effect.gen(function*() {
+      const stop = yield* Deferred.make<void>()
+      yield* stdio(
+        (h) =>
+          Effect.gen(function*() {
+            yield* opened(h, "2025-03-26")
+            yield* h.send(sleep(1, 10_000, "single"))
+            yield* h.send([sleep(2, 10_000, "batched"), sleep(3, 10, "quick")])
+            yield* until(() => h.callers.length === 3)
+            yield* Deferred.succeed(stop, undefined)
+            yield* settle
+            yield* TestClock.adjust(999)
+            // Within the drain nothing is cut short: the quick element waits in its batch.
+            assert.strictEqual(yield* h.pending, 0)
+            assert.deepStrictEqual(h.interrupted, [])
+            yield* TestClock.adjust(1)
+            yield* Fiber.join(h.served)
+            const replies = [yield* h.next, yield* h.next]
+            const single = asObject(replies.find((r) => !Array.isArray(r)))
+            const batch = replies.find(Array.isArray) as ReadonlyArray<JsonObject>
+            const shutdown = (r: JsonObject) => asObject(asObject(r.error).data).reason
+            assert.strictEqual(single.id, 1)
+            assert.strictEqual(shutdown(single), "shutdown")
+            assert.deepStrictEqual(batch.map((r) => r.id), [2, 3])
+            assert.strictEqual(shutdown(batch[0]!), "shutdown")
+            assert.isDefined(batch[1]!.result)
+            assert.sameMembers([...h.interrupted], ["single", "batched"])
+          }),
+        "1 second",
+        { stop: Deferred.await(stop) }
+      )
+    }))
+
+  it.effect("2025-11-25/stdio/a-request-cancelled-before-the-stop-is-not-answered-by-it", () =>
+    Effect.gen(function*() {
+      const stop = yield* Deferred.make<void>()
+      yield* stdio(
+        (h) =>
+          Effect.gen(function*() {
+            yield* opened(h, "2025-11-25")
+            yield* h.send(sleep(1, 10_000, "cancelled"))
+            yield* until(() => h.callers.length === 1)
+            yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 1 }))
+            yield* until(() => h.interrupted.includes("cancelled"))
+            yield* Deferred.succeed(stop, undefined)
+            yield* Fiber.join(h.served)
+            assert.strictEqual(yield* h.pending, 0)
+          }),
+        "1 second",
+        { stop: Deferred.await(stop) }
+      )
+    }))
 })
 
 describe("stdio questions", () => {

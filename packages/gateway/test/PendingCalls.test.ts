@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Question, QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
@@ -13,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import { PendingCalls } from "../src/PendingCalls.js"
 import type { Move, PendingError } from "../src/PendingQuestions.js"
@@ -307,6 +309,22 @@ describe("PendingCalls", () => {
       assert.strictEqual(refusal(collected), "unknown")
       assert.include(collected.message, "completed")
     })))
+
+  it.effect("questions/the registry's end interrupts the calls still running", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const pending = Context.get(yield* Layer.buildWithScope(PendingCalls.layerWith(bounds), scope), PendingCalls)
+      const started = yield* Deferred.make<void>()
+      const stopped = yield* Deferred.make<void>()
+      const running = () =>
+        Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.onInterrupt(() => Deferred.succeed(stopped, undefined)))
+      const move = yield* drive(pending.begin("t", everything, running, "1 second"))
+      assert.strictEqual(move._tag, "Running")
+      yield* Deferred.await(started)
+      yield* Scope.close(scope, Exit.void)
+      // Interrupted (its upstream request cancelled) before the registry's end returned.
+      assert.isTrue(yield* Deferred.isDone(stopped))
+    }))
 
   it.scoped("questions/a held question is listed, answered by id, and answered cancel at its TTL when nobody does", () =>
     provide(Effect.gen(function*() {

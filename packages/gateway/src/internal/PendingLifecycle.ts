@@ -68,14 +68,13 @@ export const make = (registry: Registry) => {
    * Ends a call: questions answered for the caller (and any it asks from now on), then the
    * upstream request cancelled.
    */
-  const end = (entry: Entry, ending: Ending) =>
-    Effect.gen(function*() {
-      entry.ended = true
-      yield* forget(entry, ending)
-      yield* answerOutstanding(entry)
-      const fiber = entry.fiber
-      if (fiber !== undefined && entry.exit === undefined) yield* Fiber.interrupt(fiber)
-    })
+  const end = Effect.fnUntraced(function*(entry: Entry, ending: Ending) {
+    entry.ended = true
+    yield* forget(entry, ending)
+    yield* answerOutstanding(entry)
+    const fiber = entry.fiber
+    if (fiber !== undefined && entry.exit === undefined) yield* Fiber.interrupt(fiber)
+  })
 
   const register = (entry: Entry) =>
     Effect.suspend((): Effect.Effect<void, PendingCallRefused> => {

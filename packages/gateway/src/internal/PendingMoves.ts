@@ -56,8 +56,8 @@ export const make = (instance: string, life: Lifecycle) => {
    * Turns what the call has done so far into a move, or undefined when there is none yet. Runs
    * uninterruptibly: a round is handed out whole or not at all.
    */
-  const decide = (entry: Entry): Effect.Effect<Move | undefined, PendingError> =>
-    Effect.gen(function*() {
+  const decide: (entry: Entry) => Effect.Effect<Move | undefined, PendingError> = Effect.fnUntraced(
+    function*(entry: Entry) {
       // The entry is forgotten once the outcome reaches a caller (in `waitOn`), not here: a
       // caller whose wait ran out meanwhile must not lose it.
       if (entry.exit !== undefined) {
@@ -94,14 +94,16 @@ export const make = (instance: string, life: Lifecycle) => {
       entry.handedOut = true
       yield* park(entry)
       return asking(entry)
-    }).pipe(Effect.uninterruptible)
+    },
+    Effect.uninterruptible
+  )
 
   /**
    * Waits for the call's next move: its end, or a settled set of questions. Questions that come
    * within `gather` of each other belong to one round.
    */
-  const nextMove = (entry: Entry): Effect.Effect<Move, PendingError> =>
-    Effect.gen(function*() {
+  const nextMove: (entry: Entry) => Effect.Effect<Move, PendingError> = Effect.fnUntraced(
+    function*(entry: Entry) {
       for (;;) {
         const woken = entry.wake
         if (entry.exit === undefined && entry.asked.size > 0 && !entry.handedOut) {
@@ -113,7 +115,8 @@ export const make = (instance: string, life: Lifecycle) => {
         if (move !== undefined) return move
         yield* Deferred.await(woken)
       }
-    })
+    }
+  )
 
   /**
    * A caller waits on the call; nobody else may answer it meanwhile. Without `wait`, a caller who

@@ -3,16 +3,25 @@
  * timer (kept by PendingLifecycle.ts, moved by PendingMoves.ts); questions nobody could be
  * attributed held in another (HeldQuestions.ts).
  */
-import { Keyed } from "@mcpx-fx/cancel/InFlight"
+import { Keyed, Members } from "@mcpx-fx/cancel/InFlight"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Parked } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
-import { type Bounds, parseHandle, type PendingCallRefused, type PendingCallsService, type QuestionEvent, type Target } from "../PendingQuestions.js"
+import {
+  type Asker,
+  type Bounds,
+  parseHandle,
+  type PendingCallRefused,
+  type PendingCallsService,
+  type QuestionEvent,
+  type Target
+} from "../PendingQuestions.js"
 import * as HeldQuestions from "./HeldQuestions.js"
 import { type Asked, type Ending, type Entry, gone, infoOf } from "./PendingEntry.js"
 import * as PendingLifecycle from "./PendingLifecycle.js"
@@ -36,9 +45,15 @@ export const make = (
     const life = PendingLifecycle.make({ scope, entries, endings, events })
     const { end, park, register } = life
     const { handlerFor, waitOn } = PendingMoves.make(instance, life)
+    // The calls' fibers, which the registry's end interrupts. Not forked into `scope`: a fork
+    // there sets and deletes an entry of its table of finalizers (a Map) once per call
+    // (@mcpx-fx/cancel/InFlight).
+    const running = new Members<Fiber.RuntimeFiber<void>>()
+    let closed = false
 
-    const begin: PendingCallsService["begin"] = (label, asker, run, wait) =>
-      Effect.gen(function*() {
+    // Generator functions made once, not one per call (docs/performance.md, What a call allocates).
+    const begin: PendingCallsService["begin"] = Effect.fnUntraced(
+      function*(label: string, asker: Asker, run: Parameters<PendingCallsService["begin"]>[2], wait?: Duration.DurationInput) {
         const entry: Entry = {
           // Unguessable (122 random bits), from a pool node refills in bulk: every modern call
           // gets one, and a fresh randomBytes(16) each time was a few percent of a call's CPU.
@@ -73,10 +88,13 @@ export const make = (
             })
           ),
           Effect.asVoid,
-          Effect.forkIn(scope)
+          Effect.forkDaemon
         )
+        if (closed) yield* Fiber.interrupt(entry.fiber)
+        else entry.fiber.addObserver(running.add(entry.fiber))
         return yield* waitOn(entry, wait)
-      })
+      }
+    )
 
     // Parked: its round handed out, nobody waiting on it, nothing left to move it but its caller.
     const isParked = (entry: Entry) => entry.registered && entry.handedOut && !entry.busy && !entry.ended && entry.exit === undefined
@@ -110,8 +128,8 @@ export const make = (
       })
 
     /** Checks every answer before delivering any, so a refused one changes nothing. */
-    const deliver = (entry: Entry, answers: JsonObject) =>
-      Effect.gen(function*() {
+    const deliver = Effect.fnUntraced(
+      function*(entry: Entry, answers: JsonObject) {
         const delivered: Array<readonly [Asked, JsonObject]> = []
         for (const [key, value] of Object.entries(answers)) {
           const asked = entry.asked.get(key)
@@ -129,28 +147,38 @@ export const make = (
           entry.asked.delete(asked.key)
           yield* Deferred.succeed(asked.answer, result)
         }
-      })
+      }
+    )
 
-    const resume: PendingCallsService["resume"] = (target, answers, wait) =>
-      Effect.gen(function*() {
+    const resume: PendingCallsService["resume"] = Effect.fnUntraced(
+      function*(target: Target, answers: JsonObject, wait?: Duration.DurationInput) {
         const entry = yield* find(target)
         yield* deliver(entry, answers)
         return yield* waitOn(entry, wait)
-      })
+      }
+    )
 
     // Answers without waiting: the call goes on for whoever follows it, on the TTL's clock.
-    const answer: PendingCallsService["answer"] = (target, answers) =>
-      Effect.gen(function*() {
+    const answer: PendingCallsService["answer"] = Effect.fnUntraced(
+      function*(target: Target, answers: JsonObject) {
         const entry = yield* find(target)
         yield* deliver(entry, answers)
         yield* register(entry)
         yield* park(entry)
-      })
+      }
+    )
 
     const poll: PendingCallsService["poll"] = (id, wait) =>
       Effect.flatMap(find({ id }), (entry) => Effect.zipRight(PendingLifecycle.stopTimer(entry), waitOn(entry, wait)))
 
     const held = yield* HeldQuestions.make(readBounds, events, scope)
+    // Added last, so it runs first when the scope closes, as the calls' own forks in it did.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        return Effect.forEach(running.takeAll(), Fiber.interrupt, { concurrency: "unbounded", discard: true })
+      })
+    )
 
     return {
       instance,

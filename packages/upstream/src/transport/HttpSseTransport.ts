@@ -144,18 +144,17 @@ const make = (
 
     const endpoint = yield* Deferred.make<string, TransportError>()
 
+    // Server→client requests land here too: this transport cannot tell which call asked.
     const dispatch = (parsed: JsonRpc.Parsed) =>
-      Effect.gen(function*() {
-        if (yield* waiting.route(parsed)) return
-        // Server→client requests land here too: this transport cannot tell which call asked.
-        yield* unsolicited.offer(parsed)
-      })
+      Effect.flatMap(waiting.route(parsed), (routed) => (routed ? Effect.void : Effect.asVoid(unsolicited.offer(parsed))))
 
     // The stream is the connection: when it ends, so does everything waiting on it.
     const ended = (reason: TransportClosed) => Effect.zipRight(close(reason), Deferred.fail(endpoint, reason))
 
-    const onEvent = (event: SseEvent) =>
-      Effect.gen(function*() {
+    // Generator functions made once per connection, not per event or request: one made per call
+    // carried the call into old space (docs/performance.md, What a call allocates).
+    const onEvent = Effect.fnUntraced(
+      function*(event: SseEvent) {
         if (event.event === "endpoint") {
           const target = URL.canParse(event.data.trim(), sseUrl) ? new URL(event.data.trim(), sseUrl) : undefined
           // Every POST carries the configured headers (credentials among them), so an endpoint
@@ -178,7 +177,8 @@ const make = (
         }
         const messages = yield* messagesOf(event, source)
         yield* Effect.forEach(messages, dispatch, { discard: true })
-      })
+      }
+    )
 
     yield* events(Wire.stream(opened.response), maxFrameBytes).pipe(
       Stream.runForEach(onEvent),
@@ -221,8 +221,8 @@ const make = (
         Effect.interruptible
       )
 
-    const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+    const opening = Effect.fnUntraced(
+      function*(req: JsonRpc.Request, hints: RequestHints | undefined) {
         yield* ensureOpen
         const key = idKey(req.id)
         const token = Waiting.requestProgressKey(req.params)
@@ -233,7 +233,7 @@ const make = (
         if (hints?.caller !== undefined) callers.set(key, hints.caller)
         let refused = false
         yield* Effect.addFinalizer(() =>
-          Effect.gen(function*() {
+          Effect.suspend(() => {
             const unanswered = pending.get(key) === box
             if (unanswered) {
               pending.delete(key)
@@ -241,8 +241,11 @@ const make = (
             }
             if (token !== undefined && progress.get(token) === box) progress.delete(token)
             // Clients must not cancel initialize; an abandoned one simply never becomes a session.
-            if (!unanswered || refused || req.method === Method.Initialize || (yield* Deferred.isDone(closedWith))) return
-            yield* FiberSet.run(fibers, cancelUpstream(req.id, hints))
+            if (!unanswered || refused || req.method === Method.Initialize) return Effect.void
+            return Effect.flatMap(
+              Deferred.isDone(closedWith),
+              (closed) => closed ? Effect.void : Effect.asVoid(FiberSet.run(fibers, cancelUpstream(req.id, hints)))
+            )
           })
         )
         yield* post(req, hints).pipe(
@@ -252,7 +255,9 @@ const make = (
           Effect.catchAll((e) => Effect.zipRight(ensureOpen, Effect.fail(e)))
         )
         return Mailbox.toStream(box)
-      }))
+      }
+    )
+    const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> => Stream.unwrapScoped(opening(req, hints))
 
     const connection: Connection = {
       request,

@@ -21,6 +21,8 @@
  *            --node-flag FLAG (repeatable: e.g. --node-flag --max-semi-space-size=64)
  *            --upstream legacy|dual|http|http-dual (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
  *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js, as for bench:compare)
+ *            --legacy (the calls of one legacy host session, 2025-11-25, instead of modern calls)
+ *            --asks (modern calls from a host that declares elicitation: they run in PendingCalls)
  */
 import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -32,12 +34,16 @@ import { flag, option, options } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
-import { modernShape, pathsFrom, withBuild, writeConfig } from "./lib/targets.js"
+import { modernShape, openLegacySession, pathsFrom, withBuild, writeConfig } from "./lib/targets.js"
 import { nvpPairs } from "./lib/gctrace.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const concurrency = Number(option("concurrency") ?? 64) || 64
+// The calls of a legacy host session (initialize first, the session id on each) instead of modern ones.
+const legacyHost = flag("legacy")
+// A modern host that can be asked (it declares elicitation), whose calls run in PendingCalls.
+const asks = flag("asks")
 const seconds = Number(option("seconds") ?? 5) || 5
 const warmupMs = 1000 * (Number(option("warmup") ?? 2) || 2)
 const top = Number(option("top") ?? 25) || 25
@@ -111,7 +117,9 @@ const startDaemon = async (flags: ReadonlyArray<string>): Promise<Daemon> => {
 
 /** Loads the daemon for the warm-up; answers the shape of the calls measured after it. */
 const warmUp = async (daemon: { readonly url: URL }) => {
-  const shape = modernShape(daemon.url, "bench__echo")
+  const shape = legacyHost
+    ? await openLegacySession(daemon.url, "bench__echo")
+    : modernShape(daemon.url, "bench__echo", asks ? { elicitation: {} } : {})
   await runLoad(shape, { concurrency, durationMs: warmupMs })
   return shape
 }
@@ -138,7 +146,9 @@ const trace = async () => {
     const p50 = quantile(latencies, 0.5)
     const p99 = quantile(latencies, 0.99)
     process.stdout.write(
-      `modern c=${concurrency}${nodeFlags.length > 0 ? ` (${nodeFlags.join(" ")})` : ""}, ${r.calls} calls in ${seconds} s: ` +
+      `${legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"} c=${concurrency}${
+        nodeFlags.length > 0 ? ` (${nodeFlags.join(" ")})` : ""
+      }, ${r.calls} calls in ${seconds} s: ` +
         `${fmt(r.rps, 0)}/s, p50 ${fmt(p50, 3)} ms, p99 ${fmt(p99, 3)} ms (${fmt(p99 / p50)}×)\n` +
         `scavenges: ${fmt(scavenges.length / r.seconds, 1)}/s, pause median ${fmt(median(pauses))} ms, ` +
         `max ${fmt(Math.max(...pauses))} ms, ${fmt((100 * pauses.reduce((a, b) => a + b, 0)) / (r.seconds * 1000), 1)} % of the time; ` +
@@ -228,7 +238,9 @@ const allocation = async () => {
   const old = await sampled("major")
   const perCall = (s: { calls: number; sites: Map<string, number> }) => [...s.sites.values()].reduce((a, b) => a + b, 0) / s.calls
   process.stdout.write(
-    `modern c=${concurrency}: ${fmt(perCall(young) / 1024, 1)} KB per call allocated and collected young, ` +
+    `${legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"} c=${concurrency}: ${
+      fmt(perCall(young) / 1024, 1)
+    } KB per call allocated and collected young, ` +
       `${fmt(perCall(old) / 1024, 1)} KB per call collected in old space (sampled every 2 KB)\n\nwhere a call's young garbage is allocated:\n`
   )
   const list = (run: { calls: number; sites: Map<string, number> }) => {
@@ -290,7 +302,9 @@ const census = async () => {
       return `${name ?? "(anonymous)"}  ${source !== undefined ? shorten(source) : shorten(url.replace(/^file:\/\//, ""))}`
     }
     process.stdout.write(
-      `modern c=${concurrency}, ${r.calls} calls: ${found.length} table(s) written at least once per ten calls` +
+      `${
+        legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"
+      } c=${concurrency}, ${r.calls} calls: ${found.length} table(s) written at least once per ten calls` +
         `${found.length === 0 ? "" : " (writes per call; where first written)"}\n`
     )
     for (const t of found.slice(0, top)) {

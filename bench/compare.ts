@@ -9,14 +9,19 @@
  *            --capabilities JSON (what the host declares, default {}; e.g. '{"elicitation":{}}' for a
  *            host that can be asked, whose calls run as pending calls)
  *            --legacy (calls in a legacy 2025-11-25 session, one per build, instead of modern calls)
+ *            --stdio-host (each build as a stdio host, \`mcpx-fx serve\`, called in a 2025-11-25 session on its stdin)
  *            --upstream legacy|dual|http|http-dual (what both daemons front, bench/lib/upstreams.ts; default legacy)
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"
 import { type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
-import { modernShape, pathsFrom, startMcpxFx, type Target, withBuild } from "./lib/targets.js"
+import { runStdioLoad, startStdio } from "./lib/stdio-client.js"
+import { modernShape, type Paths, pathsFrom, startMcpxFx, type Target, withBuild, writeConfig } from "./lib/targets.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -26,6 +31,7 @@ const seconds = Number(option("seconds") ?? 3) || 3
 const concurrency = Number(option("concurrency") ?? 16) || 16
 const capabilities = JSON.parse(option("capabilities") ?? "{}") as Record<string, unknown>
 const legacy = flag("legacy")
+const stdioHost = flag("stdio-host")
 const upstreamKind = parseUpstreams(option("upstream") ?? "legacy")[0]!
 
 interface Sample {
@@ -42,22 +48,49 @@ const shapeOf = async (target: Target): Promise<RequestShape> => {
   return open
 }
 
-const measure = async (target: Target): Promise<Sample> => {
-  const shape = await shapeOf(target)
-  const before = cpuMs(target.pid)
-  const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
-  return { cpuPerCall: (cpuMs(target.pid) - before) / r.calls, rps: r.rps }
+/** One build under load: the process whose CPU is counted, and a run of calls on it. */
+interface Gateway {
+  readonly pid: number
+  readonly run: (durationMs: number) => Promise<{ readonly calls: number; readonly rps: number }>
+  readonly stop: () => Promise<void>
+}
+
+const daemon = async (paths: Paths, spec: Parameters<typeof startMcpxFx>[3]): Promise<Gateway> => {
+  const target = await startMcpxFx(paths, ["bench"], [], spec)
+  return { pid: target.pid, run: async (durationMs) => runLoad(await shapeOf(target), { concurrency, durationMs }), stop: target.stop }
+}
+
+// `mcpx-fx serve` on its own copy of the upstream, in a state directory of its own.
+const serve = async (paths: Paths, spec: Parameters<typeof startMcpxFx>[3]): Promise<Gateway> => {
+  const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-serve-"))
+  const config = writeConfig(dir, paths, ["bench"], spec)
+  const client = await startStdio(process.execPath, [paths.cli, "serve", "--config", config], { MCPX_STATE_DIR: join(dir, "state") })
+  return {
+    pid: client.pid,
+    run: (durationMs) => runStdioLoad(client, { concurrency, durationMs, tool: "bench__echo" }),
+    stop: async () => {
+      await client.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+const measure = async (gateway: Gateway): Promise<Sample> => {
+  const before = cpuMs(gateway.pid)
+  const r = await gateway.run(seconds * 1000)
+  return { cpuPerCall: (cpuMs(gateway.pid) - before) / r.calls, rps: r.rps }
 }
 
 const main = async () => {
   if (against === undefined) throw new Error("--against DIR is required: the directory of the other build's mcpx-fx.js")
   const paths = pathsFrom(root)
   const upstream = await startUpstream(paths, upstreamKind)
-  const here = await startMcpxFx(paths, ["bench"], [], upstream.spec)
-  const there = await startMcpxFx(withBuild(paths, against), ["bench"], [], upstream.spec)
+  const start = stdioHost ? serve : daemon
+  const here = await start(paths, upstream.spec)
+  const there = await start(withBuild(paths, against), upstream.spec)
   const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
   try {
-    for (const t of [here, there]) await runLoad(await shapeOf(t), { concurrency, durationMs: 2000 })
+    for (const g of [here, there]) await g.run(2000)
     for (let round = 0; round < rounds; round++) {
       // Who goes first alternates, so neither always meets the other's leftovers.
       const order = round % 2 === 0 ? (["here", "there"] as const) : (["there", "here"] as const)
@@ -75,7 +108,7 @@ const main = async () => {
   const ratio = (f: (s: Sample) => number) => median(samples.here.map((s, i) => f(s) / f(samples.there[i]!)))
   process.stdout.write(
     `\n${
-      legacy ? "legacy session" : "modern"
+      stdioHost ? "stdio host (serve)" : legacy ? "legacy session" : "modern"
     }, ${upstreamKind} upstream, c=${concurrency}, ${rounds} rounds of ${seconds} s: CPU per call, this ÷ other (same round) ${
       fmt(ratio((s) => s.cpuPerCall), 3)
     }×; ` +

@@ -13,9 +13,9 @@ export interface StdioClient {
   readonly close: () => Promise<void>
 }
 
-/** Starts `command args`, initializes it (2025-11-25) and answers a client for it. */
-export const startStdio = async (command: string, args: ReadonlyArray<string>): Promise<StdioClient> => {
-  const child: ChildProcessWithoutNullStreams = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] })
+/** Starts `command args` (with `env` added to this process's), initializes it (2025-11-25) and answers a client for it. */
+export const startStdio = async (command: string, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<StdioClient> => {
+  const child: ChildProcessWithoutNullStreams = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
   child.stderr.resume()
   const waiting = new Map<number, (m: unknown) => void>()
   let nextId = 1
@@ -51,13 +51,14 @@ export const startStdio = async (command: string, args: ReadonlyArray<string>): 
 /** Echo calls on the client, `concurrency` at a time, for `durationMs`; every answer checked. */
 export const runStdioLoad = async (
   client: StdioClient,
-  options: { readonly concurrency: number; readonly durationMs: number; readonly warmupCalls?: number }
+  options: { readonly concurrency: number; readonly durationMs: number; readonly warmupCalls?: number; readonly tool?: string }
 ): Promise<LoadResult> => {
+  const tool = options.tool ?? "echo"
   let n = 0
   const once = async (): Promise<number> => {
     const message = `d${++n}`
     const t0 = performance.now()
-    const reply = await client.request("tools/call", { name: "echo", arguments: { message } }) as { id: number }
+    const reply = await client.request("tools/call", { name: tool, arguments: { message } }) as { id: number }
     const ms = performance.now() - t0
     checkEcho(reply, reply.id, message)
     return ms

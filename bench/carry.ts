@@ -12,8 +12,16 @@
  * mark-compact, at several times the pause; with `--no-allocation-site-pretenuring`, or cancelers
  * that hold anything else, nothing is carried.
  *
+ * The second reproduction is what carried the daemon's calls (found on 2026-12-05): plain
+ * JavaScript, no Effect and no I/O, one call per turn of the event loop, each making a few KB of
+ * state and running a generator over it. A generator function made per call (`function*` inside
+ * the call, as `Effect.gen(function*() {…})` in a per-call closure is) carries every call into old
+ * space; the same generator function made once (`Effect.fnUntraced`) carries nothing. Each new
+ * generator function gets its own map for its generator objects, made in old space and pointing
+ * back at the function, whose context holds the call.
+ *
  *   options: --runs N (per variant, default 3) --calls N (per run, default 60000)
- *            --child request|array (one run, in this process: what the parent spawns)
+ *            --child request|array|generator|hoisted (one run, in this process: what the parent spawns)
  */
 import { spawn } from "node:child_process"
 import * as Http from "node:http"
@@ -57,6 +65,25 @@ const child = async (holds: "request" | "array") => {
   await floor.stop()
 }
 
+/** One run of the second reproduction: `calls` calls, one per turn, each running a generator over its state. */
+const generatorChild = async (made: "generator" | "hoisted") => {
+  let sink = 0
+  const once = function*(state: { readonly parts: ReadonlyArray<{ readonly s: string }> }) {
+    return state.parts.length
+  }
+  for (let n = 0; n < calls; n++) {
+    const state = { parts: Array.from({ length: 40 }, (_, i) => ({ s: `part ${i} of call ${n}` })) }
+    const steps = made === "generator" ?
+      (function*() {
+        return state.parts.length
+      })() :
+      once(state)
+    sink += steps.next().value ?? 0
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
+  if (sink < 0) process.stdout.write("unreachable\n")
+}
+
 interface Settled {
   readonly promotedPerScavenge: number
   readonly callsPerScavenge: number
@@ -93,20 +120,34 @@ const parent = async () => {
   process.stdout.write(`${calls} sequential node:http calls per run, ${runs} runs per variant; promoted once settled (last quarter of the scavenges)\n\n`)
   for (const flags of [[], ["--no-allocation-site-pretenuring"]]) {
     for (const holds of ["request", "array"]) {
-      const results: Array<Settled> = []
-      for (let i = 0; i < runs; i++) results.push(await run(holds, flags))
-      const carrying = results.filter((r) => r.promotedPerScavenge > 64 * 1024).length
-      const figures = results.map((r) =>
-        `${(r.promotedPerScavenge / 1024).toFixed(0)} KB (${(r.promotedPerScavenge / r.callsPerScavenge).toFixed(0)} B/call, pause ${r.pauseMs.toFixed(1)} ms)`
-      )
-      process.stdout.write(
-        `canceler holds the ${holds === "request" ? "ClientRequest" : "array      "}${flags.length > 0 ? `, ${flags.join(" ")}` : ""}: ` +
-          `${carrying} of ${runs} runs carry; per scavenge ${figures.join(", ")}\n`
-      )
+      await variant(runs, holds, flags)
     }
   }
+  process.stdout.write(`\n${calls} calls per run, one per turn of the event loop, each running a generator over a few KB of its own\n\n`)
+  for (const made of ["generator", "hoisted"]) await variant(runs, made, [])
+}
+
+const labels: Record<string, string> = {
+  request: "canceler holds the ClientRequest",
+  array: "canceler holds the array      ",
+  generator: "generator function made per call",
+  hoisted: "generator function made once    "
+}
+
+const variant = async (runs: number, holds: string, flags: ReadonlyArray<string>) => {
+  const results: Array<Settled> = []
+  for (let i = 0; i < runs; i++) results.push(await run(holds, flags))
+  const carrying = results.filter((r) => r.promotedPerScavenge > 64 * 1024).length
+  const figures = results.map((r) =>
+    `${(r.promotedPerScavenge / 1024).toFixed(0)} KB (${(r.promotedPerScavenge / r.callsPerScavenge).toFixed(0)} B/call, pause ${r.pauseMs.toFixed(1)} ms)`
+  )
+  process.stdout.write(
+    `${labels[holds]}${flags.length > 0 ? `, ${flags.join(" ")}` : ""}: ${carrying} of ${runs} runs carry; per scavenge ${figures.join(", ")}\n`
+  )
 }
 
 const childAt = process.argv.indexOf("--child")
-if (childAt >= 0) await child(process.argv[childAt + 1] === "array" ? "array" : "request")
+const childKind = childAt >= 0 ? process.argv[childAt + 1] : undefined
+if (childKind === "generator" || childKind === "hoisted") await generatorChild(childKind)
+else if (childKind !== undefined) await child(childKind === "array" ? "array" : "request")
 else await parent()

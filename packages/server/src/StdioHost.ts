@@ -190,6 +190,7 @@ const serve = <E>(
       const duplicate = (id: JsonRpc.RequestId) =>
         JsonRpc.failure(id, ErrorCode.InvalidRequest, `Invalid Request: id ${JSON.stringify(id)} is already in flight`)
 
+      // Made once per connection, not per request (docs/performance.md, What a call allocates).
       const runRequest: (request: JsonRpc.Request) => Effect.Effect<void> = Effect.fnUntraced(
         function*(request: JsonRpc.Request) {
           if (request.method === Method.Initialize) {

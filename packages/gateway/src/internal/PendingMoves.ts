@@ -54,7 +54,8 @@ export const make = (instance: string, life: Lifecycle) => {
 
   /**
    * Turns what the call has done so far into a move, or undefined when there is none yet. Runs
-   * uninterruptibly: a round is handed out whole or not at all.
+   * uninterruptibly: a round is handed out whole or not at all. (This and `nextMove` are made once,
+   * not per call: docs/performance.md, What a call allocates.)
    */
   const decide: (entry: Entry) => Effect.Effect<Move | undefined, PendingError> = Effect.fnUntraced(
     function*(entry: Entry) {

@@ -84,6 +84,10 @@ export const openHttp = (
     const { jsonReply, refused, sseReply } = HttpReplies.make(exchange, toUnsolicited)
     const openNotificationStream = yield* HttpNotificationStream.make(exchange, { ensureOpen, fibers, toUnsolicited })
 
+    // The steps run per message are generator functions made once per connection: one made per
+    // call (`Effect.gen` inside the call) carried the whole call into old space (docs/performance.md,
+    // What a call allocates).
+
     /** Sends a notification or response: accepted is 2xx (202, or 200 from lenient servers). */
     const send = Effect.fnUntraced(
       function*(message: JsonRpc.Notification | JsonRpc.Response, hints: RequestHints | undefined) {

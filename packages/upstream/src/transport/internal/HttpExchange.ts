@@ -72,7 +72,8 @@ export const make = (
         return ready !== undefined ? Effect.succeed(ready.authorization) : outOfPlace(credentials.authorization)
       })
 
-    // No span of its own: a POST is every call's, and the call's span already covers it.
+    // No span of its own: a POST is every call's, and the call's span already covers it. Made once
+    // per connection, not per call (docs/performance.md, What a call allocates).
     const post = Effect.fnUntraced(
       function*(body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) {
         const version = headerValue(hints?.headers, VersionHeader)

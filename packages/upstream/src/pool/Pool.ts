@@ -286,13 +286,15 @@ const make = Effect.gen(function*() {
     for (const stop of inFlight.takeAll()) stop()
   })
 
-  const routed = <A, E, R>(
+  // A generator function made once, not per call: one made per call carried the whole call into
+  // old space (docs/performance.md, What a call allocates).
+  const routed: <A, E, R>(
     server: PoolServer,
     caller: Caller,
     use: (session: Session) => Effect.Effect<A, E, R>,
     abort: Abort<PoolError>
-  ): Effect.Effect<A, E | PoolError, R> =>
-    Effect.gen(function*() {
+  ) => Effect.Effect<A, E | PoolError, R> = Effect.fnUntraced(
+    function*<A, E, R>(server: PoolServer, caller: Caller, use: (session: Session) => Effect.Effect<A, E, R>, abort: Abort<PoolError>) {
       const pool = yield* poolFor(server)
       const key = keyFor(caller.key)
       // The server's own session, tried once more on a fresh probe when its era came into doubt.
@@ -331,7 +333,8 @@ const make = Effect.gen(function*() {
             (a) => (a._tag === "Used" ? Effect.succeed(a.value) : onLegacy)
           )
       }
-    })
+    }
+  )
 
   const { report, reports, restart, retire, snapshot, stop } = makeControl({ pools, poolFor, leases, retireAll, retirePool })
 

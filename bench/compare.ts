@@ -21,7 +21,7 @@ import { type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs } from "./lib/proc.js"
 import { fmt, median } from "./lib/stats.js"
 import { runStdioLoad, startStdio } from "./lib/stdio-client.js"
-import { modernShape, type Paths, pathsFrom, startMcpxFx, type Target, withBuild, writeConfig } from "./lib/targets.js"
+import { modernShape, type Paths, pathsFrom, startMcpxFx, type Target, type UpstreamSpec, withBuild, writeConfig } from "./lib/targets.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -55,13 +55,13 @@ interface Gateway {
   readonly stop: () => Promise<void>
 }
 
-const daemon = async (paths: Paths, spec: Parameters<typeof startMcpxFx>[3]): Promise<Gateway> => {
+const daemon = async (paths: Paths, spec: UpstreamSpec): Promise<Gateway> => {
   const target = await startMcpxFx(paths, ["bench"], [], spec)
   return { pid: target.pid, run: async (durationMs) => runLoad(await shapeOf(target), { concurrency, durationMs }), stop: target.stop }
 }
 
 // `mcpx-fx serve` on its own copy of the upstream, in a state directory of its own.
-const serve = async (paths: Paths, spec: Parameters<typeof startMcpxFx>[3]): Promise<Gateway> => {
+const serve = async (paths: Paths, spec: UpstreamSpec): Promise<Gateway> => {
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-serve-"))
   const config = writeConfig(dir, paths, ["bench"], spec)
   const client = await startStdio(process.execPath, [paths.cli, "serve", "--config", config], { MCPX_STATE_DIR: join(dir, "state") })

@@ -44,6 +44,7 @@ const concurrency = Number(option("concurrency") ?? 64) || 64
 const legacyHost = flag("legacy")
 // A modern host that can be asked (it declares elicitation), whose calls run in PendingCalls.
 const asks = flag("asks")
+const callsLabel = legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"
 const seconds = Number(option("seconds") ?? 5) || 5
 const warmupMs = 1000 * (Number(option("warmup") ?? 2) || 2)
 const top = Number(option("top") ?? 25) || 25
@@ -146,9 +147,7 @@ const trace = async () => {
     const p50 = quantile(latencies, 0.5)
     const p99 = quantile(latencies, 0.99)
     process.stdout.write(
-      `${legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"} c=${concurrency}${
-        nodeFlags.length > 0 ? ` (${nodeFlags.join(" ")})` : ""
-      }, ${r.calls} calls in ${seconds} s: ` +
+      `${callsLabel} c=${concurrency}${nodeFlags.length > 0 ? ` (${nodeFlags.join(" ")})` : ""}, ${r.calls} calls in ${seconds} s: ` +
         `${fmt(r.rps, 0)}/s, p50 ${fmt(p50, 3)} ms, p99 ${fmt(p99, 3)} ms (${fmt(p99 / p50)}×)\n` +
         `scavenges: ${fmt(scavenges.length / r.seconds, 1)}/s, pause median ${fmt(median(pauses))} ms, ` +
         `max ${fmt(Math.max(...pauses))} ms, ${fmt((100 * pauses.reduce((a, b) => a + b, 0)) / (r.seconds * 1000), 1)} % of the time; ` +
@@ -238,9 +237,7 @@ const allocation = async () => {
   const old = await sampled("major")
   const perCall = (s: { calls: number; sites: Map<string, number> }) => [...s.sites.values()].reduce((a, b) => a + b, 0) / s.calls
   process.stdout.write(
-    `${legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"} c=${concurrency}: ${
-      fmt(perCall(young) / 1024, 1)
-    } KB per call allocated and collected young, ` +
+    `${callsLabel} c=${concurrency}: ${fmt(perCall(young) / 1024, 1)} KB per call allocated and collected young, ` +
       `${fmt(perCall(old) / 1024, 1)} KB per call collected in old space (sampled every 2 KB)\n\nwhere a call's young garbage is allocated:\n`
   )
   const list = (run: { calls: number; sites: Map<string, number> }) => {
@@ -302,9 +299,7 @@ const census = async () => {
       return `${name ?? "(anonymous)"}  ${source !== undefined ? shorten(source) : shorten(url.replace(/^file:\/\//, ""))}`
     }
     process.stdout.write(
-      `${
-        legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"
-      } c=${concurrency}, ${r.calls} calls: ${found.length} table(s) written at least once per ten calls` +
+      `${callsLabel} c=${concurrency}, ${r.calls} calls: ${found.length} table(s) written at least once per ten calls` +
         `${found.length === 0 ? "" : " (writes per call; where first written)"}\n`
     )
     for (const t of found.slice(0, top)) {

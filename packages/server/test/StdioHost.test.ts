@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { asObject, init, opened, request, settle, sleep, stdio, until } from "./StdioHostHarness.js"
+import { asObject, type Harness, init, opened, request, settle, sleep, stdio, until } from "./StdioHostHarness.js"
 import { meta } from "./support.js"
 
 describe("stdio host", () => {
@@ -283,61 +283,53 @@ describe("stdio end of input", () => {
 })
 
 describe("stdio stop", () => {
+  /** A stdio host with a 1 s drain that `stop` stops, as SIGTERM does. */
+  const stoppable = <A, E>(f: (h: Harness, stop: Effect.Effect<boolean>) => Effect.Effect<A, E>) =>
+    Effect.flatMap(Deferred.make<void>(), (stop) => stdio((h) => f(h, Deferred.succeed(stop, undefined)), "1 second", { stop: Deferred.await(stop) }))
+
   // A stop lets the drain run, then interrupts what still runs and answers each such request,
   // alone or in a batch, with the shutdown error; what answered within the drain keeps its answer.
   it.effect("2025-03-26/stdio/a-stop-answers-what-outlives-the-drain-with-the-shutdown-error-batches-too", () =>
-    Effect.gen(function*() {
-      const stop = yield* Deferred.make<void>()
-      yield* stdio(
-        (h) =>
-          Effect.gen(function*() {
-            yield* opened(h, "2025-03-26")
-            yield* h.send(sleep(1, 10_000, "single"))
-            yield* h.send([sleep(2, 10_000, "batched"), sleep(3, 10, "quick")])
-            yield* until(() => h.callers.length === 3)
-            yield* Deferred.succeed(stop, undefined)
-            yield* settle
-            yield* TestClock.adjust(999)
-            // Within the drain nothing is cut short: the quick element waits in its batch.
-            assert.strictEqual(yield* h.pending, 0)
-            assert.deepStrictEqual(h.interrupted, [])
-            yield* TestClock.adjust(1)
-            yield* Fiber.join(h.served)
-            const replies = [yield* h.next, yield* h.next]
-            const single = asObject(replies.find((r) => !Array.isArray(r)))
-            const batch = replies.find(Array.isArray) as ReadonlyArray<JsonObject>
-            const shutdown = (r: JsonObject) => asObject(asObject(r.error).data).reason
-            assert.strictEqual(single.id, 1)
-            assert.strictEqual(shutdown(single), "shutdown")
-            assert.deepStrictEqual(batch.map((r) => r.id), [2, 3])
-            assert.strictEqual(shutdown(batch[0]!), "shutdown")
-            assert.isDefined(batch[1]!.result)
-            assert.sameMembers([...h.interrupted], ["single", "batched"])
-          }),
-        "1 second",
-        { stop: Deferred.await(stop) }
-      )
-    }))
+    stoppable((h, stop) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-03-26")
+        yield* h.send(sleep(1, 10_000, "single"))
+        yield* h.send([sleep(2, 10_000, "batched"), sleep(3, 10, "quick")])
+        yield* until(() => h.callers.length === 3)
+        yield* stop
+        yield* settle
+        yield* TestClock.adjust(999)
+        // Within the drain nothing is cut short: the quick element waits in its batch.
+        assert.strictEqual(yield* h.pending, 0)
+        assert.deepStrictEqual(h.interrupted, [])
+        yield* TestClock.adjust(1)
+        yield* Fiber.join(h.served)
+        const replies = [yield* h.next, yield* h.next]
+        const single = asObject(replies.find((r) => !Array.isArray(r)))
+        const batch = replies.find(Array.isArray) as ReadonlyArray<JsonObject>
+        const shutdown = (r: JsonObject) => asObject(asObject(r.error).data).reason
+        assert.strictEqual(single.id, 1)
+        assert.strictEqual(shutdown(single), "shutdown")
+        assert.deepStrictEqual(batch.map((r) => r.id), [2, 3])
+        assert.strictEqual(shutdown(batch[0]!), "shutdown")
+        assert.isDefined(batch[1]!.result)
+        assert.sameMembers([...h.interrupted], ["single", "batched"])
+      })
+    ))
 
   it.effect("2025-11-25/stdio/a-request-cancelled-before-the-stop-is-not-answered-by-it", () =>
-    Effect.gen(function*() {
-      const stop = yield* Deferred.make<void>()
-      yield* stdio(
-        (h) =>
-          Effect.gen(function*() {
-            yield* opened(h, "2025-11-25")
-            yield* h.send(sleep(1, 10_000, "cancelled"))
-            yield* until(() => h.callers.length === 1)
-            yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 1 }))
-            yield* until(() => h.interrupted.includes("cancelled"))
-            yield* Deferred.succeed(stop, undefined)
-            yield* Fiber.join(h.served)
-            assert.strictEqual(yield* h.pending, 0)
-          }),
-        "1 second",
-        { stop: Deferred.await(stop) }
-      )
-    }))
+    stoppable((h, stop) =>
+      Effect.gen(function*() {
+        yield* opened(h, "2025-11-25")
+        yield* h.send(sleep(1, 10_000, "cancelled"))
+        yield* until(() => h.callers.length === 1)
+        yield* h.send(JsonRpc.notification("notifications/cancelled", { requestId: 1 }))
+        yield* until(() => h.interrupted.includes("cancelled"))
+        yield* stop
+        yield* Fiber.join(h.served)
+        assert.strictEqual(yield* h.pending, 0)
+      })
+    ))
 })
 
 describe("stdio questions", () => {

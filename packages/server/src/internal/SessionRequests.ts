@@ -1,10 +1,11 @@
 /**
  * A host connection's requests in flight (a legacy HTTP session's, a stdio connection's), by
  * JSON-RPC id: what a duplicate id is refused against, what `notifications/cancelled` interrupts,
- * what a drain waits for, and what the end of the session interrupts and waits for. A request runs either in a fiber of its own (one that may speak before its reply and so
- * must outlive the POST's answer) or in place, in the POST's own fiber, which is then what a
- * cancellation interrupts; an in-place request is registered only while it runs, so that
- * nothing interrupts the POST once it is writing its reply.
+ * what a drain waits for, and what the end of the session interrupts and waits for. A request
+ * runs either in a fiber of its own (one that may speak before its reply and so must outlive the
+ * POST's answer) or in place, in the POST's own fiber, which is then what a cancellation
+ * interrupts; an in-place request is registered only while it runs, so that nothing interrupts
+ * the POST once it is writing its reply.
  */
 import { Keyed, Members } from "@mcpx-fx/cancel/InFlight"
 import type * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"

@@ -23,6 +23,7 @@
  *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js, as for bench:compare)
  *            --legacy (the calls of one legacy host session, 2025-11-25, instead of modern calls)
  *            --asks (modern calls from a host that declares elicitation: they run in PendingCalls)
+ *            --stdio-host (`mcpx-fx serve` instead of the daemon, called on its stdin by one 2025-11-25 host)
  */
 import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -31,9 +32,10 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { WebSocket } from "undici"
 import { flag, option, options } from "./lib/args.js"
-import { runLoad } from "./lib/load.js"
+import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
+import { runStdioLoad, startStdio } from "./lib/stdio-client.js"
 import { modernShape, openLegacySession, pathsFrom, withBuild, writeConfig } from "./lib/targets.js"
 import { nvpPairs } from "./lib/gctrace.js"
 import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
@@ -44,7 +46,9 @@ const concurrency = Number(option("concurrency") ?? 64) || 64
 const legacyHost = flag("legacy")
 // A modern host that can be asked (it declares elicitation), whose calls run in PendingCalls.
 const asks = flag("asks")
-const callsLabel = legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"
+// `mcpx-fx serve` and its one host on the pipe, instead of the daemon and HTTP.
+const stdioHost = flag("stdio-host")
+const callsLabel = stdioHost ? "stdio host" : legacyHost ? "legacy session" : asks ? "modern (asks)" : "modern"
 const seconds = Number(option("seconds") ?? 5) || 5
 const warmupMs = 1000 * (Number(option("warmup") ?? 2) || 2)
 const top = Number(option("top") ?? 25) || 25
@@ -55,18 +59,47 @@ const nodeFlags = options("node-flag")
 const build = option("build")
 const upstreamKind = parseUpstreams(option("upstream") ?? "legacy")[0]!
 
-interface Daemon {
-  readonly url: URL
-  /** stdout lines other than the daemon's own JSON line (the GC trace). */
+interface Gateway {
+  /** stdout lines other than the gateway's own JSON (the GC trace). */
   readonly lines: Array<string>
-  /** The inspector's WebSocket URL, once the daemon printed it (with `--inspect`). */
+  /** The inspector's WebSocket URL, once the gateway printed it (with `--inspect`). */
   readonly inspector: () => string | undefined
+  /** Calls `concurrency` at a time for `durationMs` (the first run opens what the calls need). */
+  readonly load: (durationMs: number) => Promise<LoadResult>
   readonly stop: () => Promise<void>
 }
 
+const paths = build === undefined ? pathsFrom(root) : withBuild(pathsFrom(root), build)
+
+/** The gateway under `flags`: the daemon, or `mcpx-fx serve` with `--stdio-host`. */
+const start = (flags: ReadonlyArray<string>): Promise<Gateway> => (stdioHost ? startServe(flags) : startDaemon(flags))
+
+const startServe = async (flags: ReadonlyArray<string>): Promise<Gateway> => {
+  const upstream = await startUpstream(paths, upstreamKind)
+  const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-gc-"))
+  const config = writeConfig(dir, paths, ["bench"], upstream.spec)
+  const lines: Array<string> = []
+  let stderr = ""
+  const client = await startStdio(process.execPath, [...flags, paths.cli, "serve", "--config", config], { MCPX_STATE_DIR: join(dir, "state") }, {
+    otherLine: (line) => lines.push(line),
+    stderr: (chunk) => {
+      if (stderr.length < 10_000) stderr += chunk
+    }
+  })
+  return {
+    lines,
+    inspector: () => /ws:\/\/\S+/.exec(stderr)?.[0],
+    load: (durationMs) => runStdioLoad(client, { concurrency, durationMs, tool: "bench__echo" }),
+    stop: async () => {
+      await client.close()
+      await upstream.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
 /** The daemon on one upstream, its stdout read line by line (the trace shares it with the JSON line). */
-const startDaemon = async (flags: ReadonlyArray<string>): Promise<Daemon> => {
-  const paths = build === undefined ? pathsFrom(root) : withBuild(pathsFrom(root), build)
+const startDaemon = async (flags: ReadonlyArray<string>): Promise<Gateway> => {
   const upstream = await startUpstream(paths, upstreamKind)
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-gc-"))
   const config = writeConfig(dir, paths, ["bench"], upstream.spec)
@@ -108,30 +141,33 @@ const startDaemon = async (flags: ReadonlyArray<string>): Promise<Daemon> => {
         const line = buffered.slice(0, at)
         buffered = buffered.slice(at + 1)
         if (url === undefined && line.startsWith("{")) {
-          url = new URL(String((JSON.parse(line) as { mcp: string }).mcp))
-          resolve({ url, lines, inspector, stop })
+          const mcp = new URL(String((JSON.parse(line) as { mcp: string }).mcp))
+          url = mcp
+          // The calls' shape, made once: a legacy session is opened by the first load.
+          let shape: Promise<RequestShape> | undefined
+          const load = async (durationMs: number) => {
+            shape ??= legacyHost
+              ? openLegacySession(mcp, "bench__echo")
+              : Promise.resolve(modernShape(mcp, "bench__echo", asks ? { elicitation: {} } : {}))
+            return runLoad(await shape, { concurrency, durationMs })
+          }
+          resolve({ lines, inspector, load, stop })
         } else lines.push(line)
       }
     })
   })
 }
 
-/** Loads the daemon for the warm-up; answers the shape of the calls measured after it. */
-const warmUp = async (daemon: { readonly url: URL }) => {
-  const shape = legacyHost
-    ? await openLegacySession(daemon.url, "bench__echo")
-    : modernShape(daemon.url, "bench__echo", asks ? { elicitation: {} } : {})
-  await runLoad(shape, { concurrency, durationMs: warmupMs })
-  return shape
-}
+/** Loads the gateway for the warm-up. */
+const warmUp = (gateway: Gateway) => gateway.load(warmupMs)
 
 const trace = async () => {
-  const daemon = await startDaemon(["--trace-gc-nvp", ...nodeFlags])
+  const gateway = await start(["--trace-gc-nvp", ...nodeFlags])
   try {
-    const shape = await warmUp(daemon)
-    daemon.lines.length = 0
-    const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
-    const gcs = daemon.lines.map(nvpPairs).filter((p) => p.has("gc"))
+    await warmUp(gateway)
+    gateway.lines.length = 0
+    const r = await gateway.load(seconds * 1000)
+    const gcs = gateway.lines.map(nvpPairs).filter((p) => p.has("gc"))
     const scavenges = gcs.filter((p) => p.get("gc") === "s")
     const marks = gcs.filter((p) => p.get("gc") === "mc" || p.get("gc") === "ms")
     const pauses = scavenges.map((p) => Number(p.get("pause")))
@@ -156,7 +192,7 @@ const trace = async () => {
         `mark-compacts: ${marks.length} (${fmt(marks.length / r.seconds, 2)}/s), pause median ${fmt(median(marks.map((p) => Number(p.get("pause")))))} ms\n`
     )
   } finally {
-    await daemon.stop()
+    await gateway.stop()
   }
 }
 
@@ -166,9 +202,9 @@ interface ProfileNode {
   readonly children: ReadonlyArray<ProfileNode>
 }
 
-/** The daemon's inspector, one command at a time. */
+/** The gateway's inspector, one command at a time. */
 const connect = async (url: string | undefined) => {
-  if (url === undefined) throw new Error("the daemon printed no inspector URL")
+  if (url === undefined) throw new Error("the gateway printed no inspector URL")
   const ws = new WebSocket(url)
   await new Promise((resolve) => ws.addEventListener("open", resolve, { once: true }))
   let last = 0
@@ -189,17 +225,17 @@ const connect = async (url: string | undefined) => {
 /** One sampled run: what the profile holds, by allocation site, per call. */
 const sampled = async (collectedBy: "minor" | "major") => {
   // Port 0: the inspector takes a free one and prints its URL (stderr), so runs never collide.
-  const daemon = await startDaemon(["--inspect=127.0.0.1:0", ...nodeFlags])
+  const gateway = await start(["--inspect=127.0.0.1:0", ...nodeFlags])
   try {
-    const shape = await warmUp(daemon)
-    const cdp = await connect(daemon.inspector())
+    await warmUp(gateway)
+    const cdp = await connect(gateway.inspector())
     await cdp.send("HeapProfiler.enable")
     await cdp.send("HeapProfiler.startSampling", {
       samplingInterval: 2048,
       includeObjectsCollectedByMinorGC: collectedBy === "minor",
       includeObjectsCollectedByMajorGC: collectedBy === "major"
     })
-    const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
+    const r = await gateway.load(seconds * 1000)
     const { profile } = await cdp.send<{ profile: { head: ProfileNode } }>("HeapProfiler.stopSampling")
     if (keep) {
       mkdirSync(join(root, "out/gc"), { recursive: true })
@@ -226,7 +262,7 @@ const sampled = async (collectedBy: "minor" | "major") => {
     walk(profile.head)
     return { calls: r.calls, sites }
   } finally {
-    await daemon.stop()
+    await gateway.stop()
   }
 }
 
@@ -251,7 +287,7 @@ const allocation = async () => {
   process.stdout.write(`\nwhere what was promoted and died in old space is allocated:\n`)
   list(old)
 }
-// Evaluated in the daemon: counts every write to each table from now on, remembering the stack of
+// Evaluated in the gateway: counts every write to each table from now on, remembering the stack of
 // its first; `census()` answers the tables written at least `min` times, most written first.
 const CensusInstall = `(() => {
   const mark = Symbol("census"), seen = []
@@ -275,12 +311,12 @@ const CensusInstall = `(() => {
 })()`
 
 const census = async () => {
-  const daemon = await startDaemon(["--inspect=127.0.0.1:0", ...nodeFlags])
+  const gateway = await start(["--inspect=127.0.0.1:0", ...nodeFlags])
   try {
-    const shape = await warmUp(daemon)
-    const cdp = await connect(daemon.inspector())
+    await warmUp(gateway)
+    const cdp = await connect(gateway.inspector())
     await cdp.send("Runtime.evaluate", { expression: CensusInstall })
-    const r = await runLoad(shape, { concurrency, durationMs: seconds * 1000 })
+    const r = await gateway.load(seconds * 1000)
     const { result } = await cdp.send<{ result: { value: string } }>("Runtime.evaluate", {
       expression: `__census(${Math.max(1, Math.floor(r.calls / 10))})`,
       returnByValue: true
@@ -306,7 +342,7 @@ const census = async () => {
       process.stdout.write(`\n${fmt(t.writes / r.calls, 2).padStart(6)}  ${t.kind}\n${t.stack.map((l) => `          ${frame(l)}\n`).join("")}`)
     }
   } finally {
-    await daemon.stop()
+    await gateway.stop()
   }
 }
 ;(tables ? census() : alloc ? allocation() : trace()).then(

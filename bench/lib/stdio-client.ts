@@ -13,14 +13,27 @@ export interface StdioClient {
   readonly close: () => Promise<void>
 }
 
+/** What else the process prints: stdout lines that are not JSON (a node flag's trace), and stderr. */
+export interface StdioHooks {
+  readonly otherLine?: (line: string) => void
+  readonly stderr?: (chunk: string) => void
+}
+
 /** Starts `command args` (with `env` added to this process's), initializes it (2025-11-25) and answers a client for it. */
-export const startStdio = async (command: string, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<StdioClient> => {
+export const startStdio = async (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>> = {},
+  hooks: StdioHooks = {}
+): Promise<StdioClient> => {
   const child: ChildProcessWithoutNullStreams = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
-  child.stderr.resume()
+  child.stderr.setEncoding("utf8")
+  child.stderr.on("data", (chunk: string) => hooks.stderr?.(chunk))
   const waiting = new Map<number, (m: unknown) => void>()
   let nextId = 1
   createInterface({ input: child.stdout }).on("line", (line) => {
     if (line.trim().length === 0) return
+    if (!line.startsWith("{")) return hooks.otherLine?.(line)
     const m = JSON.parse(line) as { id?: number }
     const w = m.id === undefined ? undefined : waiting.get(m.id)
     if (w !== undefined) {

@@ -20,6 +20,14 @@
  *   swings far above the live heap. A fixed 150% growth (2.5×) takes 30–36 MB off the daemon's
  *   highest RSS at c=64, with calls/s and p99 within the noise between runs. This flag is read at
  *   every limit computation, and it is set once, before the bundle is compiled.
+ * - **Pretenuring.** V8 allocates an object literal straight in old space once most of those made
+ *   at its site have outlived a scavenge. A call's objects die young, but one survival feeds the
+ *   next: an object allocated old and dead there still points at the call's young objects, so they
+ *   outlive the scavenge, so their own sites are judged long-lived too. `serve` fell into that loop
+ *   under load and stayed in it: 6.6 KB of every call promoted at c=1 and 13 KB at c=16, a
+ *   scavenge taking 2.5–3 ms and a fifth of the time (`npm run bench:gc -- --stdio-host`). Without
+ *   pretenuring, 0.5 KB and 3.5 KB, and 1.3× the calls/s at c=16. `daemon` and `serve` run without
+ *   it; a one-shot command, whose objects mostly live until it exits, keeps it.
  *
  * A size given on Node's own command line or in NODE_OPTIONS is the user's choice, and that part
  * is left alone. On a Node whose V8 ignores a flag, nothing changes.
@@ -75,6 +83,9 @@ export const commandKind = (args: ReadonlyArray<string>): CommandKind => args.fi
 export const sizeHeap = (kind: CommandKind, capMb = longRunningCapMb): void => {
   if (!chosenByUser(/heap[-_]growing[-_]percent/)) {
     v8.setFlagsFromString(`--heap-growing-percent=${oldGenerationGrowthPercent}`)
+  }
+  if (kind !== "one-shot" && !chosenByUser(/allocation[-_]site[-_]pretenuring/)) {
+    v8.setFlagsFromString("--no-allocation-site-pretenuring")
   }
   if (chosenByUser(/semi[-_]space/)) return
   if (kind === "one-shot") return setFactor(1)

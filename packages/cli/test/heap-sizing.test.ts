@@ -150,6 +150,18 @@ describe("heap sizing", () => {
       assert.include(chosen, "--semi-space-growth-factor=1")
     }))
 
+  it.scopedLive("cli/memory/serve runs without allocation-site pretenuring, a one-shot command with it, unless the user chose", () =>
+    Effect.gen(function*() {
+      const sb = yield* sandbox
+      const hook = yield* sb.write("spy.cjs", spy)
+      const config = yield* sb.writeJson("empty.json", { mcpServers: {} })
+      const serve = (nodeFlags: ReadonlyArray<string>) => spied(sb, hook, nodeFlags, ["serve", "--config", config])
+      assert.include(serve([]), "--no-allocation-site-pretenuring")
+      assert.notInclude(spied(sb, hook, [], ["--help"]), "--no-allocation-site-pretenuring")
+      const chosen = serve(["--allocation-site-pretenuring"])
+      assert.isFalse(chosen.some((f) => f.includes("pretenuring")), chosen.join(" "))
+    }))
+
   it.scopedLive("cli/memory/serve starts with one growth to the cap, where a one-shot command starts held", () =>
     Effect.gen(function*() {
       const sb = yield* sandbox

@@ -117,8 +117,9 @@ export const relayOn = <E>(
     // without one), and stdio answers a cancelled request with nothing, not with that failure.
     const cancelledIds = new Set<string>()
     let raws = 0
-    const lock = yield* Effect.makeSemaphore(1)
-    const out = (line: string) => lock.withPermits(1)(write(line))
+    // No lock: `write` puts each line out whole and in call order (serve's writeLine, one
+    // process.stdout.write per line), as for StdioHost.
+    const out = write
     const outParsed = (parsed: JsonRpc.Parsed) => out(JSON.stringify(parsed.raw))
     // A stop ends reading; `deadline` is the end of the drain that follows it.
     const stopped = yield* Deferred.make<void>()

@@ -17,8 +17,8 @@
  *   When the process is told to stop (`stop`, SIGTERM) the host is still listening: reading stops
  *   as at end of input and requests get the same drain, but what still runs after it is answered
  *   with the shutdown error (-32603), and an open listen is closed with its completion result.
- * - Output is one JSON-RPC message (or batch) per line, written by one writer at a time, so frames
- *   never interleave; nothing else is ever written to it.
+ * - Output is one JSON-RPC message (or batch) per line, each handed whole to `write` in the order
+ *   it was sent, so frames never interleave; nothing else is ever written to it.
  * - A legacy request's Backend may ask the host questions (elicitation, sampling, roots): they go
  *   out as server→client requests and the host's responses come back by id.
  * - Changes reach the host (seed 002: "after a legacy initialize, list_changed is forwarded"): once
@@ -78,6 +78,9 @@ export class StdioHost extends Context.Tag("@mcpx-fx/server/StdioHost")<StdioHos
   /**
    * Reads lines from `input` until it ends, writes every reply with `write` (one line each, no
    * newline included), and returns once the drain is over. Fails only if `input` does.
+   *
+   * `write` may be called again before an earlier call has completed (each request answers in its
+   * own fiber): it must put its line out whole, and in the order it was called.
    */
   readonly serve: <E>(
     input: Stream.Stream<string, E>,
@@ -114,7 +117,6 @@ const serve = <E>(
   Effect.provideService(
     Effect.scoped(Effect.gen(function*() {
       const connection: Connection = yield* makeConnection(options.connectionId ?? "stdio")
-      const lock = yield* Effect.makeSemaphore(1)
       // Not FiberMaps: their Map churns once per request (@mcpx-fx/cancel/InFlight).
       const requests = yield* SessionRequests.make
       // Open `subscriptions/listen` requests: cancelled like the others, but never drained.
@@ -125,9 +127,10 @@ const serve = <E>(
       const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
       let questionSeq = 0
 
-      // A frame is written whole or not at all, whatever interrupts the fiber that wrote it.
-      const send = (body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Effect.Effect<void> =>
-        Effect.uninterruptible(lock.withPermits(1)(write(JSON.stringify(body))))
+      // A frame is written whole or not at all, whatever interrupts the fiber that wrote it. No lock
+      // around `write`: it keeps frames whole and in order itself, and under load a semaphore's
+      // waiters were more than a third of what a call allocated (docs/performance.md).
+      const send = (body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Effect.Effect<void> => Effect.uninterruptible(write(JSON.stringify(body)))
 
       const ask: QuestionChannel = (question: Question) =>
         Effect.gen(function*() {

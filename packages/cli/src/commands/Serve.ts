@@ -57,8 +57,9 @@ const watchStdout: Effect.Effect<void> = Effect.sync(() => {
   process.stdout.on("error", () => Deferred.unsafeDone(hostGone, Exit.void))
 })
 
-// Waiting for the write callback keeps a slow host from buffering replies without bound. A write
-// after the host left goes nowhere.
+// Waiting for the write callback keeps a slow host from buffering replies without bound: each
+// sender holds at most its one line. One `write` per line, so lines go out whole and in the order
+// they were written (what StdioHost asks of it). A write after the host left goes nowhere.
 const writeLine = (line: string): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     if (process.stdout.destroyed) return resume(Effect.void)

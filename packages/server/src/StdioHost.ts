@@ -29,6 +29,7 @@
  * - A 2025-11-25 host is told of its own tasks' changes (`notifications/tasks/status`) once it is
  *   initialized, as it is of list changes.
  */
+import { Keyed } from "@mcpx-fx/cancel/InFlight"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
@@ -124,7 +125,8 @@ const serve = <E>(
       const watches = yield* Subscriptions.makeWatches
       const batches = yield* FiberSet.make()
       const limits: JsonRpc.FrameLimits = { maxBatch: options.maxBatch ?? DefaultMaxBatch }
-      const questions = new Map<string, Deferred.Deferred<JsonObject, QuestionRefused>>()
+      // Not a Map: it churns once per question (@mcpx-fx/cancel/InFlight).
+      const questions = new Keyed<Deferred.Deferred<JsonObject, QuestionRefused>>()
       let questionSeq = 0
 
       // A frame is written whole or not at all, whatever interrupts the fiber that wrote it. No lock
@@ -132,18 +134,18 @@ const serve = <E>(
       // waiters were more than a third of what a call allocated (docs/performance.md).
       const send = (body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Effect.Effect<void> => Effect.uninterruptible(write(JSON.stringify(body)))
 
-      const ask: QuestionChannel = (question: Question) =>
-        Effect.gen(function*() {
-          const id = `mcpx-fx-q-${++questionSeq}`
-          const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
-          questions.set(id, answer)
-          yield* send(JsonRpc.request(id, question.method, question.params))
-          return yield* Deferred.await(answer).pipe(
-            // A call cancelled while its question is open tells the host to stop asking.
-            Effect.onInterrupt(() => send(JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason: "the call was cancelled" }))),
-            Effect.ensuring(Effect.sync(() => questions.delete(id)))
-          )
-        })
+      // Made once per connection, not per question (docs/performance.md, What a call allocates).
+      const ask: QuestionChannel = Effect.fnUntraced(function*(question: Question) {
+        const id = `mcpx-fx-q-${++questionSeq}`
+        const answer = yield* Deferred.make<JsonObject, QuestionRefused>()
+        questions.set(id, answer)
+        yield* send(JsonRpc.request(id, question.method, question.params))
+        return yield* Deferred.await(answer).pipe(
+          // A call cancelled while its question is open tells the host to stop asking.
+          Effect.onInterrupt(() => send(JsonRpc.notification(Method.NotificationsCancelled, { requestId: id, reason: "the call was cancelled" }))),
+          Effect.ensuring(Effect.sync(() => questions.delete(id)))
+        )
+      })
 
       const context: RequestContext = {
         connection,
@@ -261,8 +263,8 @@ const serve = <E>(
           }
         })
 
-      const runBatch = (elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>): Effect.Effect<void> =>
-        Effect.gen(function*() {
+      const runBatch: (elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>) => Effect.Effect<void> = Effect.fnUntraced(
+        function*(elements: ReadonlyArray<Either.Either<JsonRpc.Parsed, JsonRpc.FrameError>>) {
           const revision = (yield* negotiatedRevision(connection)) ?? "2025-03-26"
           if (!Revision.allowsBatches(revision)) {
             return yield* send(JsonRpc.withNullId(JsonRpc.failure(undefined, ErrorCode.InvalidRequest, `Invalid Request: ${revision} has no batches`)))
@@ -284,7 +286,8 @@ const serve = <E>(
               return answered.length === 0 ? Effect.void : send(answered)
             })
           )
-        })
+        }
+      )
 
       const onLine = (line: string): Effect.Effect<void> => {
         const text = line.trim()

@@ -13,7 +13,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Mailbox from "effect/Mailbox"
-import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as HttpExchange from "./internal/HttpExchange.js"
@@ -78,7 +77,9 @@ export const openHttp = (
     })
     const fibers = yield* FiberSet.make()
 
-    const ensureOpen = Effect.flatMap(Deferred.poll(closedWith), (done) => done._tag === "Some" ? Effect.flatMap(done.value, Effect.fail) : Effect.void)
+    // Why the connection closed, once it has: read in place by every exchange as it begins.
+    let closing: TransportClosed | undefined
+    const ensureOpen = Effect.suspend(() => (closing === undefined ? Effect.void : Effect.fail(closing)))
 
     const toUnsolicited = (parsed: JsonRpc.Parsed) => Effect.asVoid(unsolicited.offer(parsed))
     const { jsonReply, refused, sseReply } = HttpReplies.make(exchange, toUnsolicited)
@@ -92,7 +93,7 @@ export const openHttp = (
     const send = Effect.fnUntraced(
       function*(message: JsonRpc.Notification | JsonRpc.Response, hints: RequestHints | undefined) {
         yield* ensureOpen
-        const sid = yield* sessionFor(hints, undefined)
+        const sid = sessionFor(hints, undefined)
         const response = yield* post(JsonRpc.encodeFrame(message), hints, sid)
         if (isOk(response.status)) {
           // Reading the (normally empty) body lets the connection be reused.
@@ -135,7 +136,7 @@ export const openHttp = (
     const requestReply = Effect.fnUntraced(
       function*(req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined, inPlace?: WaitingCall) {
         yield* ensureOpen
-        const sid = yield* sessionFor(hints, req.method)
+        const sid = sessionFor(hints, req.method)
         const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
         // Clients must not cancel initialize; an abandoned one simply never becomes a session.
         const cancellable = legacy && req.method !== Method.Initialize
@@ -146,20 +147,13 @@ export const openHttp = (
           yield* Effect.scopeWith((scope) =>
             Scope.addFinalizer(
               scope,
-              Effect.suspend(() =>
-                answered
-                  ? Effect.void
-                  : Effect.flatMap(Deferred.isDone(closedWith), (closed) =>
-                    closed ? Effect.void : Effect.asVoid(FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))))
-              )
+              Effect.suspend(() => answered || closing !== undefined ? Effect.void : Effect.asVoid(FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))))
             )
           )
         }
         const response = yield* post(JsonRpc.encodeFrame(req), hints, sid, inPlace).pipe(
           // A POST a cut aborted may have reached the server: it is cancelled like any other.
-          Effect.tapError(() =>
-            Effect.sync(() => (answered = inPlace?.isCut !== true))
-          )
+          Effect.tapError(() => Effect.sync(() => (answered = inPlace?.isCut !== true)))
         )
         if (!isOk(response.status)) {
           answered = true
@@ -216,7 +210,7 @@ export const openHttp = (
 
     const deleteSession = (sid: string) =>
       Effect.gen(function*() {
-        const version = yield* Ref.get(legacyVersion)
+        const version = legacyVersion()
         const response = yield* wire.send({
           method: "DELETE",
           url: def.url,
@@ -234,11 +228,12 @@ export const openHttp = (
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         // First, so in-flight requests fail with TransportClosed rather than cancel one by one.
-        yield* Deferred.succeed(closedWith, new TransportClosed({ reason: `connection to ${def.url} closed` }))
+        closing = new TransportClosed({ reason: `connection to ${def.url} closed` })
+        yield* Deferred.succeed(closedWith, closing)
         // What is in flight fails now, with the reason above, rather than after the DELETE.
         yield* wire.abortInFlight
         yield* FiberSet.clear(fibers)
-        const sid = yield* Ref.get(session)
+        const sid = session()
         if (sid !== undefined) yield* deleteSession(sid)
         yield* unsolicited.end
       })
@@ -261,7 +256,7 @@ export const openHttp = (
       // Every wait of an exchange is on the wire, which a cut aborts, or goes out of place (an
       // authorization read or renewed, a stream resumed after a pause).
       cutsInPlace: true,
-      sessionId: Ref.get(session)
+      sessionId: Effect.sync(session)
     }
     return connection
   })

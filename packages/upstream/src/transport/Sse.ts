@@ -68,32 +68,45 @@ export const events = <E, R>(
     )
   })
 
-/**
- * The JSON-RPC messages one event carries. Only `message` events (named or not) carry them;
- * empty data is a 2025-11-25 priming event. What does not decode is logged and skipped rather
- * than failing the stream: one bad frame from an upstream must not lose the reply that follows.
- */
-export const messagesOf = (event: SseEvent, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => {
-  if ((event.event !== undefined && event.event !== "message") || event.data.trim().length === 0) {
-    return Effect.succeed([])
-  }
-  return messagesOfText(event.data, source)
+/** What one event or JSON text carried: its messages, and why what did not decode was skipped. */
+export interface Decoded {
+  readonly messages: ReadonlyArray<JsonRpc.Parsed>
+  readonly skipped?: { readonly what: string; readonly why: string }
 }
 
-/** The JSON-RPC messages in one JSON text (a message or a batch); undecodable parts are logged and skipped. */
-export const messagesOfText = (text: string, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => {
+const none: Decoded = { messages: [] }
+
+/**
+ * The JSON-RPC messages one event carries. Only `message` events (named or not) carry them;
+ * empty data is a 2025-11-25 priming event. What does not decode is skipped rather than failing
+ * the stream (one bad frame from an upstream must not lose the reply that follows), and said in
+ * `skipped`, for the log. Without an effect: a reply read chunk by chunk decodes every event here.
+ */
+export const decodeEvent = (event: SseEvent): Decoded =>
+  (event.event !== undefined && event.event !== "message") || event.data.trim().length === 0 ? none : decodeText(event.data)
+
+/** The JSON-RPC messages in one JSON text (a message or a batch), as `decodeEvent` says them. */
+export const decodeText = (text: string): Decoded => {
   const frame = JsonRpc.decodeUpstreamFrame(text)
-  if (Either.isLeft(frame)) {
-    return Effect.as(Effect.logWarning(`skipped an undecodable frame from ${source}: ${frame.left.reason}`), [])
-  }
-  if (frame.right._tag === "Single") return Effect.succeed([frame.right.parsed])
+  if (Either.isLeft(frame)) return { messages: [], skipped: { what: "an undecodable frame", why: frame.left.reason } }
+  if (frame.right._tag === "Single") return { messages: [frame.right.parsed] }
   const good: Array<JsonRpc.Parsed> = []
   const bad: Array<string> = []
   for (const element of frame.right.elements) {
     if (Either.isRight(element)) good.push(element.right)
     else bad.push(element.left.reason)
   }
-  return bad.length === 0
-    ? Effect.succeed(good)
-    : Effect.as(Effect.logWarning(`skipped ${bad.length} undecodable batch element(s) from ${source}: ${bad.join("; ")}`), good)
+  return bad.length === 0 ? { messages: good } : { messages: good, skipped: { what: `${bad.length} undecodable batch element(s)`, why: bad.join("; ") } }
 }
+
+/** The messages, once what was skipped is logged (naming `source`). */
+export const logSkipped = (decoded: Decoded, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> =>
+  decoded.skipped === undefined
+    ? Effect.succeed(decoded.messages)
+    : Effect.as(Effect.logWarning(`skipped ${decoded.skipped.what} from ${source}: ${decoded.skipped.why}`), decoded.messages)
+
+/** `decodeEvent`, what was skipped logged. */
+export const messagesOf = (event: SseEvent, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => logSkipped(decodeEvent(event), source)
+
+/** `decodeText`, what was skipped logged. */
+export const messagesOfText = (text: string, source: string): Effect.Effect<ReadonlyArray<JsonRpc.Parsed>> => logSkipped(decodeText(text), source)

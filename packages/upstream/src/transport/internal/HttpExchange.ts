@@ -5,7 +5,6 @@
  */
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import type { HttpDefinition } from "../../ServerDefinition.js"
 import { type RequestHints, SessionExpired } from "../Transport.js"
 import { mergeHeaders, type Wire, type WireResponse } from "../Wire.js"
@@ -28,22 +27,24 @@ export const make = (
 ) =>
   Effect.gen(function*() {
     const { auth, maxFrameBytes, wire } = options
-    const session = yield* Ref.make<string | undefined>(undefined)
+    // Plain cells, not Refs: every POST reads the session and may write both, in place, where a
+    // Ref's get and set were effects of every call.
+    let session: string | undefined
     // The GET stream and the DELETE have no hints of their own; they carry the version the
     // session's last legacy message named, as 2025-06-18+ servers expect on every request.
-    const legacyVersion = yield* Ref.make<string | undefined>(undefined)
+    let legacyVersion: string | undefined
     const source = `${def.name} (${def.url})`
 
     // Modern messages never carry a session id, and initialize starts a session rather than
     // continuing one; everything else carries the session once there is one.
-    const sessionFor = (hints: RequestHints | undefined, method: string | undefined) =>
-      Effect.map(Ref.get(session), (sid) => (hints?.era === "modern" || method === Method.Initialize ? undefined : sid))
+    const sessionFor = (hints: RequestHints | undefined, method: string | undefined): string | undefined =>
+      hints?.era === "modern" || method === Method.Initialize ? undefined : session
 
     const expire = (sid: string) =>
-      Effect.zipRight(
-        Ref.update(session, (current) => (current === sid ? undefined : current)),
-        Effect.fail(new SessionExpired({ sessionId: sid }))
-      )
+      Effect.suspend(() => {
+        if (session === sid) session = undefined
+        return Effect.fail(new SessionExpired({ sessionId: sid }))
+      })
 
     // The definition's headers, then the caller's hints, then the session and the token; `extra`
     // (accept, last-event-id, …) last. Trace ids of ours are no business of a third-party server's.
@@ -77,7 +78,7 @@ export const make = (
     const post = Effect.fnUntraced(
       function*(body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) {
         const version = headerValue(hints?.headers, VersionHeader)
-        if (hints?.era !== "modern" && version !== undefined) yield* Ref.set(legacyVersion, version)
+        if (hints?.era !== "modern" && version !== undefined) legacyVersion = version
         for (let attempt = 0;; attempt++) {
           const authorization = auth === undefined ? undefined : yield* authorizationOf(auth)
           const response = yield* wire.send({
@@ -100,7 +101,7 @@ export const make = (
             }
           }
           const minted = response.headers[SessionHeader]
-          if (minted !== undefined && minted.length > 0) yield* Ref.set(session, minted)
+          if (minted !== undefined && minted.length > 0) session = minted
           return response
         }
       }
@@ -120,8 +121,10 @@ export const make = (
       maxFrameBytes,
       /** Sends one exchange, tied to the scope it is sent in (closing it unread aborts the exchange). */
       send: wire.send,
-      session,
-      legacyVersion,
+      /** The legacy session's id, once the server gave one. */
+      session: (): string | undefined => session,
+      /** The version the session's last legacy message named. */
+      legacyVersion: (): string | undefined => legacyVersion,
       sessionFor,
       /** Forgets the session the server no longer knows, failing with SessionExpired. */
       expire,

@@ -32,8 +32,8 @@ export const make = (exchange: Exchange, env: StreamEnv) =>
 
     const listen = (ready: Deferred.Deferred<void, TransportError>) =>
       Effect.gen(function*() {
-        const sid = yield* Ref.get(session)
-        const version = yield* Ref.get(legacyVersion)
+        const sid = session()
+        const version = legacyVersion()
         const response = yield* send({
           method: "GET",
           url: def.url,

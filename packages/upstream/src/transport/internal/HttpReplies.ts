@@ -14,7 +14,7 @@ import { FrameTooLarge, LegacyHTTPRefusedError, type RequestHints, TransportClos
 import type { Exchange } from "./HttpExchange.js"
 import { outOfPlace } from "./InPlace.js"
 import type { WireResponse } from "../Wire.js"
-import { decoder, messagesOf, messagesOfText } from "../Sse.js"
+import { decodeEvent, decoder, logSkipped, messagesOfText } from "../Sse.js"
 import { idKey, isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./SseHttp.js"
 
 /** How long to wait before resuming a legacy response stream whose server named no `retry`. */
@@ -74,21 +74,10 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
       events: 0,
       reply: undefined
     }
-    // Only this request's response ends its stream; another id's response belongs to no one
-    // here, and what follows the response on the same stream is not read.
-    const handOn = (messages: ReadonlyArray<JsonRpc.Parsed>): Effect.Effect<void> => {
-      let effects: Array<Effect.Effect<void>> | undefined
-      for (const p of messages) {
-        if (mine(p)) {
-          cursor.reply = p
-          break
-        }
-        ;(effects ??= []).push(JsonRpc.isResponse(p.message) ? toUnsolicited(p) : deliver(p))
-      }
-      return effects === undefined ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
-    }
     // One pass over one response's body, a chunk at a time, until this request's response; a
-    // stream that broke off is reported, to be resumed like one the server ended.
+    // stream that broke off is reported, to be resumed like one the server ended. A chunk's events
+    // are decoded in place: the effects are only what must be handed on (or logged), most often
+    // nothing but the response.
     const read = (r: WireResponse): Effect.Effect<TransportClosed | undefined, FrameTooLarge> => {
       const feed = decoder(maxFrameBytes, (ms) => {
         cursor.retryMs = ms
@@ -97,17 +86,25 @@ export const make = (exchange: Exchange, toUnsolicited: (parsed: JsonRpc.Parsed)
         if (bytes === undefined) return Effect.succeed(undefined)
         const events = feed(bytes)
         if (events instanceof FrameTooLarge) return Effect.fail(events)
-        const out: Array<Effect.Effect<ReadonlyArray<JsonRpc.Parsed>>> = []
+        let effects: Array<Effect.Effect<unknown>> | undefined
         for (const event of events) {
           cursor.events++
           if (event.id !== undefined && event.id.length > 0) cursor.lastEventId = event.id
-          out.push(messagesOf(event, source))
+          if (cursor.reply !== undefined) continue
+          const decoded = decodeEvent(event)
+          if (decoded.skipped !== undefined) (effects ??= []).push(logSkipped(decoded, source))
+          // Only this request's response ends its stream; another id's response belongs to no one
+          // here, and what follows the response on the same stream is not read.
+          for (const p of decoded.messages) {
+            if (mine(p)) {
+              cursor.reply = p
+              break
+            }
+            ;(effects ??= []).push(JsonRpc.isResponse(p.message) ? toUnsolicited(p) : deliver(p))
+          }
         }
-        if (out.length === 0) return pull
-        return Effect.flatMap(
-          Effect.forEach(out, (messages) => cursor.reply === undefined ? Effect.flatMap(messages, handOn) : Effect.void, { discard: true }),
-          () => cursor.reply === undefined ? pull : Effect.succeed(undefined)
-        )
+        const after = cursor.reply === undefined ? pull : Effect.succeed(undefined)
+        return effects === undefined ? after : Effect.zipRight(Effect.forEach(effects, (e) => e, { discard: true }), after)
       }
       const pull: Effect.Effect<TransportClosed | undefined, FrameTooLarge | TransportClosed> = Effect.suspend(() => Effect.flatMap(r.next, chunk))
       return Effect.catchTag(pull, "TransportClosed", (e) => Effect.succeed(e))

@@ -53,8 +53,10 @@ export const make = (registry: Registry) => {
   const { endings, entries, events, scope } = registry
   const at = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
-  const forget = (entry: Entry, ending: Ending) =>
-    Effect.suspend(() => {
+  // Called as the effect is run, never ahead of it: most calls end unregistered and without a
+  // timer, which leaves nothing to forget and no effect to run for it.
+  const forget = (entry: Entry, ending: Ending): Effect.Effect<void> =>
+    !entry.registered && entry.timer === undefined ? Effect.void : Effect.suspend(() => {
       if (entry.registered) {
         endings.set(entry.id, ending)
         if (endings.size > RememberedEndings) endings.delete(endings.keys().next().value!)

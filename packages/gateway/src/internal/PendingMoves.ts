@@ -61,14 +61,12 @@ export const make = (instance: string, life: Lifecycle) => {
     function*(entry: Entry) {
       // The entry is forgotten once the outcome reaches a caller (in `waitOn`), not here: a
       // caller whose wait ran out meanwhile must not lose it.
-      if (entry.exit !== undefined) {
-        return yield* Exit.match(entry.exit, {
-          onSuccess: (result): Effect.Effect<Move> => Effect.succeed({ _tag: "Complete", id: entry.id, result }),
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? refuse("ended", "the call was ended before it finished (abandoned, expired, or mcpx-fx is stopping)")
-              : Effect.failCause(cause)
-        })
+      const exit = entry.exit
+      if (exit !== undefined) {
+        if (Exit.isSuccess(exit)) return { _tag: "Complete", id: entry.id, result: exit.value } satisfies Move
+        return yield* Cause.isInterruptedOnly(exit.cause)
+          ? refuse("ended", "the call was ended before it finished (abandoned, expired, or mcpx-fx is stopping)")
+          : Effect.failCause(exit.cause)
       }
       if (entry.overflowed) {
         yield* end(entry, "failed")
@@ -112,8 +110,11 @@ export const make = (instance: string, life: Lifecycle) => {
           yield* Effect.sleep(entry.bounds.gather)
           if (entry.exit === undefined && entry.keys !== before) continue
         }
-        const move = yield* decide(entry)
-        if (move !== undefined) return move
+        // Before the call has ended or asked anything there is no move: `decide` would answer none.
+        if (entry.exit !== undefined || entry.overflowed || entry.asked.size > 0) {
+          const move = yield* decide(entry)
+          if (move !== undefined) return move
+        }
         yield* Deferred.await(woken)
       }
     }

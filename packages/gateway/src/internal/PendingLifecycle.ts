@@ -9,6 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
@@ -27,11 +28,11 @@ export interface Registry {
 export const refuse = (reason: RefusalReason, detail: string) => Effect.fail(new PendingCallRefused({ reason, detail }))
 
 /** Wakes whoever waits on the call's next move. */
-export const signal = (entry: Entry) =>
-  Effect.suspend(() => {
+export const signal = (entry: Entry): Effect.Effect<void> =>
+  Effect.sync(() => {
     const woken = entry.wake
     entry.wake = Deferred.unsafeMake<void>(FiberId.none)
-    return Deferred.succeed(woken, undefined)
+    Deferred.unsafeDone(woken, Exit.void)
   })
 
 // Every question still waiting is answered on the caller's behalf, so no upstream request (and

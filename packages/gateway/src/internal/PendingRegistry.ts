@@ -10,6 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -64,7 +65,8 @@ export const make = (
           round: 0,
           asked: new Map(),
           keys: 0,
-          wake: yield* Deferred.make<void>(),
+          // As `signal` makes the next one: blocking on no fiber, and with no effect to make it.
+          wake: Deferred.unsafeMake<void>(FiberId.none),
           exit: undefined,
           fiber: undefined,
           handedOut: false,
@@ -79,15 +81,16 @@ export const make = (
         // it ends with nobody waiting, its result is kept for the caller until the TTL.
         entry.fiber = yield* run(handlerFor(entry), parkedOf(entry)).pipe(
           Effect.exit,
-          Effect.flatMap((exit) =>
-            Effect.suspend(() => {
-              entry.exit = exit
-              // Most calls end having asked nothing, with their caller waiting: then only the wake-up.
-              const parked = entry.registered && !entry.busy ? park(entry) : Effect.void
-              return Effect.zipRight(Effect.zipRight(PendingLifecycle.answerOutstanding(entry), parked), PendingLifecycle.signal(entry))
-            })
-          ),
-          Effect.asVoid,
+          Effect.flatMap((exit) => {
+            entry.exit = exit
+            // Most calls end having asked nothing, with their caller waiting: then only the wake-up.
+            const parked = entry.registered && !entry.busy
+            if (!parked && entry.asked.size === 0) return PendingLifecycle.signal(entry)
+            return Effect.zipRight(
+              Effect.zipRight(PendingLifecycle.answerOutstanding(entry), parked ? park(entry) : Effect.void),
+              PendingLifecycle.signal(entry)
+            )
+          }),
           Effect.forkDaemon
         )
         if (closed) yield* Fiber.interrupt(entry.fiber)

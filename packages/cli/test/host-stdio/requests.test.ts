@@ -38,6 +38,19 @@ describe.concurrent.each(All)("%s", (revision) => {
         assert.isFalse(answered(yield* serve.frames, "conc-slow"))
       }))
 
+    it.effect(`${revision}/stdio/replies written at once each reach stdout as one whole line`, () =>
+      Effect.gen(function*() {
+        const serve = yield* SharedServe
+        const host = speaking(serve, revision)
+        // Large replies, all in flight together: nothing serialises the writes to stdout, so each
+        // line must go out whole by itself (a torn one fails the harness as not JSON-RPC).
+        const messages = Array.from({ length: 48 }, (_, i) => `whole-${i}-${"x".repeat(16_384)}`)
+        const replies = yield* Effect.forEach(messages, (message, i) => host.call(`whole-${i}`, "alpha__echo", { message }), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(replies.map(firstText), messages)
+      }))
+
     it.effect(`${revision}/stdio/notifications are never answered`, () =>
       Effect.gen(function*() {
         const serve = yield* SharedServe

@@ -63,27 +63,38 @@ const fakeDaemon = (together = 1) =>
       if (body?.id === undefined) return Effect.succeed({ status: 202 })
       return Effect.succeed(json(200, { jsonrpc: "2.0", id: body.id, result: { session } }))
     }
+    const respond = (request: Wire.WireRequest) =>
+      Effect.suspend(() => {
+        const body = request.body === undefined ? undefined : (JSON.parse(request.body) as Record<string, unknown>)
+        const session = request.headers["mcp-session-id"]
+        sent.push({ method: request.method, session, body })
+        return Effect.map(answer(request.method, session, body), (a) => {
+          let pending: Uint8Array | undefined = new TextEncoder().encode(a.body ?? "")
+          return {
+            body: a.body ?? "",
+            status: a.status,
+            headers: a.headers ?? {},
+            text: () => Effect.succeed(a.body ?? ""),
+            // The body in one chunk, then its end.
+            next: Effect.sync(() => {
+              const chunk = pending
+              pending = undefined
+              return chunk
+            }),
+            release: () => {}
+          }
+        })
+      })
     const wire: Wire.Wire = {
-      send: (request) =>
-        Effect.suspend(() => {
-          const body = request.body === undefined ? undefined : (JSON.parse(request.body) as Record<string, unknown>)
-          const session = request.headers["mcp-session-id"]
-          sent.push({ method: request.method, session, body })
-          return Effect.map(answer(request.method, session, body), (a) => {
-            let pending: Uint8Array | undefined = new TextEncoder().encode(a.body ?? "")
-            return {
-              status: a.status,
-              headers: a.headers ?? {},
-              text: () => Effect.succeed(a.body ?? ""),
-              // The body in one chunk, then its end.
-              next: Effect.sync(() => {
-                const chunk = pending
-                pending = undefined
-                return chunk
-              })
-            }
-          })
-        }),
+      send: respond,
+      // The answer told to the reader as undici would: its start, its body in one chunk, its end.
+      dispatch: (request, reader) => {
+        Effect.runFork(Effect.map(respond(request), (response) => {
+          if (!reader.begin(response)) return
+          reader.end(reader.chunk(Buffer.from(response.body)))
+        }))
+        return { release: () => {} }
+      },
       abortInFlight: Effect.void
     }
     /** Forgets every session; `refuse`: and refuses to open another. */

@@ -33,7 +33,7 @@ export interface HttpSseOptions {
   /** How many unsolicited messages are kept for a slow consumer before the oldest are dropped (default 1024). */
   readonly unsolicitedCapacity?: number
   /** What carries the exchanges (default: undici with kept-alive connections of the connection's own). */
-  readonly wire?: Wire.Wire
+  readonly wire?: Wire.Sender
 }
 
 const defaults = {

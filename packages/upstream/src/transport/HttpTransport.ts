@@ -20,7 +20,8 @@ import { CutInPlace, inPlaceIn, type WaitingCall } from "./internal/InPlace.js"
 import { DefaultMaxFrameBytes } from "./Sse.js"
 import * as HttpNotificationStream from "./internal/HttpNotificationStream.js"
 import * as HttpReplies from "./internal/HttpReplies.js"
-import { cancelled, CancelReason, headerValue, isOk, mediaType, rpcErrorOf, singleMessage, statusError } from "./internal/SseHttp.js"
+import { newCursor, type ReadEnv, ReplyRead } from "./internal/ReplyRead.js"
+import { cancelled, CancelReason, headerValue, isOk, rpcErrorOf, singleMessage, statusError } from "./internal/SseHttp.js"
 import * as Wire from "./Wire.js"
 import type { HttpDefinition } from "../ServerDefinition.js"
 import type { Credentials } from "../auth/AuthModel.js"
@@ -69,7 +70,22 @@ export const openHttp = (
 
     const wire = options.wire ?? (yield* Wire.make())
     const exchange = yield* HttpExchange.make(def, { maxFrameBytes, auth: options.auth, wire })
-    const { baseHeaders, currentAuthorization, expire, legacyVersion, post, refusedBody, session, sessionFor, source } = exchange
+    const {
+      baseHeaders,
+      currentAuthorization,
+      dispatch,
+      expire,
+      legacyVersion,
+      post,
+      postAuthorization,
+      postRequest,
+      refusedBody,
+      renewed,
+      session,
+      sessionFor,
+      source,
+      took
+    } = exchange
     const closedWith = yield* Deferred.make<TransportClosed>()
     const unsolicited = yield* Mailbox.make<JsonRpc.Parsed>({
       capacity: options.unsolicitedCapacity ?? defaults.unsolicitedCapacity,
@@ -82,7 +98,15 @@ export const openHttp = (
     const ensureOpen = Effect.suspend(() => (closing === undefined ? Effect.void : Effect.fail(closing)))
 
     const toUnsolicited = (parsed: JsonRpc.Parsed) => Effect.asVoid(unsolicited.offer(parsed))
-    const { jsonReply, refused, sseReply } = HttpReplies.make(exchange, toUnsolicited)
+    const readEnv: ReadEnv = {
+      maxFrameBytes,
+      source,
+      toUnsolicited: (parsed) => {
+        unsolicited.unsafeOffer(parsed)
+      },
+      onBegin: took
+    }
+    const { refused, resumed } = HttpReplies.make(exchange, readEnv)
     const openNotificationStream = yield* HttpNotificationStream.make(exchange, { ensureOpen, fibers, toUnsolicited })
 
     // The steps run per message are generator functions made once per connection: one made per
@@ -128,57 +152,72 @@ export const openHttp = (
     // A failure that the connection's closing caused reads as the closing, whatever the socket said.
     const closingFirst = (e: TransportClosed): Effect.Effect<never, TransportClosed> => Effect.zipRight(ensureOpen, Effect.fail(e))
 
+    /** What one request holds while it runs: its POST (the last one sent), and how that POST was read. */
+    interface Held {
+      sent: Wire.WireExchange | undefined
+      read: ReplyRead | undefined
+    }
+
+    // The POST of a request, read in place; sent again while a refused authorization is renewed.
+    // What is not the reply (a refusal, a body of another type) is read on the effectful path.
+    const posted = (
+      req: JsonRpc.Request,
+      body: string,
+      deliver: HttpReplies.Deliver,
+      hints: RequestHints | undefined,
+      sid: string | undefined,
+      inPlace: WaitingCall | undefined,
+      resumable: HttpReplies.Resumable | undefined,
+      held: Held,
+      attempt: number
+    ): Effect.Effect<JsonRpc.Parsed, TransportError> =>
+      Effect.flatMap(postAuthorization, (authorization) => {
+        held.sent?.release()
+        const read = new ReplyRead(req.id, newCursor(), true, readEnv)
+        held.read = read
+        held.sent = dispatch(postRequest(body, hints, sid, authorization, inPlace), read)
+        return Effect.flatMap(read.reply(deliver), (reply): Effect.Effect<JsonRpc.Parsed, TransportError> => {
+          if (reply !== undefined) return Effect.succeed(reply)
+          const response = read.handedOver
+          if (response === undefined) return resumed(read.cursor, read.broke, req, deliver, resumable)
+          return Effect.flatMap(renewed(response, authorization, attempt), (again) => {
+            if (again) return posted(req, body, deliver, hints, sid, inPlace, resumable, held, attempt + 1)
+            if (!isOk(response.status)) return refused(response, req, sid)
+            return Effect.flatMap(refusedBody(response), (text) => Effect.fail(statusError(response.status, text, undefined)))
+          })
+        })
+      })
+
     /**
      * One request: its POST, the messages tied to it handed to `deliver` in order, and its
      * response. Ending early (interruption) aborts the POST, and cancels a legacy request on its
      * session; the connection's closing fails it with the reason.
      */
-    const requestReply = Effect.fnUntraced(
-      function*(req: JsonRpc.Request, deliver: HttpReplies.Deliver, hints: RequestHints | undefined, inPlace?: WaitingCall) {
-        yield* ensureOpen
+    const requestReply = (
+      req: JsonRpc.Request,
+      deliver: HttpReplies.Deliver,
+      hints: RequestHints | undefined,
+      inPlace?: WaitingCall
+    ): Effect.Effect<JsonRpc.Parsed, TransportError> =>
+      Effect.suspend(() => {
+        if (closing !== undefined) return Effect.fail(closing)
         const sid = sessionFor(hints, req.method)
         const legacy = hints?.era === "legacy" || (hints?.era === undefined && sid !== undefined)
         // Clients must not cancel initialize; an abandoned one simply never becomes a session.
         const cancellable = legacy && req.method !== Method.Initialize
-        // Set once nothing can be running upstream any more: answered, refused, or never sent.
-        let answered = false
-        if (cancellable) {
-          // On the scope as it is (no FiberRefs restored around it; it reads none).
-          yield* Effect.scopeWith((scope) =>
-            Scope.addFinalizer(
-              scope,
-              Effect.suspend(() => answered || closing !== undefined ? Effect.void : Effect.asVoid(FiberSet.run(fibers, cancelUpstream(req.id, hints, sid))))
-            )
-          )
-        }
-        const response = yield* post(JsonRpc.encodeFrame(req), hints, sid, inPlace).pipe(
-          // A POST a cut aborted may have reached the server: it is cancelled like any other.
-          Effect.tapError(() => Effect.sync(() => (answered = inPlace?.isCut !== true)))
-        )
-        if (!isOk(response.status)) {
-          answered = true
-          return yield* refused(response, req, sid)
-        }
-        switch (mediaType(response)) {
-          case "text/event-stream": {
-            const reply = yield* sseReply(response, req, deliver, legacy ? { hints, sid } : undefined)
-            answered = true
-            return reply
-          }
-          case "application/json": {
-            const body = yield* response.text(maxFrameBytes)
-            answered = true
-            return yield* jsonReply(response.status, body, req)
-          }
-          default: {
-            answered = true
-            const body = yield* refusedBody(response)
-            return yield* statusError(response.status, body, undefined)
-          }
-        }
-      },
-      (effect) => Effect.catchTag(Effect.scoped(effect), "TransportClosed", closingFirst)
-    )
+        const held: Held = { sent: undefined, read: undefined }
+        const resumable = legacy ? { hints, sid } : undefined
+        const reply = Effect.onExit(posted(req, JsonRpc.encodeFrame(req), deliver, hints, sid, inPlace, resumable, held, 0), () => {
+          // Cancelled unless nothing can be running upstream any more: answered, refused, or never
+          // sent (a POST a cut aborted may have reached the server: it is cancelled like any other).
+          // Read before the release, whose abort of a POST not yet answered is no failure to send.
+          const read = held.read
+          const settled = read === undefined || read.answered || (read.unsent && inPlace?.isCut !== true)
+          held.sent?.release()
+          return !cancellable || settled || closing !== undefined ? Effect.void : Effect.asVoid(FiberSet.run(fibers, cancelUpstream(req.id, hints, sid)))
+        })
+        return Effect.catchTag(reply, "TransportClosed", closingFirst)
+      })
 
     // A call running in place (internal/InPlace.ts) is cut short by the wire, which aborts the
     // exchange it waits on; however that failure reads, it is the cut. An answer that came first stands.

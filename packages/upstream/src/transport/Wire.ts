@@ -8,7 +8,8 @@
  * (a ClientRequest and an IncomingMessage, each a stream with its listeners) twice what undici's
  * dispatcher costs for the same POST; this does only what the transport needs: a request out, the
  * status and headers in, and the body read whole under a cap or chunk by chunk for server-sent
- * events, each exchange one handler object.
+ * events, each exchange one handler object. A request's POST goes further (`dispatch`): its
+ * reader takes the body in place as undici hands it over, and no fiber runs until the reply is read.
  *
  * An exchange is tied to a scope: closing it before the body was read aborts the request (and its
  * connection), which is how a closed POST tells a modern server that its request was abandoned.
@@ -45,12 +46,42 @@ export interface WireResponse {
   readonly next: Effect.Effect<Uint8Array | undefined, TransportClosed>
 }
 
+type Failure = FrameTooLarge | TransportClosed
+
+/**
+ * Where an exchange's outcome goes as undici hands it over, with no fiber resumed on the way: the
+ * answer's start, then its body chunk by chunk when the reader takes it, then its end.
+ */
+export interface BodyReader {
+  /** The answer began: true takes its body here (`chunk`, then `end`); false leaves it to the response's `text` or `next`. */
+  readonly begin: (response: WireResponse & WireExchange) => boolean
+  /** A chunk of a body `begin` took; a failure returned ends the exchange with it. */
+  readonly chunk: (bytes: Buffer) => Failure | undefined
+  /** The exchange failed before its answer began, or a body `begin` took ended: whole (undefined) or with why. */
+  readonly end: (failure: Failure | undefined) => void
+}
+
+/** An exchange sent with a reader of its own. */
+export interface WireExchange {
+  /** The exchange is no longer wanted: a body not read to its end is abandoned (its request aborted). */
+  readonly release: () => void
+}
+
 /** Sends requests; each response lives as long as the scope it was sent in. */
 export interface Wire {
   readonly send: (request: WireRequest) => Effect.Effect<WireResponse, TransportClosed, Scope.Scope>
+  /**
+   * Sends `request` with `reader` hearing its outcome in place: for a sender that waits on what
+   * the reader makes of the answer, once, rather than on the answer's start and then on each chunk.
+   * The sender releases the exchange when it is done with it.
+   */
+  readonly dispatch: (request: WireRequest, reader: BodyReader) => WireExchange
   /** Aborts every exchange in flight (their connection is closing); the wire stays usable. */
   readonly abortInFlight: Effect.Effect<void>
 }
+
+/** What a client that only sends exchanges, each tied to a scope, needs of a wire. */
+export type Sender = Pick<Wire, "send">
 
 /** Header records as one with lower-case names, later ones winning, as HTTP reads them. */
 export const mergeHeaders = (...records: ReadonlyArray<Readonly<Record<string, string>> | undefined>): Record<string, string> => {
@@ -93,9 +124,6 @@ const isStaleConnection = (e: unknown): boolean => {
 /** How much of a body may arrive ahead of its reader before the connection stops being read. */
 const MaxUnread = 64 * 1024
 
-type Failure = FrameTooLarge | TransportClosed
-type Start = (outcome: Effect.Effect<Exchange, TransportClosed>) => void
-
 /** Where one request goes, parsed once per URL. */
 interface Target {
   readonly origin: string
@@ -104,15 +132,19 @@ interface Target {
 
 /**
  * One exchange: undici's handler of its request, and the response it answers with. Undici calls
- * the `on…` methods as the answer arrives; the transport reads `status`, `headers`, `text` and
- * `next`. A body arriving before anyone reads it is kept, up to MaxUnread, then the connection is
- * paused until it is read (a body read whole is bounded by its cap instead).
+ * the `on…` methods as the answer arrives; its reader hears the start, and either takes the body
+ * in place or leaves it to be read through `text` and `next`. A body arriving before anyone reads
+ * it is then kept, up to MaxUnread, and the connection paused until it is read (a body read whole
+ * is bounded by its cap instead).
  */
-class Exchange implements Dispatcher.DispatchHandler, WireResponse {
+class Exchange implements Dispatcher.DispatchHandler, WireResponse, WireExchange {
   status = 0
   headers: Record<string, string | undefined> = {}
   private controller: Dispatcher.DispatchController | undefined = undefined
-  private started: Start | undefined
+  /** Told of the answer's start (or of the failure before it); then kept only if it took the body. */
+  private reader: BodyReader | undefined
+  /** Whether the reader took the body. */
+  private taken = false
   private readonly chunks: Array<Buffer> = []
   private unread = 0
   private received = 0
@@ -134,9 +166,14 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
     private readonly url: string,
     private readonly options: Dispatcher.DispatchOptions,
     private readonly dispatcher: Dispatcher,
-    start: Start
+    reader: BodyReader
   ) {
-    this.started = start
+    this.reader = reader
+  }
+
+  /** Whether the answer has yet to begin, with a reader waiting to hear it. */
+  private get starting(): boolean {
+    return this.reader !== undefined && !this.taken
   }
 
   dispatch(): void {
@@ -159,7 +196,7 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
 
   onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | Array<string> | undefined>): void {
     // An informational answer (1xx) is not the answer.
-    if (status < 200) return
+    if (status < 200 || !this.starting) return
     this.status = status
     const flat: Record<string, string | undefined> = {}
     for (const name in headers) {
@@ -167,13 +204,17 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
       flat[name] = Array.isArray(value) ? value.join(", ") : value
     }
     this.headers = flat
-    const start = this.started
-    this.started = undefined
-    start?.(Effect.succeed(this))
+    const reader = this.reader!
+    this.taken = reader.begin(this)
+    if (!this.taken) this.reader = undefined
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.end !== undefined) return
+    if (this.taken) {
+      const failure = this.reader!.chunk(chunk)
+      return failure === undefined ? undefined : this.abort(failure)
+    }
     this.received += chunk.length
     if (this.cap >= 0 && this.received > this.cap) return this.abort(new FrameTooLarge({ limit: this.cap }))
     this.chunks.push(chunk)
@@ -190,7 +231,7 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (this.end !== undefined) return
-    if (this.started !== undefined) {
+    if (this.starting) {
       // Sent again, once, on another connection (never after a cut).
       if (!this.retried && !this.cut && isStaleConnection(error)) {
         this.retried = true
@@ -207,20 +248,20 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   /** Ends the exchange with `failure` (the body not read to its end is abandoned with it). */
   abort(failure: Failure = broken(this.url, new Error("the exchange was abandoned"))): void {
     if (this.end !== undefined) return
-    if (this.started !== undefined && failure._tag === "TransportClosed") return this.failStart(failure)
+    if (this.starting && failure._tag === "TransportClosed") return this.failStart(failure)
     this.end = failure
     this.controller?.abort(new Error(failure._tag === "FrameTooLarge" ? "the body is over its cap" : failure.reason))
     this.settle()
   }
 
-  /** Its sender stopped waiting for the answer to begin (interrupted): nothing is resumed. */
+  /** Its sender stopped waiting for the answer to begin (interrupted): nothing is told. */
   abandon(): void {
-    this.started = undefined
+    if (!this.taken) this.reader = undefined
     this.abort()
   }
 
   /** The exchange is no longer wanted: let it go, aborting a body not read to its end. */
-  release(): void {
+  readonly release = (): void => {
     if (this.end === undefined) this.abort()
     this.leaveAll()
   }
@@ -280,15 +321,21 @@ class Exchange implements Dispatcher.DispatchHandler, WireResponse {
   private settle(): void {
     this.leaveAll()
     this.wake()
+    if (this.taken) {
+      const reader = this.reader!
+      this.reader = undefined
+      this.taken = false
+      reader.end(this.end ?? undefined)
+    }
   }
 
   private failStart(failure: TransportClosed): void {
     this.end = failure
     this.controller?.abort(new Error(failure.reason))
     this.leaveAll()
-    const start = this.started
-    this.started = undefined
-    start?.(Effect.fail(failure))
+    const reader = this.reader
+    this.reader = undefined
+    reader?.end(failure)
   }
 
   private leaveAll(): void {
@@ -338,34 +385,53 @@ export const make = (options: { readonly socketPath?: string } = {}): Effect.Eff
         }
         return found
       }
+      const open = (req: WireRequest, reader: BodyReader): Exchange => {
+        let where: Target | Error
+        try {
+          where = target(req.url)
+        } catch (e) {
+          where = e instanceof Error ? e : new Error(String(e))
+        }
+        const exchange = new Exchange(
+          req.url,
+          where instanceof Error
+            ? { origin: "", path: "", method: req.method }
+            : { origin: where.origin, path: where.path, method: req.method, headers: req.headers, body: req.body ?? null },
+          agent,
+          reader
+        )
+        if (where instanceof Error) {
+          exchange.abort(unreachable(req.url, where))
+          return exchange
+        }
+        exchange.onLeave(inFlight.add(exchange))
+        const inPlace = req.inPlace
+        if (inPlace !== undefined) {
+          exchange.onLeave(inPlace.waitingOn(() => {
+            exchange.cut = true
+            exchange.abort()
+          }))
+        }
+        exchange.dispatch()
+        return exchange
+      }
       return {
         abortInFlight: Effect.sync(() => {
           for (const exchange of inFlight.values()) exchange.abort()
         }),
+        dispatch: open,
         send: (req) =>
           Effect.flatMap(
-            Effect.async<Exchange, TransportClosed>((resume) => {
-              let where: Target
-              try {
-                where = target(req.url)
-              } catch (e) {
-                return resume(Effect.fail(unreachable(req.url, e)))
-              }
-              const exchange = new Exchange(
-                req.url,
-                { origin: where.origin, path: where.path, method: req.method, headers: req.headers, body: req.body ?? null },
-                agent,
-                resume
-              )
-              exchange.onLeave(inFlight.add(exchange))
-              const inPlace = req.inPlace
-              if (inPlace !== undefined) {
-                exchange.onLeave(inPlace.waitingOn(() => {
-                  exchange.cut = true
-                  exchange.abort()
-                }))
-              }
-              exchange.dispatch()
+            Effect.async<WireResponse & WireExchange, TransportClosed>((resume) => {
+              const exchange = open(req, {
+                begin: (response) => {
+                  resume(Effect.succeed(response))
+                  return false
+                },
+                chunk: () => undefined,
+                // Before its start an exchange fails only as TransportClosed.
+                end: (failure) => resume(Effect.fail(failure?._tag === "TransportClosed" ? failure : unreachable(req.url, failure)))
+              })
               return Effect.sync(() => exchange.abandon())
             }),
             (response) =>

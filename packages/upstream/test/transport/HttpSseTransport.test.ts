@@ -38,8 +38,7 @@ interface Sent {
 const recordingWire = Effect.gen(function*() {
   const sent: Array<Sent> = []
   const inner = yield* Wire.make()
-  const wire: Wire.Wire = {
-    abortInFlight: inner.abortInFlight,
+  const wire: Wire.Sender = {
     send: (r) => Effect.zipRight(Effect.sync(() => sent.push({ method: r.method, url: r.url, headers: r.headers })), inner.send(r))
   }
   return { sent, wire }

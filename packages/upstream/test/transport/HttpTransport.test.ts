@@ -59,13 +59,14 @@ const openRecorded = (def: HttpDefinition, options?: HttpOptions) =>
   Effect.gen(function*() {
     const sent: Array<Sent> = []
     const wire = yield* Wire.make()
+    const record = (request: Wire.WireRequest) => sent.push({ method: request.method, url: request.url, headers: request.headers, body: request.body ?? "" })
     const recording: Wire.Wire = {
       abortInFlight: wire.abortInFlight,
-      send: (request) =>
-        Effect.zipRight(
-          Effect.sync(() => sent.push({ method: request.method, url: request.url, headers: request.headers, body: request.body ?? "" })),
-          wire.send(request)
-        )
+      send: (request) => Effect.zipRight(Effect.sync(() => record(request)), wire.send(request)),
+      dispatch: (request, reader) => {
+        record(request)
+        return wire.dispatch(request, reader)
+      }
     }
     const conn = yield* openHttp(def, { ...options, wire: recording })
     return { conn, sent }

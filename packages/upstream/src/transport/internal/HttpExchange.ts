@@ -7,7 +7,7 @@ import * as Method from "@mcpx-fx/protocol/Method"
 import * as Effect from "effect/Effect"
 import type { HttpDefinition } from "../../ServerDefinition.js"
 import { type RequestHints, SessionExpired } from "../Transport.js"
-import { mergeHeaders, type Wire, type WireResponse } from "../Wire.js"
+import { mergeHeaders, type Wire, type WireRequest, type WireResponse } from "../Wire.js"
 import type { Credentials } from "../../auth/AuthModel.js"
 import { outOfPlace, type WaitingCall } from "./InPlace.js"
 import { headerValue } from "./SseHttp.js"
@@ -73,35 +73,54 @@ export const make = (
         return ready !== undefined ? Effect.succeed(ready.authorization) : outOfPlace(credentials.authorization)
       })
 
+    // A POST of `body` as the request it is: the definition's, the caller's and the session's
+    // headers with the token. The version a legacy message names is the session's from then on.
+    const postRequest = (
+      body: string,
+      hints: RequestHints | undefined,
+      sid: string | undefined,
+      authorization: string | undefined,
+      inPlace: WaitingCall | undefined
+    ): WireRequest => {
+      const version = headerValue(hints?.headers, VersionHeader)
+      if (hints?.era !== "modern" && version !== undefined) legacyVersion = version
+      return {
+        method: "POST",
+        url: def.url,
+        headers: baseHeaders(hints, sid, authorization, PostHeaders),
+        body,
+        ...(inPlace === undefined ? {} : { inPlace })
+      }
+    }
+
+    // An answer that names a session starts it (a legacy server names it in initialize's answer).
+    const took = (response: WireResponse): void => {
+      const minted = response.headers[SessionHeader]
+      if (minted !== undefined && minted.length > 0) session = minted
+    }
+
+    // Whether a POST refused as unauthorized goes again, its authorization renewed (its body then
+    // read, so the connection is reused). Only what the credentials say may be renewed is.
+    const renewed = (response: WireResponse, sent: string | undefined, attempt: number) => {
+      if (auth === undefined || (response.status !== 401 && response.status !== 403) || attempt >= MaxAuthRetries) return Effect.succeed(false)
+      return Effect.flatMap(
+        outOfPlace(auth.refused({ status: response.status, wwwAuthenticate: response.headers["www-authenticate"], sent, attempt })),
+        (verdict) => (verdict === "retry" ? Effect.as(Effect.ignore(response.text(maxFrameBytes)), true) : Effect.succeed(false))
+      )
+    }
+
+    /** The token of a POST, when the connection has credentials. */
+    const postAuthorization = auth === undefined ? Effect.succeed(undefined) : authorizationOf(auth)
+
     // No span of its own: a POST is every call's, and the call's span already covers it. Made once
     // per connection, not per call (docs/performance.md, What a call allocates).
     const post = Effect.fnUntraced(
-      function*(body: string, hints: RequestHints | undefined, sid: string | undefined, inPlace?: WaitingCall) {
-        const version = headerValue(hints?.headers, VersionHeader)
-        if (hints?.era !== "modern" && version !== undefined) legacyVersion = version
+      function*(body: string, hints: RequestHints | undefined, sid: string | undefined) {
         for (let attempt = 0;; attempt++) {
-          const authorization = auth === undefined ? undefined : yield* authorizationOf(auth)
-          const response = yield* wire.send({
-            method: "POST",
-            url: def.url,
-            headers: baseHeaders(hints, sid, authorization, PostHeaders),
-            body,
-            ...(inPlace === undefined ? {} : { inPlace })
-          })
-          if (auth !== undefined && (response.status === 401 || response.status === 403) && attempt < MaxAuthRetries) {
-            const verdict = yield* outOfPlace(auth.refused({
-              status: response.status,
-              wwwAuthenticate: response.headers["www-authenticate"],
-              sent: authorization,
-              attempt
-            }))
-            if (verdict === "retry") {
-              yield* Effect.ignore(response.text(maxFrameBytes))
-              continue
-            }
-          }
-          const minted = response.headers[SessionHeader]
-          if (minted !== undefined && minted.length > 0) session = minted
+          const authorization = yield* postAuthorization
+          const response = yield* wire.send(postRequest(body, hints, sid, authorization, undefined))
+          if (yield* renewed(response, authorization, attempt)) continue
+          took(response)
           return response
         }
       }
@@ -121,6 +140,8 @@ export const make = (
       maxFrameBytes,
       /** Sends one exchange, tied to the scope it is sent in (closing it unread aborts the exchange). */
       send: wire.send,
+      /** Sends one exchange read in place by its reader (Wire.dispatch). */
+      dispatch: wire.dispatch,
       /** The legacy session's id, once the server gave one. */
       session: (): string | undefined => session,
       /** The version the session's last legacy message named. */
@@ -131,6 +152,10 @@ export const make = (
       baseHeaders,
       currentAuthorization,
       post,
+      postRequest,
+      postAuthorization,
+      took,
+      renewed,
       refusedBody
     }
   })

@@ -6,6 +6,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { FrameTooLarge } from "../../src/transport/Transport.js"
 import * as Wire from "../../src/transport/Wire.js"
 
 /** A loopback server answering with `handle` (`nth`: the request's place on its connection). */
@@ -40,6 +41,42 @@ const serve = (handle: (req: IncomingMessage, res: ServerResponse, nth: number) 
 
 const post = (wire: Wire.Wire, url: string, body = "{}") =>
   Effect.scoped(Effect.flatMap(wire.send({ method: "POST", url, headers: { "content-type": "application/json" }, body }), (r) => r.text(1024)))
+
+/** What a reader heard of one exchange: its status, its chunks as text, and how it ended. */
+interface Heard {
+  readonly status: number | undefined
+  readonly chunks: ReadonlyArray<string>
+  readonly end: string
+}
+
+/**
+ * Dispatches a POST with a reader that records what it is told; `take`: whether it takes the body,
+ * `refuseAt`: the chunk that it fails, `began`: told at the answer's start.
+ */
+const dispatched = (
+  wire: Wire.Wire,
+  url: string,
+  options: { readonly take?: boolean; readonly refuseAt?: number; readonly began?: () => void } = {}
+) =>
+  Effect.async<Heard & { readonly response: Wire.WireResponse | undefined }>((resume) => {
+    let status: number | undefined
+    let response: Wire.WireResponse | undefined
+    const chunks: Array<string> = []
+    wire.dispatch({ method: "POST", url, headers: {}, body: "{}" }, {
+      begin: (r) => {
+        status = r.status
+        response = r
+        options.began?.()
+        if (options.take === false) resume(Effect.succeed({ status, chunks, end: "left", response }))
+        return options.take !== false
+      },
+      chunk: (bytes) => {
+        chunks.push(bytes.toString("utf8"))
+        return chunks.length === options.refuseAt ? new FrameTooLarge({ limit: 1 }) : undefined
+      },
+      end: (failure) => resume(Effect.succeed({ status, chunks, end: failure?._tag ?? "whole", response }))
+    })
+  })
 
 describe("Wire", () => {
   it.scopedLive("keeps the connection alive between exchanges", () =>
@@ -154,5 +191,60 @@ describe("Wire", () => {
       yield* wire.abortInFlight
       const failure = yield* Effect.flip(Effect.flatten(waiting.await))
       assert.strictEqual(failure._tag, "TransportClosed")
+    }))
+
+  it.scopedLive("a reader takes the body in place: the start, each chunk in order, the end; the connection is kept", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: one\n\n", () => res.end("data: two\n\n"))
+      })
+      const wire = yield* Wire.make()
+      for (let i = 0; i < 5; i++) {
+        const heard = yield* dispatched(wire, server.url)
+        assert.strictEqual(heard.status, 200)
+        assert.strictEqual(heard.chunks.join(""), "data: one\n\ndata: two\n\n")
+        assert.strictEqual(heard.end, "whole")
+      }
+      assert.isAtMost(server.connections(), 2)
+    }))
+
+  it.scopedLive("a reader that leaves the body has it read through the response; one that fails a chunk ends the exchange", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((req, res) => {
+        if (req.url?.endsWith("stream") === true) {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          return res.write("data: first\n\n")
+        }
+        res.end("left for the response")
+      })
+      const wire = yield* Wire.make()
+      const left = yield* dispatched(wire, server.url, { take: false })
+      assert.strictEqual(left.end, "left")
+      assert.deepStrictEqual(left.chunks, [])
+      assert.strictEqual(yield* left.response!.text(1024), "left for the response")
+      const refused = yield* dispatched(wire, `${server.url}?stream`, { refuseAt: 1 })
+      assert.strictEqual(refused.end, "FrameTooLarge")
+      // The server sees its request closed with the response unfinished.
+      yield* Effect.promise(() => server.closed)
+    }))
+
+  it.scopedLive("a reader hears an exchange that never began as TransportClosed, and abortInFlight as its end", () =>
+    Effect.gen(function*() {
+      const wire = yield* Wire.make()
+      const unreachable = yield* dispatched(wire, "http://127.0.0.1:1/mcp")
+      assert.strictEqual(unreachable.end, "TransportClosed")
+      assert.isUndefined(unreachable.status)
+      const began = yield* Deferred.make<void>()
+      const server = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: first\n\n")
+      })
+      const waiting = yield* Effect.fork(dispatched(wire, server.url, { began: () => Deferred.unsafeDone(began, Exit.void) }))
+      yield* Deferred.await(began)
+      yield* wire.abortInFlight
+      const aborted = yield* waiting.await.pipe(Effect.flatten)
+      assert.strictEqual(aborted.status, 200)
+      assert.strictEqual(aborted.end, "TransportClosed")
     }))
 })

@@ -117,10 +117,9 @@ export const relayOn = <E>(
     // without one), and stdio answers a cancelled request with nothing, not with that failure.
     const cancelledIds = new Set<string>()
     let raws = 0
-    // No lock: `write` puts each line out whole and in call order (serve's writeLine, one
-    // process.stdout.write per line), as for StdioHost.
-    const out = write
-    const outParsed = (parsed: JsonRpc.Parsed) => out(JSON.stringify(parsed.raw))
+    // No lock around `write`: it puts each line out whole and in call order (serve's writeLine,
+    // one process.stdout.write per line), as for StdioHost.
+    const outParsed = (parsed: JsonRpc.Parsed) => write(JSON.stringify(parsed.raw))
     // A stop ends reading; `deadline` is the end of the drain that follows it.
     const stopped = yield* Deferred.make<void>()
     const deadline = yield* Deferred.make<void>()
@@ -128,24 +127,24 @@ export const relayOn = <E>(
     yield* Effect.forkScoped(Stream.runForEach(daemon.unsolicited, outParsed))
 
     const failureFor = (id: unknown, message: string) =>
-      out(JSON.stringify({ jsonrpc: JsonRpc.Version, id, error: { code: ErrorCode.InternalError, message } }))
+      write(JSON.stringify({ jsonrpc: JsonRpc.Version, id, error: { code: ErrorCode.InternalError, message } }))
 
     // A refusal of the whole POST (413) names no request, but its host is waiting for the
     // request's id, so the refusal is given it.
     const requestFailed = (id: JsonRpc.RequestId, e: TransportError) =>
       e._tag === "HTTPStatusError" && e.rpcError !== undefined
-        ? out(JSON.stringify({ jsonrpc: JsonRpc.Version, id, error: e.rpcError }))
+        ? write(JSON.stringify({ jsonrpc: JsonRpc.Version, id, error: e.rpcError }))
         : failureFor(id, `the mcpx-fx daemon did not answer: ${e.message}`)
 
     // Writes what a POST of a line as it came answered: nothing (202), one JSON body, or each SSE
     // event's data. An error naming no request gets the request's `id` when the line had one, else
     // "id": null, as stdio writes it (JsonRpc.withNullId).
     const emitRaw = (reply: RelayDaemon.RawReply, id?: unknown) => {
-      if (reply._tag === "Events") return Stream.runForEach(reply.data, (data) => (data === "" ? Effect.void : out(data)))
+      if (reply._tag === "Events") return Stream.runForEach(reply.data, (data) => (data === "" ? Effect.void : write(data)))
       const body = reply.text.trim()
       if (body === "") return Effect.void
       const refusal = idlessError(body)
-      return out(refusal === undefined ? body.replace(/\n/g, "") : JSON.stringify({ jsonrpc: JsonRpc.Version, id: id ?? null, error: refusal.error }))
+      return write(refusal === undefined ? body.replace(/\n/g, "") : JSON.stringify({ jsonrpc: JsonRpc.Version, id: id ?? null, error: refusal.error }))
     }
     const relayRaw = (line: string, revision: string, id?: unknown) => Effect.flatMap(daemon.postRaw(line, revision), (reply) => emitRaw(reply, id))
 
@@ -217,7 +216,7 @@ export const relayOn = <E>(
           if (f.method === Method.Initialize) return yield* request(f, line)
           // An id that is no JSON-RPC id is the daemon's to refuse; at a stop it is answered as null.
           const stopAnswer = isRequestId(f.id) ? shutdownError(f.id) : { ...shutdownError(0), id: null }
-          const answered = Effect.raceFirst(request(f, line), Effect.zipRight(Deferred.await(deadline), out(JSON.stringify(stopAnswer))))
+          const answered = Effect.raceFirst(request(f, line), Effect.zipRight(Deferred.await(deadline), write(JSON.stringify(stopAnswer))))
           yield* FiberMap.run(
             requests,
             key,

@@ -232,7 +232,8 @@ export const openHttp = (
       })
 
     // The stream form, for the few that want the messages as a Stream: the exchange runs beside
-    // its reader, a bounded mailbox between them, so a slow reader slows the reading of the reply.
+    // its reader, a bounded mailbox between them; what a slow reader has not taken yet waits in
+    // the call's box, bounded as a stdio call's is (internal/CallBox.ts).
     const request = (req: JsonRpc.Request, hints?: RequestHints): Stream.Stream<JsonRpc.Parsed, TransportError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const mailbox = yield* Mailbox.make<JsonRpc.Parsed, TransportError>({ capacity: TiedCapacity })

@@ -42,6 +42,9 @@ export interface ReadEnv {
   readonly onBegin: (response: WireResponse) => void
 }
 
+// The box lets go of nothing: the POST is released by its sender once the wait is over, not when
+// the reply is read, whose stream's end is most often still on its way (aborting it then would
+// close a kept-alive connection).
 const idle = (): void => {}
 
 /** Whether `p` is the response to the request `id`. */

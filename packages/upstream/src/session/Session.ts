@@ -45,7 +45,7 @@ import {
 } from "./SessionErrors.js"
 import type { CallContext, Established, ParkedCalls, Session, SessionOptions } from "./SessionModel.js"
 import { type Connection, type RequestHints, TransportClosed } from "../transport/Transport.js"
-import { outOfPlace } from "../transport/internal/InPlace.js"
+import { inPlaceIn, outOfPlace } from "../transport/internal/InPlace.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 import { makeAnswers } from "./internal/SessionAnswers.js"
 import { stripReservedMeta, withModernMeta } from "./internal/SessionMeta.js"
@@ -324,20 +324,33 @@ export const makeSession = (
       })
 
     // The call is in flight (a candidate for untied questions) from its start to its end. It is
-    // added inside the guarded effect, so it cannot be added without being taken out again.
+    // added where it cannot be added without being taken out again: in a call in place, with the
+    // call's own end taking it out (InPlace.ts, no finalizer of its own); elsewhere, inside an
+    // `ensuring`.
     const request: Session["request"] = (method, params, ctx = {}) =>
       spans === undefined ? requestUntraced(method, params, ctx) : spans.traced(method, params, ctx, (p) => requestUntraced(method, p, ctx))
     const requestUntraced = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
-      Effect.ensuring(
-        Effect.suspend(() => {
-          inFlight.push(ctx)
-          return ctx.task === undefined ? rounds(method, params, ctx) : Effect.zipRight(followed(ctx), rounds(method, params, ctx))
-        }),
-        Effect.sync(() => {
-          const at = inFlight.lastIndexOf(ctx)
-          if (at >= 0) inFlight.splice(at, 1)
-        })
-      )
+      Effect.withFiberRuntime<JsonObject, SessionError>((fiber) => {
+        const inPlace = inPlaceIn(fiber)
+        if (inPlace === undefined) {
+          return Effect.ensuring(
+            Effect.suspend(() => {
+              inFlight.push(ctx)
+              return inFlightRounds(method, params, ctx)
+            }),
+            Effect.sync(() => leaveInFlight(ctx))
+          )
+        }
+        inFlight.push(ctx)
+        inPlace.onOver(() => leaveInFlight(ctx))
+        return inFlightRounds(method, params, ctx)
+      })
+    const inFlightRounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
+      ctx.task === undefined ? rounds(method, params, ctx) : Effect.zipRight(followed(ctx), rounds(method, params, ctx))
+    const leaveInFlight = (ctx: CallContext): void => {
+      const at = inFlight.lastIndexOf(ctx)
+      if (at >= 0) inFlight.splice(at, 1)
+    }
 
     // Read by the Pool when another caller waits for a process: a session whose every call waits on
     // a caller who walked away from a round serves nobody, and can be handed over.

@@ -323,7 +323,8 @@ export const openStdio = (
 
     // The same exchange as `request`, waited on in the caller's fiber (internal/CallBox.ts): a
     // Stream per call costs more than the rest of the round trip. A call running in place
-    // (internal/InPlace.ts) is cut short by ending its box; an answer that arrived first stands.
+    // (internal/InPlace.ts) is cut short by ending its box (an answer that arrived first stands),
+    // and lets go of it once over, however it ended.
     const call: Connection["call"] = (req, onMessage, hints) =>
       Effect.withFiberRuntime<JsonRpc.Response | undefined, TransportError>((fiber) => {
         const inPlace = inPlaceIn(fiber)
@@ -336,10 +337,13 @@ export const openStdio = (
         const box = new CallBox(() => {
           letGo?.()
           forget(req, token)
-        })
+        }, inPlace !== undefined)
         token = track(req, box, hints)
         unsafeSend(req)
-        if (inPlace !== undefined) letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
+        if (inPlace !== undefined) {
+          letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
+          inPlace.onOver(() => box.abandon())
+        }
         return box.response(onMessage)
       })
 

@@ -20,12 +20,14 @@ const layer = stdioPool
 
 /**
  * A legacy stdio server: `ok` answers, `hold` says it got the call (progress) and never
- * answers, `die` exits, and `cancelled` answers with the ids it was told were cancelled.
+ * answers, `quiet` never answers and says nothing (`quieted` answers with the ids it holds so),
+ * `die` exits, and `cancelled` answers with the ids it was told were cancelled.
  */
 const script = `
 const rl = require("node:readline").createInterface({ input: process.stdin })
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n")
 const cancelled = []
+const quiet = []
 const text = (id, t) => send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: t }] } })
 rl.on("line", (line) => {
   const m = JSON.parse(line)
@@ -37,6 +39,10 @@ rl.on("line", (line) => {
     text(m.id, "ok")
   } else if (m.method === "tools/call" && m.params.name === "hold") {
     send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: m.params._meta.progressToken, progress: 0, message: "holding " + m.id } })
+  } else if (m.method === "tools/call" && m.params.name === "quiet") {
+    quiet.push(m.id)
+  } else if (m.method === "tools/call" && m.params.name === "quieted") {
+    text(m.id, JSON.stringify(quiet))
   } else if (m.method === "tools/call" && m.params.name === "die") {
     process.stderr.write("fatal: gone mid-call\\n")
     process.exit(3)
@@ -77,6 +83,12 @@ const holding = Effect.gen(function*() {
   yield* Deferred.await(heard)
   return { fiber, abort: yield* Deferred.await(armed) }
 })
+
+/** The ids of the `quiet` calls the server holds. */
+const quietIds = Effect.flatMap(
+  Pool,
+  (pool) => pool.withSession(held, caller, (s) => Effect.map(tool(s, "quieted"), (r) => JSON.parse(textOf(r)) as ReadonlyArray<unknown>))
+)
 
 const cancelledIds = Effect.flatMap(
   Pool,
@@ -128,6 +140,20 @@ describe.sequential("Pool: calls in place", () => {
       assert.deepStrictEqual([late.error, ended], [undefined, 1])
     }))
 
+  it.effect("pool/in-place/what waits for a call's end is told once, latest first, and at once when it came after the end", () =>
+    Effect.sync(() => {
+      const told: Array<string> = []
+      const call = new InPlaceCall<string>()
+      call.onOver(() => told.push("first"))
+      call.onOver(() => told.push("second"))
+      call.abort("cut")
+      assert.deepStrictEqual(told, [], "a cut is not the end: the call still unwinds")
+      call.finish()
+      call.finish()
+      call.onOver(() => told.push("late"))
+      assert.deepStrictEqual(told, ["second", "first", "late"])
+    }))
+
   it.scopedLive("pool/in-place/a call cut short by its caller fails with the caller's error and is cancelled upstream", () =>
     Effect.gen(function*() {
       const first = yield* warm
@@ -140,6 +166,20 @@ describe.sequential("Pool: calls in place", () => {
       assert.strictEqual(runningCount(), 0, "the cut call left nothing behind")
       // The instance was released: the next call is served by the same process.
       assert.strictEqual((yield* warm).text, "ok")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("pool/in-place/a call in place whose caller leaves is cancelled upstream and leaves nothing behind", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool
+      yield* warm
+      // Nothing comes back for this call before it is interrupted: only its wait for the answer ends.
+      const fiber = yield* Effect.fork(pool.withSession(held, caller, (s) => tool(s, "quiet")))
+      // Asked again until the server has it (its line may reach the server after the first asking).
+      yield* Effect.repeat(quietIds, { until: (ids) => ids.length > 0 })
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual((yield* cancelledIds).length, 1, "the server was told the held call was cancelled")
+      assert.strictEqual(runningCount(), 0, "the interrupted call left nothing behind")
+      assert.strictEqual((yield* warm).text, "ok", "the same process serves the next call")
     }).pipe(Effect.provide(layer)))
 
   it.scopedLive("pool/in-place/stopCalls cuts a call in place short as shutdown, and refuses the next", () =>

@@ -10,10 +10,12 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import type { Question, QuestionHandler } from "../../src/session/Questions.js"
 import { makeSession } from "../../src/session/Session.js"
-import { legacyEstablished, stdioConnection } from "../util/TestConnection.js"
+import { enter, InPlaceCall, leave } from "../../src/transport/internal/InPlace.js"
+import { legacyEstablished, stdioConnection, testConnection } from "../util/TestConnection.js"
 
 const legacy = legacyEstablished
 
@@ -89,6 +91,37 @@ describe("Session question attribution (stdio)", () => {
       yield* ask(8)
       assert.deepStrictEqual(resultOf(yield* Queue.take(answers)), { action: "cancel" })
       assert.deepStrictEqual(asked, [])
+    }))
+
+  it.scoped("questions/a call that ran in place is no longer in flight once its in-place call is over", () =>
+    Effect.gen(function*() {
+      const untied = yield* Queue.unbounded<JsonRpc.Parsed>()
+      const answers = yield* Queue.unbounded<JsonRpc.Response>()
+      // "quick" is answered at once; every other call waits for good.
+      const conn = testConnection(() => Stream.never, {
+        call: (req) => req.params?.name === "quick" ? Effect.succeed(JsonRpc.success(req.id, {})) : Effect.never,
+        respond: (r) => Queue.offer(answers, r),
+        unsolicited: Stream.fromQueue(untied),
+        wire: "stdio"
+      })
+      const asked: Array<string> = []
+      const session = yield* makeSession("srv", conn, legacy, { clientInfo: { name: "t", version: "0" }, clientCapabilities: {} })
+      yield* Effect.fork(session.request("tools/call", { name: "slow" }, { questions: host("grace", asked), callerId: "B" }))
+      const call = new InPlaceCall<never>()
+      const quick = Effect.withFiberRuntime<JsonObject, unknown>((fiber) => {
+        const outer = enter(fiber, call)
+        return Effect.ensuring(
+          session.request("tools/call", { name: "quick" }, { questions: host("ada", asked), callerId: "A" }),
+          Effect.sync(() => {
+            call.finish()
+            leave(fiber, outer)
+          })
+        )
+      })
+      assert.deepStrictEqual(yield* quick, {})
+      yield* Queue.offer(untied, { message: JsonRpc.request(9, "elicitation/create", { message: "name?", requestedSchema: {} }), raw: {} })
+      assert.deepStrictEqual(resultOf(yield* Queue.take(answers)), { action: "accept", content: { name: "grace" } })
+      assert.deepStrictEqual(asked, ["grace"], "only the call still in flight could have asked")
     }))
 
   it.scoped("questions/a question waiting on a person does not hold back the next one", () =>

@@ -38,8 +38,13 @@ export class CallBox implements Box {
   private released = false
   private dropped = 0
 
-  /** `release` is told once, when the box ends or is abandoned. */
-  constructor(private readonly release: () => void) {}
+  /**
+   * `release` is told once, when the box ends or is abandoned. `abandonedByCall` when the call the
+   * box waits within abandons it once that call is over (a call in place, `WaitingCall.onOver`):
+   * then a wait on it needs no canceller of its own, which is an uninterruptible stretch of Effect
+   * operations around every wait.
+   */
+  constructor(private readonly release: () => void, private readonly abandonedByCall = false) {}
 
   unsafeOffer(parsed: JsonRpc.Parsed): boolean {
     if (this.ended !== undefined) return false
@@ -120,6 +125,8 @@ export class CallBox implements Box {
       // Taken when woken, not when the fiber next runs: what arrives in between waits for the
       // next take, which finds it at once. An `Effect.sync` and its closure per wake were garbage.
       this.wake = () => resume(Effect.succeed(this.drain()))
+      // Interrupted without a canceller, the wait ends at once; a later wake resumes nothing.
+      if (this.abandonedByCall) return
       return Effect.sync(() => {
         this.wake = undefined
         this.abandon()

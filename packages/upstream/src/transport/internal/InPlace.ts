@@ -29,6 +29,12 @@ export interface WaitingCall {
   readonly isCut: boolean
   /** The call waits on something `end` stops (at once if it was cut already); answers how to stop watching. */
   readonly waitingOn: (end: () => void) => () => void
+  /**
+   * `done` is run once the call is over, however it ended, before its lease goes back (at once if
+   * it is over already). What runs within the call lets go of its state here, not in a finalizer
+   * of its own: each one is an uninterruptible stretch of Effect operations around the call.
+   */
+  readonly onOver: (done: () => void) => void
 }
 
 /** One call running in place: its abort, and the wait an abort ends. */
@@ -36,6 +42,7 @@ export class InPlaceCall<E> implements WaitingCall {
   private cut: { readonly error: E } | undefined
   private endWait: (() => void) | undefined
   private over = false
+  private done: Array<() => void> | undefined
 
   /** Ends the call with `error`, unless it has already ended or been cut. */
   readonly abort: Abort<E> = (error) => {
@@ -67,10 +74,20 @@ export class InPlaceCall<E> implements WaitingCall {
     }
   }
 
-  /** The call is over: later aborts change nothing. */
+  onOver(done: () => void): void {
+    if (this.over) return done()
+    if (this.done === undefined) this.done = [done]
+    else this.done.push(done)
+  }
+
+  /** The call is over: later aborts change nothing, and what waited for its end is told, latest first. */
   finish(): void {
     this.over = true
     this.endWait = undefined
+    const done = this.done
+    if (done === undefined) return
+    this.done = undefined
+    for (let i = done.length - 1; i >= 0; i--) done[i]!()
   }
 }
 

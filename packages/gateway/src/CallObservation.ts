@@ -19,6 +19,7 @@ export class Observation {
   upstream = false
   /** Reported: a call made later with the same caller (a pending call's next round) observes itself. */
   ended = false
+  private ends: Array<() => void> | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly tool: string,
@@ -26,6 +27,25 @@ export class Observation {
     readonly revision: string | undefined,
     readonly clientInfo: Implementation | undefined
   ) {}
+
+  /**
+   * `done` is run once the call has ended, however it ended (at once if it has). What runs within
+   * the call lets go of its state here rather than in a finalizer of its own.
+   */
+  onEnd(done: () => void): void {
+    if (this.ended) return done()
+    if (this.ends === undefined) this.ends = [done]
+    else this.ends.push(done)
+  }
+
+  /** The call has ended: what waited for that is told, latest first. */
+  end(): void {
+    this.ended = true
+    const ends = this.ends
+    if (ends === undefined) return
+    this.ends = undefined
+    for (let i = ends.length - 1; i >= 0; i--) ends[i]!()
+  }
 }
 
 /** A call that has ended, as the sinks get it. */

@@ -47,7 +47,7 @@ export const observe = <E, R>(
     const start = clock.unsafeCurrentTimeNanos()
     const logged = !LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)
     return Effect.onExit(call, (exit) => {
-      observation.ended = true
+      observation.end()
       const end = clock.unsafeCurrentTimeNanos()
       const elapsed = Number(end - start)
       if (metrics || observation.upstream) {

@@ -208,7 +208,9 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
     const routed = (
       caller: Backend.Caller,
       label: string,
-      send: (gc: GatewayCaller, retry: JsonObject | undefined) => Effect.Effect<JsonObject, GatewayCallError>
+      send: (gc: GatewayCaller, retry: JsonObject | undefined) => Effect.Effect<JsonObject, GatewayCallError>,
+      /** The tool call's observation: its end is the run's (internal/Unaskable.ts). */
+      observation?: CallObserver.Observation
     ): Effect.Effect<JsonObject, Backend.BackendError> => {
       const gc = toGatewayCaller(caller)
       const retry = caller.retry === undefined ? undefined : retryParams(caller.retry)
@@ -222,7 +224,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
       if (!PendingQuestions.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
-        return Effect.mapError(unaskable(QuestionFit.asker(caller.clientCapabilities), gather, run), (e) => toBackendPendingError(e, redactor()))
+        return Effect.mapError(unaskable(QuestionFit.asker(caller.clientCapabilities), gather, run, observation), (e) => toBackendPendingError(e, redactor()))
       }
       const move = PendingQuestions.isHandle(handle)
         ? pending.resume({ handle }, caller.retry?.inputResponses ?? {})
@@ -260,7 +262,12 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
      */
     const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined, observation?: CallObserver.Observation) => {
       const tool = CallResolution.carried(caller.resolved, name) ?? name
-      return routed(caller, name, (gc, retry) => gateway.callTool(observation === undefined ? gc : { ...gc, observation }, tool, args, meta, retry))
+      return routed(
+        caller,
+        name,
+        (gc, retry) => gateway.callTool(observation === undefined ? gc : { ...gc, observation }, tool, args, meta, retry),
+        observation
+      )
     }
 
     // The meta-tools exist while some server's tools are behind them.

@@ -9,6 +9,7 @@ import * as Backend from "@mcpx-fx/server/Backend"
 import * as TestGateway from "@mcpx-fx/testing/gateway/TestGateway"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -86,4 +87,24 @@ describe("one observation per call", () => {
       // The metrics count every call all the same.
       assert.strictEqual((yield* serverCalls).count - before, 1)
     }).pipe(Effect.provide(TestGateway.layer(servers))))
+
+  it.effect("gateway/observer: what waits for a call's end is told once it ends, latest first, however it ended", () =>
+    Effect.gen(function*() {
+      const told: Array<string> = []
+      const watched = (tool: string) => {
+        const observation = new CallObserver.Observation("gateway", tool, undefined, undefined, undefined)
+        observation.onEnd(() => told.push(`${tool}: first`))
+        observation.onEnd(() => told.push(`${tool}: second`))
+        return observation
+      }
+      const done = watched("done")
+      yield* CallObserver.observe({}, done, false, Effect.sync(() => ({ heard: told.length })))
+      const held = watched("held")
+      const fiber = yield* Effect.fork(CallObserver.observe({}, held, false, Effect.never))
+      yield* Effect.yieldNow()
+      assert.deepStrictEqual(told, ["done: second", "done: first"], "a call still running has told nothing")
+      yield* Fiber.interrupt(fiber)
+      held.onEnd(() => told.push("held: after its end"))
+      assert.deepStrictEqual(told, ["done: second", "done: first", "held: second", "held: first", "held: after its end"])
+    }))
 })

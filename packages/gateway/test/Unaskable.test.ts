@@ -11,8 +11,11 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { Observation } from "../src/CallObservation.js"
 import type { CapabilitiesLacking, CutShort } from "../src/GatewayModel.js"
 import { unaskable } from "../src/internal/Unaskable.js"
 import * as QuestionFit from "../src/QuestionFit.js"
@@ -140,5 +143,18 @@ describe("Unaskable", () => {
       let kept: QuestionHandler | undefined
       yield* unaskable(nothing, Effect.succeed(gather), pooled((questions) => Effect.sync(() => void (kept = questions))))
       assert.deepStrictEqual(yield* kept!(elicit), { action: "cancel" })
+    }))
+
+  it.effect("gateway/unaskable/told its end by the call's observation, the run is over once that call has ended", () =>
+    Effect.gen(function*() {
+      let kept: QuestionHandler | undefined
+      const observation = new Observation("backend", "t", undefined, undefined, undefined)
+      yield* unaskable(nothing, Effect.succeed(gather), pooled((questions) => Effect.sync(() => void (kept = questions))), observation)
+      observation.end()
+      const answer = yield* Effect.fork(kept!(elicit))
+      yield* Effect.yieldNow()
+      const polled = yield* Fiber.poll(answer)
+      assert.isTrue(Option.isSome(polled), "answered at once, without waiting the gather")
+      if (Option.isSome(polled)) assert.deepStrictEqual(Exit.isSuccess(polled.value) ? polled.value.value : "failed", { action: "cancel" })
     }))
 })

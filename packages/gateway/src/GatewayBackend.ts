@@ -15,6 +15,7 @@ import * as Questions from "@mcpx-fx/upstream/session/Questions"
 import type { Parked } from "@mcpx-fx/upstream/session/SessionModel"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Types from "effect/Types"
 import * as CallObserver from "./CallObserver.js"
 import * as CallResolution from "./CallResolution.js"
 import { Gateway } from "./Gateway.js"
@@ -35,30 +36,41 @@ import * as ToolSearch from "./ToolSearch.js"
  * it is, for the host to answer and retry; for a legacy host it is resolved here by asking the
  * host's questions channel, the only way a legacy host can be asked.
  */
-export const toGatewayCaller = (caller: Backend.Caller): GatewayCaller => {
-  const channel = caller.questions
-  const base: GatewayCaller = {
+export const toGatewayCaller = (
+  caller: Backend.Caller,
+  /** How a routed call asks (PendingCalls, Unaskable); the caller's own channel when not given. */
+  questions?: Questions.QuestionHandler,
+  cutShort?: CutShort,
+  parked?: Parked,
+  observation?: CallObserver.Observation
+): GatewayCaller => {
+  // One object with its fields set in turn: spreading a base into each variant made four per call.
+  const gc: Types.Mutable<GatewayCaller> = {
     revision: caller.revision,
     clientCapabilities: withoutTasks(caller.clientCapabilities),
-    inputRequired: caller.era === "modern" ? "return" : "resolve",
-    ...(caller.sessionId === undefined ? {} : { sessionId: caller.sessionId, callerId: caller.sessionId })
+    inputRequired: caller.era === "modern" ? "return" : "resolve"
   }
-  const notified: GatewayCaller = {
-    ...base,
-    ...(caller.onTask === undefined ? {} : { onTask: caller.onTask }),
-    ...(caller.notify === undefined ? {} : { onNotification: caller.notify }),
-    ...(caller.logLevel === undefined ? {} : { logLevel: caller.logLevel })
-  }
-  if (channel === undefined) return notified
+  if (caller.sessionId !== undefined) gc.sessionId = gc.callerId = caller.sessionId
+  if (caller.onTask !== undefined) gc.onTask = caller.onTask
+  if (caller.notify !== undefined) gc.onNotification = caller.notify
+  if (caller.logLevel !== undefined) gc.logLevel = caller.logLevel
+  const asks = questions ?? (caller.questions === undefined ? undefined : channelQuestions(caller, caller.questions))
+  if (asks !== undefined) gc.questions = asks
+  if (cutShort !== undefined) gc.cutShort = cutShort
+  if (parked !== undefined) gc.parked = parked
+  if (observation !== undefined) gc.observation = observation
+  return gc
+}
+
+/** A host's questions channel as the upstream's questions are put to it. */
+const channelQuestions = (caller: Backend.Caller, channel: Backend.QuestionChannel): Questions.QuestionHandler =>
   // The two packages declare their own refusal so neither depends on the other; only the class differs.
-  const questions: Questions.QuestionHandler = Questions.withPing((q) => {
+  Questions.withPing((q) => {
     const fit = fitQuestion(caller, q)
     if (fit._tag === "Answer") return Effect.succeed(fit.result)
     if (fit._tag === "Refuse") return Effect.fail(new Questions.QuestionRefused({ code: fit.code, message: fit.message }))
     return Effect.mapError(channel(fit.question), (e) => new Questions.QuestionRefused({ code: e.code, message: e.message }))
   })
-  return { ...notified, questions }
-}
 
 /**
  * A host's tasks are mcpx-fx's to run (HostTasks), never an upstream's to start: the extension a
@@ -209,18 +221,12 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
       caller: Backend.Caller,
       label: string,
       send: (gc: GatewayCaller, retry: JsonObject | undefined) => Effect.Effect<JsonObject, GatewayCallError>,
-      /** The tool call's observation: its end is the run's (internal/Unaskable.ts). */
+      /** The tool call's observation, handed on to the Gateway; its end is the run's (internal/Unaskable.ts). */
       observation?: CallObserver.Observation
     ): Effect.Effect<JsonObject, Backend.BackendError> => {
-      const gc = toGatewayCaller(caller)
       const retry = caller.retry === undefined ? undefined : retryParams(caller.retry)
       const run = (questions?: Questions.QuestionHandler, cutShort?: CutShort, parked?: Parked) =>
-        send(
-          questions === undefined
-            ? gc
-            : { ...gc, questions, ...(cutShort === undefined ? {} : { cutShort }), ...(parked === undefined ? {} : { parked }) },
-          retry
-        )
+        send(toGatewayCaller(caller, questions, cutShort, parked, observation), retry)
       if (caller.era !== "modern") return call(run())
       const handle = caller.retry?.requestState
       if (!PendingQuestions.isHandle(handle) && QuestionFit.asksNothing(caller.clientCapabilities)) {
@@ -262,12 +268,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
      */
     const toolCall = (caller: Backend.Caller, name: string, args: JsonObject, meta: JsonObject | undefined, observation?: CallObserver.Observation) => {
       const tool = CallResolution.carried(caller.resolved, name) ?? name
-      return routed(
-        caller,
-        name,
-        (gc, retry) => gateway.callTool(observation === undefined ? gc : { ...gc, observation }, tool, args, meta, retry),
-        observation
-      )
+      return routed(caller, name, (gc, retry) => gateway.callTool(gc, tool, args, meta, retry), observation)
     }
 
     // The meta-tools exist while some server's tools are behind them.

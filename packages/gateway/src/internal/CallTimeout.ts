@@ -29,41 +29,52 @@ export const callDeadline = <C extends CallContext, T>(
   budget: Duration.Duration,
   onTimeout: () => T
 ): CallDeadline<C, T> => {
-  const budgetMs = Duration.toMillis(budget)
-  let abortCall: Abort<T> | undefined
-  let disarm: (() => void) | undefined
-  let outstanding = 0
-  let spent = 0
-  let since = 0
-  const arm = () => {
-    const call = abortCall
-    if (call !== undefined) disarm = deadlines.add(budgetMs - spent, () => call(onTimeout()))
+  const kept = new Budget(deadlines, Duration.toMillis(budget), onTimeout)
+  const ask = caller.questions
+  if (ask === undefined) return { caller, cutShort: kept.cutShort }
+  const questions: QuestionHandler = (q) => Effect.acquireUseRelease(Effect.sync(() => kept.pause()), () => ask(q), () => Effect.sync(() => kept.unpause()))
+  return { caller: { ...caller, questions }, cutShort: kept.cutShort }
+}
+
+/** One call's budget as it is spent: one object per call, what a question needs made when one comes. */
+class Budget<T> {
+  private abortCall: Abort<T> | undefined = undefined
+  private disarm: (() => void) | undefined = undefined
+  private outstanding = 0
+  private spent = 0
+  private since = 0
+
+  constructor(private readonly deadlines: Deadlines.Deadlines, private readonly budgetMs: number, private readonly onTimeout: () => T) {}
+
+  private arm(): void {
+    const call = this.abortCall
+    if (call !== undefined) this.disarm = this.deadlines.add(this.budgetMs - this.spent, () => call(this.onTimeout()))
   }
-  const stop = () => {
-    disarm?.()
-    disarm = undefined
+
+  private stop(): void {
+    this.disarm?.()
+    this.disarm = undefined
   }
-  const cutShort = (abort: Abort<T>) => {
-    abortCall = abort
-    since = deadlines.now()
-    if (outstanding === 0) arm()
+
+  readonly cutShort = (abort: Abort<T>): () => void => {
+    this.abortCall = abort
+    this.since = this.deadlines.now()
+    if (this.outstanding === 0) this.arm()
     return () => {
-      stop()
-      abortCall = undefined
+      this.stop()
+      this.abortCall = undefined
     }
   }
-  const ask = caller.questions
-  if (ask === undefined) return { caller, cutShort }
-  const pause = Effect.sync(() => {
-    if (outstanding++ > 0) return
-    spent += deadlines.now() - since
-    stop()
-  })
-  const unpause = Effect.sync(() => {
-    if (--outstanding > 0) return
-    since = deadlines.now()
-    arm()
-  })
-  const questions: QuestionHandler = (q) => Effect.acquireUseRelease(pause, () => ask(q), () => unpause)
-  return { caller: { ...caller, questions }, cutShort }
+
+  pause(): void {
+    if (this.outstanding++ > 0) return
+    this.spent += this.deadlines.now() - this.since
+    this.stop()
+  }
+
+  unpause(): void {
+    if (--this.outstanding > 0) return
+    this.since = this.deadlines.now()
+    this.arm()
+  }
 }

@@ -44,7 +44,7 @@ export interface ReadEnv {
 
 // The box lets go of nothing: the POST is released by its sender once the wait is over, not when
 // the reply is read, whose stream's end is most often still on its way (aborting it then would
-// close a kept-alive connection).
+// close a kept-alive connection). So a wait on it that is interrupted has nothing to abandon.
 const idle = (): void => {}
 
 /** Whether `p` is the response to the request `id`. */
@@ -56,7 +56,7 @@ export const isResponseTo = (id: JsonRpc.RequestId) => (p: JsonRpc.Parsed): bool
 /** One exchange of a request, read in place: its POST (`json` true: the answer may be a JSON body) or a GET resuming its stream. */
 export class ReplyRead implements BodyReader {
   /** Where the caller's fiber waits: the messages tied to the request, then its response. */
-  readonly box = new CallBox(idle)
+  readonly box = new CallBox(idle, true)
   /** An answer that is not the request's reply, handed over unread to the effectful path. */
   handedOver: (WireResponse & WireExchange) | undefined = undefined
   /** Why the stream ended before the response, when it broke rather than ended. */

@@ -80,7 +80,6 @@ export const makeInPlace = (env: InPlaceEnv) => {
         env.leases.takeLease(inst, clock.unsafeCurrentTimeMillis())
         const gone = inst.gone
         const leaveUsers = gone === undefined ? inst.users.add(abort) : undefined
-        const released = env.leases.release(pool, lane, inst)
         const work: Effect.Effect<A, E | PoolError, R> = gone === undefined ? restore(use(session)) : Effect.fail(gone)
         return Effect.withFiberRuntime((fiber) => {
           const outer = enter(fiber, call)
@@ -93,10 +92,13 @@ export const makeInPlace = (env: InPlaceEnv) => {
           return Effect.matchCauseEffect(work, {
             onSuccess: (value) => {
               over()
-              return Effect.as(released, value)
+              const then = env.leases.releaseAt(pool, lane, inst, clock.unsafeCurrentTimeMillis())
+              return then === undefined ? Effect.succeed(value) : Effect.as(then, value)
             },
             onFailure: (cause): Effect.Effect<A, E | E2 | PoolError, R> => {
               over()
+              // A success gives the lease back in place (above); a failure's paths, as an effect.
+              const released = env.leases.release(pool, lane, inst)
               // A cut ends the wait with CutInPlace; what the caller sees is the cut's own error.
               const defect = Cause.dieOption(cause)
               const cut = call.error

@@ -160,39 +160,45 @@ export const makeLeases = (env: LeasesEnv) => {
     })
 
   const release = (pool: ServerPool, lane: LaneState, inst: Instance) =>
-    Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const session = inst.started?.session
-      const heardAt = session?.heardAt?.()
-      let check: Effect.Effect<unknown> | undefined
-      if (heardAt !== undefined && session !== undefined && !inst.pinging && inst.retiring === undefined && now - heardAt >= pool.settings.hangCheckMs) {
-        inst.pinging = true
-        // Released in uninterruptible stretches, whose flags a fork inherits: the check must not.
-        check = FiberSet.run(pool.fibers, Effect.interruptible(checkHung(pool, lane, inst, session, now - heardAt)))
-      }
-      const next = (() => {
-        inst.busy -= 1
-        inst.lastUsed = now
-        if (inst.busy > 0 || inst.retiring !== undefined) return "none" as const
-        inst.idleSince = now
-        const close = (reason: Retiring) => (markRetiring(lane, inst, reason) ? "close" as const : "none" as const)
-        // Nobody wants it any more and it has not even got a permit yet.
-        if (lane.queued.has(inst)) return close("abandoned")
-        if (inst.key.scope.kind === "call") return close("released")
-        if (pool.retired) return close("reconfigured")
-        // Another key waits for a permit and every other instance is busy: this one is the LRU idle.
-        if (inst.started !== undefined && starved(lane)) return close("evicted")
-        if (inst.reaping) return "none" as const
-        inst.reaping = true
-        return "reap" as const
-      })()
-      const then = next === "close"
-        ? Effect.asVoid(spawnCloser(pool, lane, inst))
-        : next === "reap"
-        ? Effect.asVoid(FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst))))
-        : Effect.void
-      return check === undefined ? then : Effect.zipRight(check, then)
-    })
+    Effect.clockWith((clock) => releaseAt(pool, lane, inst, clock.unsafeCurrentTimeMillis()) ?? Effect.void)
+
+  /**
+   * The lease goes back at `now`; answers what that leaves to run (a hang check, a closer, a
+   * reaper), or undefined when nothing is, as after most calls: a call in place then returns at
+   * once, with no effect run for its release.
+   */
+  const releaseAt = (pool: ServerPool, lane: LaneState, inst: Instance, now: number): Effect.Effect<void> | undefined => {
+    const session = inst.started?.session
+    const heardAt = session?.heardAt?.()
+    let check: Effect.Effect<unknown> | undefined
+    if (heardAt !== undefined && session !== undefined && !inst.pinging && inst.retiring === undefined && now - heardAt >= pool.settings.hangCheckMs) {
+      inst.pinging = true
+      // Released in uninterruptible stretches, whose flags a fork inherits: the check must not.
+      check = FiberSet.run(pool.fibers, Effect.interruptible(checkHung(pool, lane, inst, session, now - heardAt)))
+    }
+    const next = (() => {
+      inst.busy -= 1
+      inst.lastUsed = now
+      if (inst.busy > 0 || inst.retiring !== undefined) return "none" as const
+      inst.idleSince = now
+      const close = (reason: Retiring) => (markRetiring(lane, inst, reason) ? "close" as const : "none" as const)
+      // Nobody wants it any more and it has not even got a permit yet.
+      if (lane.queued.has(inst)) return close("abandoned")
+      if (inst.key.scope.kind === "call") return close("released")
+      if (pool.retired) return close("reconfigured")
+      // Another key waits for a permit and every other instance is busy: this one is the LRU idle.
+      if (inst.started !== undefined && starved(lane)) return close("evicted")
+      if (inst.reaping) return "none" as const
+      inst.reaping = true
+      return "reap" as const
+    })()
+    const then = next === "close"
+      ? Effect.asVoid(spawnCloser(pool, lane, inst))
+      : next === "reap"
+      ? Effect.asVoid(FiberMap.run(lane.reapers, inst.id, Effect.interruptible(reaper(pool, lane, inst))))
+      : undefined
+    return check === undefined ? then : then === undefined ? Effect.asVoid(check) : Effect.zipRight(check, then)
+  }
 
   // The caller's work, ended at once (through `abort`) when the upstream crashes or is stopped
   // under it. A TransportClosed from the session becomes an error that names the server.
@@ -335,5 +341,5 @@ export const makeLeases = (env: LeasesEnv) => {
     }
   }
 
-  return { doubted, failedUse, release, settle, takeLease, tryLane }
+  return { doubted, failedUse, release, releaseAt, settle, takeLease, tryLane }
 }

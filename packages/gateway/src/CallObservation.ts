@@ -4,47 +4,36 @@
  */
 import type { Implementation } from "@mcpx-fx/protocol/Implementation"
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { Ending } from "@mcpx-fx/cancel/Ending"
 import type * as Exit from "effect/Exit"
 
 /** Who observes a call: the host-facing Backend, the daemon's `/v1` routes, or the Gateway itself. */
 export type Entry = "backend" | "v1" | "gateway"
 
-/** One tool call, as observed: who called and what, filled in while it runs. */
-export class Observation {
+/**
+ * One tool call, as observed: who called and what, filled in while it runs; what runs within the
+ * call waits here for its end (`onEnd`), told by the observer once the call has ended.
+ */
+export class Observation extends Ending {
   /** The server that answered, once the name was resolved. */
   server: string | undefined = undefined
   /** The upstream's era, once a session was chosen. */
   era: string | undefined = undefined
   /** Whether the call went to an upstream: it then counts as the client side's request too. */
   upstream = false
-  /** Reported: a call made later with the same caller (a pending call's next round) observes itself. */
-  ended = false
-  private ends: Array<() => void> | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly tool: string,
     readonly sessionId: string | undefined,
     readonly revision: string | undefined,
     readonly clientInfo: Implementation | undefined
-  ) {}
-
-  /**
-   * `done` is run once the call has ended, however it ended (at once if it has). What runs within
-   * the call lets go of its state here rather than in a finalizer of its own.
-   */
-  onEnd(done: () => void): void {
-    if (this.ended) return done()
-    if (this.ends === undefined) this.ends = [done]
-    else this.ends.push(done)
+  ) {
+    super()
   }
 
-  /** The call has ended: what waited for that is told, latest first. */
-  end(): void {
-    this.ended = true
-    const ends = this.ends
-    if (ends === undefined) return
-    this.ends = undefined
-    for (let i = ends.length - 1; i >= 0; i--) ends[i]!()
+  /** Reported: a call made later with the same caller (a pending call's next round) observes itself. */
+  get ended(): boolean {
+    return this.isOver
   }
 }
 

@@ -342,7 +342,7 @@ export const makeSession = (
           )
         }
         inFlight.push(ctx)
-        inPlace.onOver(() => leaveInFlight(ctx))
+        inPlace.onEnd(() => leaveInFlight(ctx))
         return inFlightRounds(method, params, ctx)
       })
     const inFlightRounds = (method: string, params: JsonObject | undefined, ctx: CallContext) =>

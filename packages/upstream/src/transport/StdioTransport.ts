@@ -342,7 +342,7 @@ export const openStdio = (
         unsafeSend(req)
         if (inPlace !== undefined) {
           letGo = inPlace.waitingOn(() => box.unsafeDone(Exit.die(new CutInPlace())))
-          inPlace.onOver(() => box.abandon())
+          inPlace.onEnd(() => box.abandon())
         }
         return box.response(onMessage)
       })

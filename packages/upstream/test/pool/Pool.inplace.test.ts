@@ -144,13 +144,13 @@ describe.sequential("Pool: calls in place", () => {
     Effect.sync(() => {
       const told: Array<string> = []
       const call = new InPlaceCall<string>()
-      call.onOver(() => told.push("first"))
-      call.onOver(() => told.push("second"))
+      call.onEnd(() => told.push("first"))
+      call.onEnd(() => told.push("second"))
       call.abort("cut")
       assert.deepStrictEqual(told, [], "a cut is not the end: the call still unwinds")
       call.finish()
       call.finish()
-      call.onOver(() => told.push("late"))
+      call.onEnd(() => told.push("late"))
       assert.deepStrictEqual(told, ["second", "first", "late"])
     }))
 

@@ -41,7 +41,7 @@ export class CallBox implements Box {
   /**
    * `release` is told once, when the box ends or is abandoned. `abandonedByCall` when what runs
    * the call lets go of it once the call is over: a call in place abandons its box then
-   * (`WaitingCall.onOver`), and an HTTP reply's box releases nothing, its POST being released by
+   * (`WaitingCall.onEnd`), and an HTTP reply's box releases nothing, its POST being released by
    * its sender. A wait on such a box needs no canceller of its own, which is an uninterruptible
    * stretch of Effect operations around every wait.
    */

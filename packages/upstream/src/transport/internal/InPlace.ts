@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
+import { Ending } from "@mcpx-fx/cancel/Ending"
 import { Keyed } from "@mcpx-fx/cancel/InFlight"
 
 /** The defect with which a cut wait ends; only the Pool that cut it ever sees it. */
@@ -31,22 +32,19 @@ export interface WaitingCall {
   readonly waitingOn: (end: () => void) => () => void
   /**
    * `done` is run once the call is over, however it ended, before its lease goes back (at once if
-   * it is over already). What runs within the call lets go of its state here, not in a finalizer
-   * of its own: each one is an uninterruptible stretch of Effect operations around the call.
+   * it is over already): what runs within the call lets go of its state here (`Ending`).
    */
-  readonly onOver: (done: () => void) => void
+  readonly onEnd: (done: () => void) => void
 }
 
 /** One call running in place: its abort, and the wait an abort ends. */
-export class InPlaceCall<E> implements WaitingCall {
+export class InPlaceCall<E> extends Ending implements WaitingCall {
   private cut: { readonly error: E } | undefined
   private endWait: (() => void) | undefined
-  private over = false
-  private done: Array<() => void> | undefined
 
   /** Ends the call with `error`, unless it has already ended or been cut. */
   readonly abort: Abort<E> = (error) => {
-    if (this.over || this.cut !== undefined) return
+    if (this.isOver || this.cut !== undefined) return
     this.cut = { error }
     const end = this.endWait
     this.endWait = undefined
@@ -74,20 +72,10 @@ export class InPlaceCall<E> implements WaitingCall {
     }
   }
 
-  onOver(done: () => void): void {
-    if (this.over) return done()
-    if (this.done === undefined) this.done = [done]
-    else this.done.push(done)
-  }
-
-  /** The call is over: later aborts change nothing, and what waited for its end is told, latest first. */
+  /** The call is over: later aborts change nothing, and what waited for its end is told. */
   finish(): void {
-    this.over = true
     this.endWait = undefined
-    const done = this.done
-    if (done === undefined) return
-    this.done = undefined
-    for (let i = done.length - 1; i >= 0; i--) done[i]!()
+    this.end()
   }
 }
 

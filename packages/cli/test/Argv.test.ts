@@ -32,11 +32,11 @@ describe("Argv.plan", () => {
       ]
     ) {
       const r = run(...args)
-      assert.deepStrictEqual(r.logLevel, Option.some(LogLevel.Debug), args.join(" "))
+      assert.deepStrictEqual(Option.getOrThrow(r.logLevel), LogLevel.Debug, args.join(" "))
       assert.notInclude(r.args.join(" "), "log-level", args.join(" "))
     }
-    assert.deepStrictEqual(run("tools", "--log-level", "warn").logLevel, Option.some(LogLevel.Warning))
-    assert.deepStrictEqual(run("tools").logLevel, Option.none())
+    assert.deepStrictEqual(Option.getOrThrow(run("tools", "--log-level", "warn").logLevel), LogLevel.Warning)
+    assert.isTrue(Option.isNone(run("tools").logLevel))
     // After --, it is an argument like the others.
     assert.deepStrictEqual(run("call", "a.b", "--", "--log-level", "x").args, ["call", "a.b", "--", "--log-level", "x"])
   })
@@ -46,10 +46,10 @@ describe("Argv.plan", () => {
       const args of [["--log-format", "json", "tools"], ["tools", "--log-format=json", "--json"], ["serve", "--log-level", "info", "--log-format", "json"]]
     ) {
       const r = run(...args)
-      assert.deepStrictEqual(r.logFormat, Option.some("json"), args.join(" "))
+      assert.deepStrictEqual(Option.getOrThrow(r.logFormat), "json", args.join(" "))
       assert.notInclude(r.args.join(" "), "log-format", args.join(" "))
     }
-    assert.deepStrictEqual(run("tools").logFormat, Option.none())
+    assert.isTrue(Option.isNone(run("tools").logFormat))
     assert.include(refusal("tools", "--log-format", "yaml"), `--log-format: expected text or json, got "yaml"`)
     assert.include(refusal("tools", "--log-format"), `--log-format: expected text or json, got ""`)
     assert.include(refusal("--log-format", "json", "tools", "--log-format", "text"), "--log-format is given more than once")
@@ -138,7 +138,7 @@ describe("Argv.plan, on util.parseArgs's words", () => {
   it("reads --opt=value as one word, whatever the value starts with", () => {
     assert.deepStrictEqual(run("tools", "--config=--odd.json").args, ["tools", "--config=--odd.json"])
     assert.deepStrictEqual(run("tools", "--pool-max=-1").args, ["tools", "--pool-max=-1"])
-    assert.deepStrictEqual(run("tools", "--log-format=json", "--log-level=debug").logFormat, Option.some("json"))
+    assert.deepStrictEqual(Option.getOrThrow(run("tools", "--log-format=json", "--log-level=debug").logFormat), "json")
     assert.strictEqual(run("--config=settings", "tools").command, "tools")
   })
 
@@ -156,7 +156,7 @@ describe("Argv.plan, on util.parseArgs's words", () => {
   it("ends the options at --: after it nothing is an option, a log flag, help or a command word", () => {
     assert.deepStrictEqual(run("tools", "--", "--jsn", "-x").args, ["tools", "--", "--jsn", "-x"])
     assert.deepStrictEqual(run("call", "a.b", "--", "--help").args, ["call", "a.b", "--", "--help"])
-    assert.deepStrictEqual(run("tools", "--", "--log-format", "yaml").logFormat, Option.none())
+    assert.isTrue(Option.isNone(run("tools", "--", "--log-format", "yaml").logFormat))
     assert.deepStrictEqual(run("servers", "--", "stauts").args, ["servers", "--", "stauts"])
     // Only the first -- ends them; a second one is an argument.
     assert.deepStrictEqual(run("call", "a.b", "--", "x", "--", "y").args, ["call", "a.b", "--", "x", "--", "y"])

@@ -122,12 +122,9 @@ describe("${VAR} expansion", () => {
   })
 
   it("names an unset variable and quotes a malformed reference", () => {
-    assert.deepStrictEqual(Either.getLeft(Expand.expand("a ${NOPE} b", {})), Option.some({ _tag: "Unset", name: "NOPE" } as const))
-    assert.deepStrictEqual(
-      Either.getLeft(Expand.expand("x ${1BAD} y", {})),
-      Option.some({ _tag: "Malformed", text: "${1BAD}" } as const)
-    )
-    assert.deepStrictEqual(Either.getLeft(Expand.expand("x ${OPEN", {})), Option.some({ _tag: "Malformed", text: "${" } as const))
+    assert.deepStrictEqual(Option.getOrThrow(Either.getLeft(Expand.expand("a ${NOPE} b", {}))), { _tag: "Unset", name: "NOPE" } as const)
+    assert.deepStrictEqual(Option.getOrThrow(Either.getLeft(Expand.expand("x ${1BAD} y", {}))), { _tag: "Malformed", text: "${1BAD}" } as const)
+    assert.deepStrictEqual(Option.getOrThrow(Either.getLeft(Expand.expand("x ${OPEN", {}))), { _tag: "Malformed", text: "${" } as const)
   })
 })
 
@@ -179,9 +176,10 @@ describe("search path", () => {
   it.effect("uses only the file named by --config, else by MCPX_CONFIG, resolved from the working directory", () =>
     Effect.gen(function*() {
       const flag = yield* ConfigFile.searchPath({ configFlag: "conf/x.json", env: { MCPX_CONFIG: "/env.json" }, cwd: "/w", home: "/h" })
-      assert.deepStrictEqual(flag, { explicit: true, namedBy: Option.some("--config"), candidates: ["/w/conf/x.json"] })
+      // An Option is read out: chai's deep equality takes None for any Some.
+      assert.deepStrictEqual({ ...flag, namedBy: Option.getOrThrow(flag.namedBy) }, { explicit: true, namedBy: "--config", candidates: ["/w/conf/x.json"] })
       const env = yield* ConfigFile.searchPath({ env: { MCPX_CONFIG: "/env.json" }, cwd: "/w", home: "/h" })
-      assert.deepStrictEqual(env, { explicit: true, namedBy: Option.some("MCPX_CONFIG"), candidates: ["/env.json"] })
+      assert.deepStrictEqual({ ...env, namedBy: Option.getOrThrow(env.namedBy) }, { explicit: true, namedBy: "MCPX_CONFIG", candidates: ["/env.json"] })
       const emptyEnv = yield* ConfigFile.searchPath({ env: { MCPX_CONFIG: "" }, cwd: "/w", home: "/h" })
       assert.isFalse(emptyEnv.explicit)
     }).pipe(Effect.provide(NodeContext.layer)))

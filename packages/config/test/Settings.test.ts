@@ -374,7 +374,7 @@ describe("other value kinds", () => {
 
   it("checks a config file's value the way the file layer will", () => {
     assert.isTrue(Option.isNone(SettingsRegistry.checkFileValue("pool.max", 3)))
-    assert.deepStrictEqual(SettingsRegistry.checkFileValue("pool.max", "x"), Option.some(`expected a positive integer, got "x"`))
+    assert.deepStrictEqual(Option.getOrThrow(SettingsRegistry.checkFileValue("pool.max", "x")), `expected a positive integer, got "x"`)
     assert.isTrue(Option.isSome(SettingsRegistry.checkFileValue("nope", 1)))
   })
 })

@@ -28,7 +28,7 @@ describe("ToolCatalog", () => {
       // With no change under it, a listing is kept, and lookups answer from it without listing.
       yield* catalog.refresh(server, Effect.succeed([tool("new")]))
       const live = yield* catalog.live("beta")
-      assert.deepStrictEqual(Option.map(live, (k) => k.tools.map((t) => t.name)), Option.some(["new"]))
+      assert.deepStrictEqual(Option.getOrThrow(Option.map(live, (k) => k.tools.map((t) => t.name))), ["new"])
       const found = yield* catalog.lookup(server, "new", Effect.die("listed again"))
       assert.isTrue(Option.isSome(found))
     }).pipe(Effect.provide(ToolCatalog.layerMemory)))

@@ -125,7 +125,7 @@ describe("EraCache", () => {
         yield* TestClock.setTime(1_764_000_000_000)
         const stored = yield* cache.set(stdio(), { era: "legacy", version: "2025-06-18" })
         assert.deepStrictEqual(stored, { era: "legacy", version: "2025-06-18", at: 1_764_000_000_000, source: "probe" })
-        assert.deepStrictEqual(yield* cache.get(stdio({ name: "same-process-other-name" })), Option.some(stored))
+        assert.deepStrictEqual(Option.getOrThrow(yield* cache.get(stdio({ name: "same-process-other-name" }))), stored)
         assert.isTrue(Option.isNone(yield* cache.get(stdio({ command: "node" }))))
       }).pipe(Effect.provide(EraCache.layerMemory)))
 
@@ -142,7 +142,7 @@ describe("EraCache", () => {
           source: "probe",
           transport: "streamable-http"
         })
-        assert.deepStrictEqual(yield* cache.get(http()), Option.some(newer))
+        assert.deepStrictEqual(Option.getOrThrow(yield* cache.get(http())), newer)
         yield* cache.set(stdio(), { era: "legacy", version: "2025-11-25" })
         assert.deepStrictEqual([...(yield* cache.entries).keys()].sort(), [cacheKey(http()), cacheKey(stdio())].sort())
         yield* cache.invalidate(http())
@@ -206,12 +206,12 @@ describe("EraCache", () => {
         yield* TestClock.setTime(1_000)
         const written = yield* withFileCache(dir, (cache) => cache.set(http(), { era: "modern", version: "2026-07-28", transport: "streamable-http" }))
         const read = yield* withFileCache(dir, (cache) => cache.get(http({ name: "renamed" })))
-        assert.deepStrictEqual(read, Option.some(written))
+        assert.deepStrictEqual(Option.getOrThrow(read), written)
         assert.strictEqual(written.at, 1_000)
         const viaConfig = yield* Effect.flatMap(EraCache, (c) => c.get(http())).pipe(
           Effect.provide(EraCache.layer.pipe(Layer.provide(EraCacheConfig.layer({ stateDir: dir }))))
         )
-        assert.deepStrictEqual(viaConfig, Option.some(written))
+        assert.deepStrictEqual(Option.getOrThrow(viaConfig), written)
       }).pipe(Effect.provide(NodeContext.layer)))
 
     it.scoped("writes the versioned document with records keyed by hash", () =>
@@ -231,12 +231,12 @@ describe("EraCache", () => {
         const dir = yield* tempDir
         const path = yield* Path.Path
         const exclusive = yield* withFileCache(dir, (cache) => cache.set(stdio(), { era: "legacy", version: "2025-11-25", exclusive: true }))
-        assert.deepStrictEqual(yield* withFileCache(dir, (cache) => cache.get(stdio())), Option.some(exclusive))
+        assert.deepStrictEqual(Option.getOrThrow(yield* withFileCache(dir, (cache) => cache.get(stdio()))), exclusive)
         const stored = (yield* readJson(path.join(dir, FileName))) as { entries: Record<string, Record<string, unknown>> }
         assert.strictEqual(stored.entries[cacheKey(stdio())]?.exclusive, true)
         const plain = yield* withFileCache(dir, (cache) => cache.set(stdio(), { era: "legacy", version: "2025-11-25", exclusive: false }))
         assert.isFalse("exclusive" in plain)
-        assert.deepStrictEqual(yield* withFileCache(dir, (cache) => cache.get(stdio())), Option.some(plain))
+        assert.deepStrictEqual(Option.getOrThrow(yield* withFileCache(dir, (cache) => cache.get(stdio()))), plain)
       }).pipe(Effect.provide(NodeContext.layer)))
 
     it.scoped("a second process keeps the first one's entries (re-read, merge, write)", () =>

@@ -53,12 +53,12 @@ describe("Negotiator", () => {
       Effect.gen(function*() {
         const n = yield* Negotiator
         const theirs = ["2099-01-01", "2025-06-18", "2026-07-28", "2024-11-05"]
-        assert.deepStrictEqual(n.newestMutual(theirs), Option.some("2026-07-28"))
-        assert.deepStrictEqual(n.newestMutual(theirs, "legacy"), Option.some("2025-06-18"))
-        assert.deepStrictEqual(n.newestMutual(theirs, "modern"), Option.some("2026-07-28"))
-        assert.deepStrictEqual(n.newestMutual(["2025-11-25"], "modern"), Option.none())
-        assert.deepStrictEqual(n.newestMutual(["2099-01-01", "1.0"]), Option.none())
-        assert.deepStrictEqual(n.newestMutual([]), Option.none())
+        assert.deepStrictEqual(Option.getOrThrow(n.newestMutual(theirs)), "2026-07-28")
+        assert.deepStrictEqual(Option.getOrThrow(n.newestMutual(theirs, "legacy")), "2025-06-18")
+        assert.deepStrictEqual(Option.getOrThrow(n.newestMutual(theirs, "modern")), "2026-07-28")
+        assert.isTrue(Option.isNone(n.newestMutual(["2025-11-25"], "modern")))
+        assert.isTrue(Option.isNone(n.newestMutual(["2099-01-01", "1.0"])))
+        assert.isTrue(Option.isNone(n.newestMutual([])))
       }).pipe(Effect.provide(Negotiator.layer)))
   })
 
@@ -283,7 +283,7 @@ describe("Negotiator", () => {
         const negotiation = yield* (yield* Negotiator).begin
         const offered = yield* negotiation.offer("legacy")
         assert.strictEqual(yield* negotiation.acceptInitialize(offered), "2025-11-25")
-        assert.deepStrictEqual(yield* negotiation.negotiated, Option.some("2025-11-25"))
+        assert.deepStrictEqual(Option.getOrThrow(yield* negotiation.negotiated), "2025-11-25")
       }).pipe(Effect.provide(Negotiator.layer)))
 
     for (const answered of ["2025-06-18", "2025-03-26", "2024-11-05"] as const) {
@@ -292,7 +292,7 @@ describe("Negotiator", () => {
           const negotiation = yield* (yield* Negotiator).begin
           assert.strictEqual(yield* negotiation.offer("legacy"), "2025-11-25")
           assert.strictEqual(yield* negotiation.acceptInitialize(answered), answered)
-          assert.deepStrictEqual(yield* negotiation.negotiated, Option.some(answered))
+          assert.deepStrictEqual(Option.getOrThrow(yield* negotiation.negotiated), answered)
         }).pipe(Effect.provide(Negotiator.layer)))
     }
 
@@ -344,7 +344,7 @@ describe("Negotiator", () => {
         const negotiation = yield* (yield* Negotiator).begin
         yield* negotiation.offer("modern")
         assert.strictEqual(yield* negotiation.acceptDiscover(["2027-01-01", "2026-07-28"]), "2026-07-28")
-        assert.deepStrictEqual(yield* negotiation.negotiated, Option.some("2026-07-28"))
+        assert.deepStrictEqual(Option.getOrThrow(yield* negotiation.negotiated), "2026-07-28")
       }).pipe(Effect.provide(Negotiator.layer)))
 
     it.effect("a DiscoverResult with no mutual modern version fails naming both lists", () =>

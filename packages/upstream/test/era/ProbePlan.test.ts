@@ -70,7 +70,7 @@ describe("ProbePlan", () => {
     const p = plan(input("prefer-discover", { distrustCache: true }), Option.some(modern))
     assert.strictEqual(order(p), "discover -> initialize (probe) [alongside after probe bound, restart legacy-only]")
     assert.isTrue(p.forget)
-    assert.deepStrictEqual(p.consulted, Option.some(modern))
+    assert.deepStrictEqual(Option.getOrThrow(p.consulted), modern)
     assert.strictEqual(p.notes.at(-1), "the cached era failed: forgetting it and probing again")
     // Nothing to forget without a record.
     assert.isFalse(plan(input("prefer-discover", { distrustCache: true }), Option.none()).forget)

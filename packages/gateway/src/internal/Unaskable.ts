@@ -16,6 +16,7 @@
  */
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import type { Abort } from "@mcpx-fx/cancel/Abortable"
+import type { Ending } from "@mcpx-fx/cancel/Ending"
 import type { QuestionHandler } from "@mcpx-fx/upstream/session/Questions"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -33,7 +34,7 @@ export const unaskable = <A, E, R>(
   /** `questions.gather`, read only when a question comes. */
   gather: Effect.Effect<Duration.DurationInput>,
   run: (questions: QuestionHandler, cutShort: CutShort) => Effect.Effect<A, E, R>,
-  ends?: { readonly onEnd: (done: () => void) => void }
+  ends?: Ending
 ): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const unasked = new Unasked(asker, gather)
@@ -75,9 +76,9 @@ class Unasked {
   }
 
   // The first lacking question waits `gather` for others, then ends the call; the others wait for that.
-  private endCall(required: ReadonlyArray<JsonObject>): Effect.Effect<void> {
+  private endCall(): Effect.Effect<void> {
     return Effect.sync(() => {
-      if (!this.over) this.abortCall?.(new CapabilitiesLacking({ requiredCapabilities: mergeRequired(required) }))
+      if (!this.over) this.abortCall?.(new CapabilitiesLacking({ requiredCapabilities: mergeRequired(this.required ?? []) }))
       this.finish()
     })
   }
@@ -102,7 +103,7 @@ class Unasked {
     if (this.over) return onBehalf(question)
     const required = this.required ??= []
     required.push(take._tag === "Lacking" ? take.required : {})
-    const wait = required.length === 1 ? Effect.zipRight(Effect.flatMap(this.gather, Effect.sleep), this.endCall(required)) : this.ended()
+    const wait = required.length === 1 ? Effect.zipRight(Effect.flatMap(this.gather, Effect.sleep), this.endCall()) : this.ended()
     return Effect.zipRight(wait, onBehalf(question))
   }
 }

@@ -231,17 +231,46 @@ export const metaErrorResponse = (
   return JsonRpc.failure(id, o.code, o.message, o.data)
 }
 
-/** Builds the `_meta` a modern client puts on a request. */
-export const requestMeta = (options: {
+/** The fields of the `_meta` a modern client puts on a request. */
+export interface RequestMetaFields {
   readonly protocolVersion: string
   readonly clientCapabilities: JsonObject
-  readonly clientInfo?: Implementation
-  readonly logLevel?: LoggingLevel
-  readonly progressToken?: ProgressToken
-}): JsonObject => ({
-  [ProtocolVersionKey]: options.protocolVersion,
-  [ClientCapabilitiesKey]: options.clientCapabilities,
-  ...(options.clientInfo !== undefined ? { [ClientInfoKey]: options.clientInfo } : {}),
-  ...(options.logLevel !== undefined ? { [LogLevelKey]: options.logLevel } : {}),
-  ...(options.progressToken !== undefined ? { [ProgressTokenKey]: options.progressToken } : {})
-})
+  readonly clientInfo?: Implementation | undefined
+  readonly logLevel?: LoggingLevel | undefined
+  readonly progressToken?: ProgressToken | undefined
+}
+
+/**
+ * Sets a modern request's own `_meta` fields on `into`, after the keys it already holds. Assigned
+ * one by one: a literal with a spread per optional field made four objects of every upstream call.
+ */
+export const putRequestMeta = (into: Record<string, unknown>, fields: RequestMetaFields): void => {
+  into[ProtocolVersionKey] = fields.protocolVersion
+  into[ClientCapabilitiesKey] = fields.clientCapabilities
+  if (fields.clientInfo !== undefined) into[ClientInfoKey] = fields.clientInfo
+  if (fields.logLevel !== undefined) into[LogLevelKey] = fields.logLevel
+  if (fields.progressToken !== undefined) into[ProgressTokenKey] = fields.progressToken
+}
+
+/** Builds the `_meta` a modern client puts on a request. */
+export const requestMeta = (fields: RequestMetaFields): JsonObject => {
+  const meta: Record<string, unknown> = {}
+  putRequestMeta(meta, fields)
+  return meta
+}
+
+/**
+ * Copies the keys of `meta` that are not reserved onto `into`; answers how many it copied. Read
+ * key by key, without the pair per key and the arrays that `Object.entries` and a filter make for
+ * every call's `_meta`. A `__proto__` key (JSON.parse makes it an own key) stays a key.
+ */
+export const copyUnreserved = (meta: JsonObject, into: Record<string, unknown>): number => {
+  let copied = 0
+  for (const key of Object.keys(meta)) {
+    if (isReservedKey(key)) continue
+    if (key === "__proto__") Object.defineProperty(into, key, { value: meta[key], enumerable: true, writable: true, configurable: true })
+    else into[key] = meta[key]
+    copied++
+  }
+  return copied
+}

@@ -36,6 +36,30 @@ describe("Meta keys", () => {
   })
 })
 
+describe("Meta.copyUnreserved and Meta.requestMeta", () => {
+  it("copies the caller's unreserved keys in order, a __proto__ key as a key, and counts them", () => {
+    const meta = JSON.parse(`{"${V}":"2025-01-01","progressToken":7,"__proto__":{"polluted":true},"ai.opencode/sessionID":"s1","${L}":"debug"}`) as Record<
+      string,
+      unknown
+    >
+    const into: Record<string, unknown> = { first: 1 }
+    assert.strictEqual(Meta.copyUnreserved(meta, into), 3)
+    assert.deepStrictEqual(Object.keys(into), ["first", "progressToken", "__proto__", "ai.opencode/sessionID"])
+    assert.strictEqual(Object.getPrototypeOf(into), Object.prototype)
+    assert.strictEqual(JSON.stringify(into), `{"first":1,"progressToken":7,"__proto__":{"polluted":true},"ai.opencode/sessionID":"s1"}`)
+  })
+
+  it("puts the envelope's fields after what is there, leaving out the optional ones not given", () => {
+    const into: Record<string, unknown> = { progressToken: 7 }
+    Meta.putRequestMeta(into, { protocolVersion: "2026-07-28", clientCapabilities: {}, clientInfo: undefined, logLevel: "info" })
+    assert.deepStrictEqual(Object.keys(into), ["progressToken", V, C, L])
+    assert.deepStrictEqual(Meta.requestMeta({ protocolVersion: "2026-07-28", clientCapabilities: { sampling: {} } }), {
+      [V]: "2026-07-28",
+      [C]: { sampling: {} }
+    })
+  })
+})
+
 describe("Meta.validateRequestMeta", () => {
   it("accepts a complete envelope and keeps unknown keys", () => {
     const r = Either.getOrThrow(Meta.validateRequestMeta({ _meta: { ...good, "ai.opencode/sessionID": "s1", progressToken: 3 } }))

@@ -78,8 +78,7 @@ export const forwardMeta = (params: JsonObject): JsonObject | undefined => {
   const meta = Meta.metaOf(params)
   if (meta === undefined) return undefined
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(meta)) if (!Meta.isReservedKey(k)) out[k] = v
-  return Object.keys(out).length === 0 ? undefined : out
+  return Meta.copyUnreserved(meta, out) === 0 ? undefined : out
 }
 
 // The schema lists the levels from least to most severe.

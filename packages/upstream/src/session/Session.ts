@@ -178,15 +178,12 @@ export const makeSession = (
         const id = nextId++
         spans?.sent(ctx, id)
         const sent = isModern
-          ? withModernMeta(
-            params,
-            Meta.requestMeta({
-              protocolVersion: established.negotiated,
-              clientCapabilities: ctx.clientCapabilities ?? options.clientCapabilities,
-              clientInfo: options.clientInfo,
-              ...(ctx.logLevel !== undefined ? { logLevel: ctx.logLevel } : {})
-            })
-          )
+          ? withModernMeta(params, {
+            protocolVersion: established.negotiated,
+            clientCapabilities: ctx.clientCapabilities ?? options.clientCapabilities,
+            clientInfo: options.clientInfo,
+            logLevel: ctx.logLevel
+          })
           : stripReservedMeta(params)
         // The caller's progress token is its own: two callers may pick the same one. Upstream the
         // call goes with a token of its own (its request id, unique in the session), and progress

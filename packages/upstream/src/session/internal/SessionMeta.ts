@@ -10,14 +10,16 @@ import * as Meta from "@mcpx-fx/protocol/Meta"
 export const stripReservedMeta = (params: JsonObject | undefined): JsonObject | undefined => {
   const meta = Meta.metaOf(params)
   if (params === undefined || meta === undefined) return params
-  const kept = Object.fromEntries(Object.entries(meta).filter(([k]) => !Meta.isReservedKey(k)))
+  const kept: Record<string, unknown> = {}
   const { _meta: _, ...rest } = params
-  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest
+  return Meta.copyUnreserved(meta, kept) > 0 ? { ...rest, _meta: kept } : rest
 }
 
-/** Modern: the caller's unreserved keys beside mcpx-fx's own envelope. */
-export const withModernMeta = (params: JsonObject | undefined, meta: JsonObject): JsonObject => {
-  const callerMeta = Meta.metaOf(params) ?? {}
-  const kept = Object.fromEntries(Object.entries(callerMeta).filter(([k]) => !Meta.isReservedKey(k)))
-  return { ...(params ?? {}), _meta: { ...kept, ...meta } }
+/** Modern: the caller's unreserved keys, then mcpx-fx's own envelope; one `_meta` built per call. */
+export const withModernMeta = (params: JsonObject | undefined, fields: Meta.RequestMetaFields): JsonObject => {
+  const meta: Record<string, unknown> = {}
+  const callerMeta = Meta.metaOf(params)
+  if (callerMeta !== undefined) Meta.copyUnreserved(callerMeta, meta)
+  Meta.putRequestMeta(meta, fields)
+  return { ...params, _meta: meta }
 }

@@ -163,9 +163,10 @@ export interface SettingsService {
   readonly replaceFiles: (files: ReadonlyArray<SettingsFile>) => Effect.Effect<FilesReplaced, SettingsError>
   /**
    * A number that changes whenever an effective value may have (a runtime change, a reload), so
-   * what is worked out from settings on every call can be kept until it does.
+   * what is worked out from settings on every call can be kept until it does. A plain read, not
+   * an effect: a call's path asks it where a step of its own would cost more than the read.
    */
-  readonly generation: Effect.Effect<number>
+  readonly generation: () => number
 }
 
 /** What a config reload did to the settings. */
@@ -265,7 +266,7 @@ export const make = Effect.fn("Settings.make")(function*(input: SettingsInput) {
         generation++
         return { applied, restartRequired } satisfies FilesReplaced
       }),
-    generation: Effect.sync(() => generation)
+    generation: () => generation
   }
   return service
 })

@@ -158,14 +158,14 @@ const make = Effect.gen(function*() {
   const pending = yield* PendingCalls
   const catalog = yield* ToolCatalog
 
-  const { build, checkPrefix, current, hotSettings } = yield* ServerSettings.make(settings, pending.hold)
+  const { build, checkPrefix, current, currentKnown, hotSettings } = yield* ServerSettings.make(settings, pending.hold)
   yield* checkPrefix(config)
 
   const deadlines = yield* Deadlines.make
   const atStart = yield* hotSettings
   const table = ServerTable.make(config.servers.map((configured) => build(configured, atStart)))
 
-  const { listAll, request } = UpstreamRequests.make({ pool, deadlines, current })
+  const { listAll, request } = UpstreamRequests.make({ pool, deadlines, current, currentKnown })
 
   // What hosts may see of the tools, and what the catalog knows of them (GatewayTools.ts).
   const tools = GatewayTools.make({
@@ -268,9 +268,10 @@ const make = Effect.gen(function*() {
             ? TaskCall.call(session, params, ctx)
             : session.request(Method.ToolsCall, params, ctx)
         }
-      return Effect.map(
+      // flatMap and succeed: one step fewer than map, on every tool call.
+      return Effect.flatMap(
         request(found.server, caller, Method.ToolsCall, params, send, true),
-        (result) => Names.qualifyResult(found.server, Method.ToolsCall, result)
+        (result) => Effect.succeed(Names.qualifyResult(found.server, Method.ToolsCall, result))
       )
     }, () => new CallObserver.Observation("gateway", CallResolution.hostName(found), caller.sessionId, caller.revision, undefined))
   }

@@ -39,7 +39,7 @@ export const makeIn = (instance: string | undefined): Effect.Effect<PendingCalls
       gather: settings.get("questions.gather")
     })
     // Five reads per call, done again only once the settings' generation moves.
-    return yield* make(perGeneration(settings.generation, read), instance)
+    return yield* make(perGeneration(settings.generation, read).get, instance)
   })
 
 /** The registry of pending calls and held questions. */

@@ -196,7 +196,12 @@ const make = (options: ServerOptions) =>
       if (!Method.allowsInputRequired(method)) {
         return run(undefined)
       }
-      return Effect.flatMap(retryOf(params), (sent) => (sent === undefined ? run(undefined) : Effect.flatMap(openRetry(method, params, sent), run)))
+      // Read in place: a first round (nearly every call) runs at once.
+      const sent = retryOf(params)
+      if (Either.isLeft(sent)) {
+        return Effect.fail(sent.left)
+      }
+      return sent.right === undefined ? run(undefined) : Effect.flatMap(openRetry(method, params, sent.right), run)
     }
 
     /** The caller of a modern request, built from its `_meta` alone. */

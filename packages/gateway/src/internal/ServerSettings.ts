@@ -81,17 +81,27 @@ export const make = (settings: Settings["Type"], unattributed: PendingCallsServi
       a.upstreamProtocol === b.upstreamProtocol && a.probeTimeout === b.probeTimeout && a.idleTimeout === b.idleTimeout &&
       a.callTimeout === b.callTimeout && a.startTimeout === b.startTimeout
 
-    const hotNow = perGeneration(settings.generation, hotSettings)
+    const hot = perGeneration(settings.generation, hotSettings)
+
+    const builtFor = (server: GatewayServer, now: HotSettings): GatewayServer => {
+      const last = built.get(server.configured)
+      if (last !== undefined && sameHot(last.hot, now)) return last.server
+      const next = build(server.configured, now)
+      built.set(server.configured, { hot: now, server: next })
+      return next
+    }
 
     /** The server as the settings stand now. */
-    const current = (server: GatewayServer): Effect.Effect<GatewayServer> =>
-      Effect.map(hotNow, (hot) => {
-        const last = built.get(server.configured)
-        if (last !== undefined && sameHot(last.hot, hot)) return last.server
-        const next = build(server.configured, hot)
-        built.set(server.configured, { hot, server: next })
-        return next
-      })
+    const current = (server: GatewayServer): Effect.Effect<GatewayServer> => Effect.map(hot.get, (now) => builtFor(server, now))
 
-    return { checkPrefix, hotSettings, build, current }
+    /**
+     * The same, without an effect, while the settings read for it are still kept (nearly every
+     * call: they are read again only after a runtime change or a reload, when this is undefined).
+     */
+    const currentKnown = (server: GatewayServer): GatewayServer | undefined => {
+      const now = hot.known()
+      return now === undefined ? undefined : builtFor(server, now)
+    }
+
+    return { checkPrefix, hotSettings, build, current, currentKnown }
   })

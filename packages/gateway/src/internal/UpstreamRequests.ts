@@ -21,6 +21,8 @@ export interface RequestDeps {
   readonly deadlines: Deadlines.Deadlines
   /** The server as the settings stand now. */
   readonly current: (server: GatewayServer) => Effect.Effect<GatewayServer>
+  /** The same, without an effect, when the settings it needs are kept (undefined when they must be read). */
+  readonly currentKnown: (server: GatewayServer) => GatewayServer | undefined
 }
 
 /** The Pool's key for a caller of `server`, by the server's `scope`. */
@@ -43,7 +45,7 @@ const both = <A, B>(a: AbortHook<A>, b: AbortHook<B>): AbortHook<A | B> => (abor
 }
 
 export const make = (deps: RequestDeps) => {
-  const { current, deadlines, pool } = deps
+  const { current, currentKnown, deadlines, pool } = deps
 
   // pool.callTimeout bounds what the upstream takes, not what a person takes to answer its questions.
   const request = (
@@ -60,24 +62,39 @@ export const make = (deps: RequestDeps) => {
     // A tool call's client metric comes from its one observation (CallObserver.ts), not from here.
     observed = false
   ) =>
-    Effect.flatMap(current(configured), (server) => {
-      const timed = callDeadline(
-        deadlines,
-        caller,
-        server.callTimeout,
-        () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
-      )
-      const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
-      const ctx = timed.caller
-      const run = pool.withSession(
-        server.pool,
-        poolCaller(server, ctx),
-        send === undefined ? (session) => session.request(method, params, ctx) : (session) => send(session, ctx),
-        { cutShort, inPlace: (session) => session.runsInPlaceFor(ctx) }
-      )
-      // Timed around the Pool too: what a caller waits for an upstream includes its start.
-      return observed ? run : Metrics.recordClient(method, run)
+    Effect.suspend(() => {
+      // The settings as they stand when the request runs: kept ones (one step), else read.
+      const known = currentKnown(configured)
+      return known !== undefined ?
+        requestTo(known, caller, method, params, send, observed) :
+        Effect.flatMap(current(configured), (server) => requestTo(server, caller, method, params, send, observed))
     })
+
+  const requestTo = (
+    server: GatewayServer,
+    caller: Caller,
+    method: string,
+    params: JsonObject,
+    send: ((session: Session, ctx: Caller) => Effect.Effect<JsonObject, SessionError>) | undefined,
+    observed: boolean
+  ) => {
+    const timed = callDeadline(
+      deadlines,
+      caller,
+      server.callTimeout,
+      () => new CallTimedOut({ server: server.name, method, timeoutMs: Duration.toMillis(server.callTimeout) })
+    )
+    const cutShort = caller.cutShort === undefined ? timed.cutShort : both(timed.cutShort, caller.cutShort)
+    const ctx = timed.caller
+    const run = pool.withSession(
+      server.pool,
+      poolCaller(server, ctx),
+      send === undefined ? (session) => session.request(method, params, ctx) : (session) => send(session, ctx),
+      { cutShort, inPlace: (session) => session.runsInPlaceFor(ctx) }
+    )
+    // Timed around the Pool too: what a caller waits for an upstream includes its start.
+    return observed ? run : Metrics.recordClient(method, run)
+  }
 
   // Every page, so hosts see the whole list; a server that never stops paging is cut off. A
   // listing asks its caller nothing (nor is it ended by what the caller cannot answer): a stdio question names no call, and a listing in flight that

@@ -5,6 +5,7 @@
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type { Backend, Caller, Listing } from "../Backend.js"
 import { type HandleError, InvalidParams, MethodNotFound } from "../ServerErrors.js"
 import { CompleteParams, decodeParams, forwardMeta, ListParams, nameParams, PromptParams, ReadParams } from "./ServerParams.js"
@@ -42,8 +43,11 @@ export const make = (backend: Backend["Type"]) => {
         return listing(backend.listResources, "resources", caller, params)
       case Method.ResourcesTemplatesList:
         return listing(backend.listResourceTemplates, "resourceTemplates", caller, params)
-      case Method.ToolsCall:
-        return Effect.flatMap(nameParams(params), (p) => backend.callTool(caller, p.name, p.arguments ?? {}, meta))
+      case Method.ToolsCall: {
+        // Read in place: every tool call comes this way.
+        const p = nameParams(params)
+        return Either.isLeft(p) ? Effect.fail(p.left) : backend.callTool(caller, p.right.name, p.right.arguments ?? {}, meta)
+      }
       case Method.PromptsGet:
         return Effect.flatMap(decodeParams(PromptParams, params), (p) => backend.getPrompt(caller, p.name, p.arguments ?? {}, meta))
       case Method.ResourcesRead:

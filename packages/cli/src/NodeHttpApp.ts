@@ -42,6 +42,8 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   declare readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId
   declare readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId
   private body: Effect.Effect<Uint8Array, HttpServerError.RequestError> | undefined
+  /** The body, when it was read before the app ran (nearly every POST): handed over without a step. */
+  private readonly read: Uint8Array | undefined
   /** Set once the app said its client's going away must not interrupt it (on the original, not a copy). */
   detached = false
 
@@ -59,6 +61,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     private readonly original?: NodeRequest
   ) {
     super()
+    this.read = read
     if (read !== undefined) this.body = Effect.succeed(read)
   }
 
@@ -103,7 +106,9 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
 
   /** The whole body, read once from the node stream (no Stream in between). */
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
-    return Effect.map(this.bytes, (b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)
+    const read = this.read ?? this.original?.read
+    if (read !== undefined) return Effect.succeed(arrayBufferOf(read))
+    return Effect.map(this.bytes, arrayBufferOf)
   }
 
   private get bytes(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
@@ -191,6 +196,9 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
     return { _id: "@effect/platform/HttpServerRequest", method: this.method, url: this.originalUrl }
   }
 }
+
+/** The bytes as an ArrayBuffer of their own (a chunk of node's is a view of a larger one). */
+const arrayBufferOf = (b: Uint8Array): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
 
 Object.defineProperty(NodeRequest.prototype, HttpServerRequest.TypeId, { value: HttpServerRequest.TypeId })
 Object.defineProperty(NodeRequest.prototype, HttpIncomingMessage.TypeId, { value: HttpIncomingMessage.TypeId })

@@ -20,7 +20,6 @@
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as HeaderCodec from "@mcpx-fx/protocol/HeaderCodec"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { createHash, timingSafeEqual } from "node:crypto"
@@ -88,7 +87,7 @@ export const make = (options: EdgeOptions) => {
   const token = options.token === undefined || options.token === "" ? undefined : digest(options.token)
 
   return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    Wire.withRequest((request) => {
       const path = request.url.split("?")[0] ?? ""
       const refuse = (status: number, error: string, message: string, headers: Record<string, string> = {}) =>
         Effect.succeed(

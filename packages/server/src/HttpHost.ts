@@ -226,7 +226,7 @@ const make = (options: HttpHostOptions) =>
           Wire.refuse(406, ErrorCode.InvalidRequest, "Invalid Request: Accept must include application/json or text/event-stream")
         )
       }
-      const served = Effect.flatMap(Wire.readBody(request, maxBody), (text): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+      const served = (text: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
         const frame = JsonRpc.decodeHostFrame(text, limits)
         if (Either.isLeft(frame)) return Effect.succeed(Wire.json(400, JsonRpc.frameErrorResponse(frame.left)))
         const relayed = Wire.header(request, CallerProtocolHeader) !== undefined
@@ -252,8 +252,9 @@ const make = (options: HttpHostOptions) =>
           case "Legacy":
             return legacy(request, frame.right, classified.revision, accept)
         }
-      })
-      return Effect.catchAll(served, (e) => Effect.succeed(Wire.bodyRefusal(e)))
+      }
+      // One step for the body and its refusal: only the body's read can fail here.
+      return Effect.matchEffect(Wire.readBody(request, maxBody), { onFailure: (e) => Effect.succeed(Wire.bodyRefusal(e)), onSuccess: served })
     }
 
     const get = (request: HttpServerRequest.HttpServerRequest) =>
@@ -306,7 +307,7 @@ const make = (options: HttpHostOptions) =>
      * client abort always interrupts the request, however the app is mounted.
      */
     const app: HttpApp.Default = Effect.interruptible(
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      Wire.withRequest((request) => {
         if (!origins.allows(Wire.header(request, "origin"))) {
           return Effect.succeed(Wire.refuse(403, ErrorCode.InvalidRequest, "Forbidden: Origin not allowed"))
         }

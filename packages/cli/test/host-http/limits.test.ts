@@ -70,6 +70,28 @@ describe.concurrent("/mcp request limits", () => {
         assert.strictEqual(reply.status, 406, reply.text)
       }))
 
+    // A small body is read before the app runs (NodeHttpApp) and decoded in place; a larger one is
+    // read by the app: both are held to UTF-8, not read with replacement characters.
+    it.effect.each([["small", 0], ["large", 100_000]] as const)(
+      "2026-07-28/http/a %s body that is not UTF-8 is 400 with a parse error",
+      ([, padding]) =>
+        Effect.gen(function*() {
+          const { http } = yield* HttpDaemon
+          const { body, headers } = oversized(Modern, padding)
+          // A byte no UTF-8 text holds, inside the echo's argument.
+          const bytes = Buffer.from(body.replace("\"message\":\"", "\"message\":\"\u0000"), "utf8")
+          bytes[bytes.indexOf(0)] = 0xff
+          const reply = yield* send(http.url, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+            body: bytes
+          })
+          assert.strictEqual(reply.status, 400, reply.text.slice(0, 200))
+          assert.strictEqual(error(reply.body as Message).code, -32700)
+          assert.include(error(reply.body as Message).message, "not UTF-8")
+        })
+    )
+
     it.effect("2026-07-28/http/a body just under the limit is still served", () =>
       Effect.gen(function*() {
         const { http } = yield* HttpDaemon

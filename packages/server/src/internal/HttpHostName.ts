@@ -8,6 +8,7 @@
  * at the daemon's port, and the entries of `transport.allowedHosts`: `name` at any port (a
  * reverse proxy's name, whose Host carries no port) or `name:port` exactly.
  */
+import { remembered } from "./Remembered.js"
 
 /** A Host value split into a lower-case name (IPv6 in brackets, no trailing dot) and a port. */
 interface HostName {
@@ -70,15 +71,14 @@ export const makeHostPolicy = (options: {
     if (parsed.port === undefined) anyPort.add(parsed.name)
     else exact.add(`${parsed.name}:${parsed.port}`)
   }
-  return {
-    allows: (host) => {
-      if (host === undefined) return false
-      const parsed = parseHost(host)
-      if (parsed === undefined) return false
-      // No port in Host means the scheme's default, which the daemon is on only if it says so.
-      const port = parsed.port ?? 80
-      if (own.has(parsed.name) && port === options.port) return true
-      return anyPort.has(parsed.name) || exact.has(`${parsed.name}:${port}`)
-    }
-  }
+  // The policy is fixed, so an answer is one per Host value (a client sends the same on every request).
+  const allowsHost = remembered((host: string): boolean => {
+    const parsed = parseHost(host)
+    if (parsed === undefined) return false
+    // No port in Host means the scheme's default, which the daemon is on only if it says so.
+    const port = parsed.port ?? 80
+    if (own.has(parsed.name) && port === options.port) return true
+    return anyPort.has(parsed.name) || exact.has(`${parsed.name}:${port}`)
+  })
+  return { allows: (host) => host !== undefined && allowsHost(host) }
 }

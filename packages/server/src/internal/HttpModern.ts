@@ -120,10 +120,11 @@ export const makeModern = (
             return backlog.admits(said?.length ?? 0, m) ? Effect.sync(() => void (said ??= []).push(m)) : backlog.refused
           })
         const context: RequestContext = { connection: modernConnection, resolved, notify: send, subscriptions: { notify: send } }
-        return Effect.map(settled(message, server.handle(message, context)), (response) => {
-          if (said === undefined) return answer(response)
+        // flatMap and succeed: one step fewer than map, on nearly every modern call.
+        return Effect.flatMap(settled(message, server.handle(message, context)), (response) => {
+          if (said === undefined) return Effect.succeed(answer(response))
           const events = response === undefined ? said : [...said, response]
-          return Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent)))
+          return Effect.succeed(Wire.eventStream(Stream.fromIterable(events.map(Wire.sseEvent))))
         })
       })
     }

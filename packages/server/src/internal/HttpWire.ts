@@ -5,19 +5,34 @@
  */
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Stream from "effect/Stream"
 import { Buffer } from "node:buffer"
+import { remembered } from "./Remembered.js"
 
 export const JsonType = "application/json"
 export const EventStreamType = "text/event-stream"
 
 /** The headers every SSE response carries: no caching, and no proxy buffering of the events. */
 export const EventStreamHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" } as const
+
+/**
+ * The app's request, read off its fiber's context: one step, where `flatMap` over the request's
+ * tag is three (the tag, its read, the continuation), and every request to `/mcp` reads it twice.
+ */
+export const withRequest = <A, E, R>(
+  f: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.withFiberRuntime<A, E, R | HttpServerRequest.HttpServerRequest>((fiber) =>
+    f(Context.unsafeGet(fiber.getFiberRef(FiberRef.currentContext), HttpServerRequest.HttpServerRequest))
+  )
 
 /** A header of the request (names are lower-cased by the platform). */
 export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined => request.headers[name.toLowerCase()]
@@ -44,25 +59,6 @@ const acceptsOf = (raw: string): Accepts => {
     eventStream: wildcard || types.includes(EventStreamType) || types.includes("text/*")
   }
 }
-
-/**
- * Answers by header value, remembered: a client sends the same Accept and Content-Type on every
- * request, and taking them apart allocated a dozen strings and arrays per POST. Bounded: past
- * `MaxRemembered` values (a client varying them on purpose) it starts over.
- */
-const remembered = <A>(of: (raw: string) => A) => {
-  const known = new Map<string, A>()
-  return (raw: string): A => {
-    const hit = known.get(raw)
-    if (hit !== undefined) return hit
-    const answer = of(raw)
-    if (known.size >= MaxRemembered) known.clear()
-    known.set(raw, answer)
-    return answer
-  }
-}
-
-const MaxRemembered = 64
 
 const acceptsRemembered = remembered(acceptsOf)
 const isJsonRemembered = remembered((raw) => mediaTypes(raw)[0] === JsonType)
@@ -132,6 +128,9 @@ const decodeUtf8 = (buffer: ArrayBuffer): Effect.Effect<string, BodyUnreadable> 
   }
 }
 
+/** Whether an effect is its own successful exit already (`Effect.succeed` makes one), its value at hand. */
+const succeeded = <A, E>(effect: Effect.Effect<A, E>): effect is Exit.Success<A, E> => Exit.isExit(effect) && Exit.isSuccess(effect)
+
 /** How far past the limit a body without a length is still read (and dropped) to answer 413. */
 const DrainFactor = 4
 
@@ -151,8 +150,12 @@ export const readBody = (
   // A declared length within the limit bounds the body (the HTTP parser reads no more than it), so
   // it is read whole, without a Stream: almost every POST comes this way.
   if (Number.isFinite(declared)) {
-    // One step after the read rather than three (mapError, flatMap, try): every POST comes here.
-    return Effect.matchEffect(request.arrayBuffer, { onFailure: unreadable, onSuccess: decodeUtf8 })
+    const read = request.arrayBuffer
+    // A body read before the app ran (NodeHttpApp reads a small one first) is an exit already:
+    // decoded in place, without a step of the fiber. Every tool call's POST comes this way.
+    if (succeeded(read)) return decodeUtf8(read.value)
+    // One step after the read rather than three (mapError, flatMap, try).
+    return Effect.matchEffect(read, { onFailure: unreadable, onSuccess: decodeUtf8 })
   }
   // Past the limit the rest is read and dropped (up to a bound) rather than left unread: a client
   // still sending would otherwise see its connection reset and never read the 413.

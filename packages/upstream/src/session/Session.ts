@@ -265,21 +265,21 @@ export const makeSession = (
           )
         )
 
-    // One exchange, sent again once on a new session when the server forgot ours.
+    // One exchange, sent again once on a new session when the server forgot ours. Only a legacy
+    // session over HTTP can be forgotten (`reinitialize`); any other's exchange is left as it is,
+    // without the step a catch takes on every call.
     const exchangeRound = (method: string, params: JsonObject | undefined, ctx: CallContext) =>
-      send(method, params, ctx).pipe(
+      reinitialize === undefined ? send(method, params, ctx) : send(method, params, ctx).pipe(
         Effect.catchTag("SessionExpired", (e) =>
-          reinitialize === undefined
-            ? Effect.fail(e)
-            : Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
-              // Initializing again waits on what no cut in place ends (the negotiation's own exchanges).
-              Effect.zipRight(Effect.catchTag(outOfPlace(reinitialize), "RefusedAgain", (refused) =>
-                Effect.suspend(() => {
-                  doubt ??= `the server forgot session ${e.sessionId} and ${refused.reason}`
-                  return Effect.fail(new TransportClosed({ reason: refused.reason }))
-                }))),
-              Effect.zipRight(once(method, params, ctx))
-            ))
+          Effect.logInfo(`${name}: the server forgot session ${e.sessionId}; initializing again`).pipe(
+            // Initializing again waits on what no cut in place ends (the negotiation's own exchanges).
+            Effect.zipRight(Effect.catchTag(outOfPlace(reinitialize), "RefusedAgain", (refused) =>
+              Effect.suspend(() => {
+                doubt ??= `the server forgot session ${e.sessionId} and ${refused.reason}`
+                return Effect.fail(new TransportClosed({ reason: refused.reason }))
+              }))),
+            Effect.zipRight(once(method, params, ctx))
+          ))
       )
 
     // A legacy request is one round; a modern one repeats while its caller resolves input requests.

@@ -13,9 +13,11 @@
 import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Metrics from "@mcpx-fx/protocol/Metrics"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as LogLevel from "effect/LogLevel"
 import type { CallSink, Observation, ObservedCall } from "./CallObservation.js"
@@ -46,7 +48,8 @@ export const observe = <E, R>(
     const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
     const start = clock.unsafeCurrentTimeNanos()
     const logged = !LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)
-    return Effect.onExit(call, (exit) => {
+    // Told once the call is over, however it ended; nothing to run (nearly always) is undefined.
+    const report = (exit: Exit.Exit<JsonObject, E>): Effect.Effect<void> | undefined => {
       observation.end()
       const end = clock.unsafeCurrentTimeNanos()
       const elapsed = Number(end - start)
@@ -58,11 +61,28 @@ export const observe = <E, R>(
         if (observation.upstream) Metrics.recordClient.observed(Method.ToolsCall, elapsed / 1e9, error)
       }
       const ring = sinks.ring !== undefined && sinks.ring.wanted(Number(end / 1_000_000n)) ? sinks.ring : undefined
-      if (!logged && ring === undefined) return Effect.void
+      if (!logged && ring === undefined) return undefined
       const finished: ObservedCall = { observation, at: Number(start / 1_000_000n), durationMs: Math.round(elapsed / 1e6), exit }
       ring?.record(finished)
-      return logged ? CallLog.line(finished) : Effect.void
-    })
+      return logged ? CallLog.line(finished) : undefined
+    }
+    // What `Effect.onExit` does, less the steps of an effect made and run after a call that has
+    // nothing left to report (every call not logged, the usual case): two per call.
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.matchCauseEffect(restore(call), {
+        onSuccess: (value) => {
+          const reported = report(Exit.succeed(value))
+          return reported === undefined ? Effect.succeed(value) : Effect.as(reported, value)
+        },
+        onFailure: (cause) => {
+          const reported = report(Exit.failCause(cause))
+          return reported === undefined ? Effect.failCause(cause) : Effect.matchCauseEffect(reported, {
+            onFailure: (after) => Effect.failCause(Cause.sequential(cause, after)),
+            onSuccess: () => Effect.failCause(cause)
+          })
+        }
+      })
+    )
   })
 
 /**

@@ -306,25 +306,23 @@ const make = (options: HttpHostOptions) =>
      * uninterruptible unless a router says otherwise; it is made interruptible here so that a
      * client abort always interrupts the request, however the app is mounted.
      */
-    const app: HttpApp.Default = Effect.interruptible(
-      Wire.withRequest((request) => {
-        if (!origins.allows(Wire.header(request, "origin"))) {
-          return Effect.succeed(Wire.refuse(403, ErrorCode.InvalidRequest, "Forbidden: Origin not allowed"))
-        }
-        switch (request.method) {
-          case "POST":
-            return tracing ? Effect.provideService(post(request), HostTrace, hopOf(request)) : post(request)
-          case "GET":
-            return get(request)
-          case "DELETE":
-            return del(request)
-          default:
-            return Effect.succeed(
-              Wire.refuse(405, ErrorCode.InvalidRequest, `Method Not Allowed: ${request.method}`, { headers: { allow: AllowAll } })
-            )
-        }
-      })
-    )
+    const app: HttpApp.Default = Wire.withRequest((request) => {
+      if (!origins.allows(Wire.header(request, "origin"))) {
+        return Effect.succeed(Wire.refuse(403, ErrorCode.InvalidRequest, "Forbidden: Origin not allowed"))
+      }
+      switch (request.method) {
+        case "POST":
+          return tracing ? Effect.provideService(post(request), HostTrace, hopOf(request)) : post(request)
+        case "GET":
+          return get(request)
+        case "DELETE":
+          return del(request)
+        default:
+          return Effect.succeed(
+            Wire.refuse(405, ErrorCode.InvalidRequest, `Method Not Allowed: ${request.method}`, { headers: { allow: AllowAll } })
+          )
+      }
+    }, { interruptible: true })
 
     return HttpHost.of({
       app,

@@ -81,12 +81,15 @@ export const makeModern = (
     const meta = Meta.validateRequestMeta(message.params, Revision.ModernRevisions)
     // (validateRequestMeta has also held the version to the modern revisions.)
     if (Either.isLeft(meta)) return modernRequest(message, accept)
-    return Effect.flatMap(lookup(name, meta.right, sessionIdentity(message.params)), (resolved) => {
+    const checked = (resolved: ResolvedTool | undefined) => {
       const params = HeaderCodec.checkToolParams(request.headers, message, resolved?.inputSchema)
       if (Either.isRight(params)) return modernRequest(message, accept, resolved)
       const response = HeaderCodec.mismatchResponse(message.id, params.left)
       return Effect.succeed(Wire.reply(HttpStatus.modernStatus(response), response, accept))
-    })
+    }
+    // A tool the live listing has (nearly every call's) is resolved in place: read without a step.
+    const looked = lookup(name, meta.right, sessionIdentity(message.params))
+    return Wire.succeeded(looked) ? checked(looked.value) : Effect.flatMap(looked, checked)
   }
 
   /**

@@ -13,6 +13,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
+import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Stream from "effect/Stream"
 import { Buffer } from "node:buffer"
 import { remembered } from "./Remembered.js"
@@ -26,13 +27,17 @@ export const EventStreamHeaders = { "cache-control": "no-cache", "x-accel-buffer
 /**
  * The app's request, read off its fiber's context: one step, where `flatMap` over the request's
  * tag is three (the tag, its read, the continuation), and every request to `/mcp` reads it twice.
+ * `interruptible`: what `f` makes runs interruptible however the app is mounted; a fiber that is
+ * so already (NodeHttpApp's) is not given a region of its own, two steps per request.
  */
 export const withRequest = <A, E, R>(
-  f: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<A, E, R>
+  f: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<A, E, R>,
+  options?: { readonly interruptible?: boolean }
 ): Effect.Effect<A, E, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.withFiberRuntime<A, E, R | HttpServerRequest.HttpServerRequest>((fiber) =>
-    f(Context.unsafeGet(fiber.getFiberRef(FiberRef.currentContext), HttpServerRequest.HttpServerRequest))
-  )
+  Effect.withFiberRuntime<A, E, R | HttpServerRequest.HttpServerRequest>((fiber, status) => {
+    const handled = f(Context.unsafeGet(fiber.getFiberRef(FiberRef.currentContext), HttpServerRequest.HttpServerRequest))
+    return options?.interruptible !== true || RuntimeFlags.interruption(status.runtimeFlags) ? handled : Effect.interruptible(handled)
+  })
 
 /** A header of the request (names are lower-cased by the platform). */
 export const header = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined => request.headers[name.toLowerCase()]
@@ -128,8 +133,11 @@ const decodeUtf8 = (buffer: ArrayBuffer): Effect.Effect<string, BodyUnreadable> 
   }
 }
 
-/** Whether an effect is its own successful exit already (`Effect.succeed` makes one), its value at hand. */
-const succeeded = <A, E>(effect: Effect.Effect<A, E>): effect is Exit.Success<A, E> => Exit.isExit(effect) && Exit.isSuccess(effect)
+/**
+ * Whether an effect is its own successful exit already (`Effect.succeed` makes one), its value at
+ * hand: what it holds is read in place rather than by a step of the fiber.
+ */
+export const succeeded = <A, E>(effect: Effect.Effect<A, E>): effect is Exit.Success<A, E> => Exit.isExit(effect) && Exit.isSuccess(effect)
 
 /** How far past the limit a body without a length is still read (and dropped) to answer 413. */
 const DrainFactor = 4

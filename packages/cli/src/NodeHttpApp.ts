@@ -41,6 +41,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   // a property definition per construction.
   declare readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId
   declare readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId
+  /** The body, once the app has read it from the node stream. */
   private body: Effect.Effect<Uint8Array, HttpServerError.RequestError> | undefined
   /** The body, when it was read before the app ran (nearly every POST): handed over without a step. */
   private readonly read: Uint8Array | undefined
@@ -62,7 +63,6 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   ) {
     super()
     this.read = read
-    if (read !== undefined) this.body = Effect.succeed(read)
   }
 
   /** Called from the request's own fiber (ClientDetach), which is then watched for a carried reply. */
@@ -112,6 +112,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   }
 
   private get bytes(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
+    if (this.read !== undefined) return Effect.succeed(this.read)
     if (this.body !== undefined) return this.body
     // A copy's body is its original's, read once.
     if (this.original !== undefined) return this.original.bytes

@@ -10,9 +10,11 @@
  * survives, with every entry it holds, and is promoted to old space in turn, where it links to the
  * next one: until the next full collection, every call's state that was in such a table outlived
  * its call. That was most of what the daemon promoted per call (`npm run bench:gc`, see
- * docs/performance.md). An object in dictionary mode and a linked list replace nothing that links
- * forward, so they are what these are made of.
+ * docs/performance.md). A linked list, a table of plain arrays (IntegerTable.ts) and objects in
+ * dictionary mode replace nothing that links forward, so they are what these are made of.
  */
+
+import { IntegerTable } from "./IntegerTable.js"
 
 interface Node<V> {
   readonly value: V
@@ -85,25 +87,33 @@ export class Members<V> {
  * are in a Map). The methods a Map has, for what the owners use.
  */
 export class Keyed<V> {
-  // Two dictionaries, because an object's keys are strings: 1 and "1" would be one key.
+  // Integers (request ids nearly always) in a table of their own (IntegerTable.ts); the rest in
+  // two dictionaries, because an object's keys are strings: 1.5 and "1.5" would be one key.
+  private integers = new IntegerTable<V>()
   private numbers: Record<number, V> = Object.create(null) as Record<number, V>
   private strings: Record<string, V> = Object.create(null) as Record<string, V>
   private count = 0
 
   get size(): number {
-    return this.count
+    return this.integers.size + this.count
   }
 
   get(key: string | number): V | undefined {
-    return typeof key === "number" ? this.numbers[key] : this.strings[key]
+    if (typeof key === "string") return this.strings[key]
+    return Number.isSafeInteger(key) ? this.integers.get(key) : this.numbers[key]
   }
 
   has(key: string | number): boolean {
-    return typeof key === "number" ? key in this.numbers : key in this.strings
+    if (typeof key === "string") return key in this.strings
+    return Number.isSafeInteger(key) ? this.integers.has(key) : key in this.numbers
   }
 
   set(key: string | number, value: V): this {
     if (typeof key === "number") {
+      if (Number.isSafeInteger(key)) {
+        this.integers.set(key, value)
+        return this
+      }
       if (!(key in this.numbers)) this.count++
       this.numbers[key] = value
     } else {
@@ -116,6 +126,7 @@ export class Keyed<V> {
   /** Removes `key`; answers whether it was there. */
   delete(key: string | number): boolean {
     if (typeof key === "number") {
+      if (Number.isSafeInteger(key)) return this.integers.delete(key)
       if (!(key in this.numbers)) return false
       delete this.numbers[key]
     } else {
@@ -127,6 +138,7 @@ export class Keyed<V> {
   }
 
   clear(): void {
+    this.integers.clear()
     this.numbers = Object.create(null) as Record<number, V>
     this.strings = Object.create(null) as Record<string, V>
     this.count = 0
@@ -134,6 +146,7 @@ export class Keyed<V> {
 
   values(): Array<V> {
     const out: Array<V> = []
+    this.integers.forEach((v) => void out.push(v))
     for (const k in this.numbers) out.push(this.numbers[k as unknown as number]!)
     for (const k in this.strings) out.push(this.strings[k]!)
     return out
@@ -141,7 +154,10 @@ export class Keyed<V> {
 
   /** Every key and value; numbers' keys as numbers again. */
   *entries(): IterableIterator<[string | number, V]> {
-    if (this.count === 0) return
+    if (this.size === 0) return
+    const integers: Array<[number, V]> = []
+    this.integers.forEach((v, k) => void integers.push([k, v]))
+    yield* integers
     for (const k in this.numbers) yield [Number(k), this.numbers[k as unknown as number]!]
     for (const k in this.strings) yield [k, this.strings[k]!]
   }

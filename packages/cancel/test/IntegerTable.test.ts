@@ -1,0 +1,70 @@
+/**
+ * `IntegerTable` against a Map: over random sequences of sets and deletes each answers what the
+ * Map answers. Keys are drawn from few values spread over the whole safe range, so that entries
+ * share slots, probe past the table's end and are moved back when one before them goes, and the
+ * table grows past a burst and shrinks again.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as FastCheck from "effect/FastCheck"
+import { IntegerTable } from "../src/IntegerTable.js"
+
+const key = FastCheck.oneof(
+  FastCheck.integer({ min: -40, max: 40 }),
+  FastCheck.constantFrom(0, -0, 2 ** 32, 2 ** 32 + 1, -(2 ** 32), 2 ** 40, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER)
+)
+
+const op = FastCheck.oneof(
+  FastCheck.record({ op: FastCheck.constant("set" as const), key, value: FastCheck.integer() }),
+  FastCheck.record({ op: FastCheck.constant("delete" as const), key }),
+  // A burst: many keys set, then all of them deleted again.
+  FastCheck.record({ op: FastCheck.constant("burst" as const), from: FastCheck.integer({ min: -1000, max: 1000 }), count: FastCheck.nat({ max: 300 }) })
+)
+
+const sorted = (xs: Iterable<readonly [number, number]>) => [...xs].map(([k, v]) => `${k}=${v}`).sort()
+
+describe("IntegerTable", () => {
+  it("integerTable/as-map: every lookup, removal and size is a Map's, whatever the sequence", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.array(op, { maxLength: 200 }), (ops) => {
+        const model = new Map<number, number>()
+        const table = new IntegerTable<number>()
+        for (const o of ops) {
+          if (o.op === "set") {
+            assert.strictEqual(table.set(o.key, o.value), !model.has(o.key))
+            model.set(o.key, o.value)
+          } else if (o.op === "delete") {
+            assert.strictEqual(table.delete(o.key), model.delete(o.key))
+          } else {
+            for (let i = 0; i < o.count; i++) {
+              table.set(o.from * 7 + i * 13, i)
+              model.set(o.from * 7 + i * 13, i)
+            }
+            for (let i = 0; i < o.count; i++) assert.strictEqual(table.delete(o.from * 7 + i * 13), model.delete(o.from * 7 + i * 13))
+          }
+          assert.strictEqual(table.size, model.size)
+          for (const k of model.keys()) assert.strictEqual(table.get(k), model.get(k))
+        }
+        for (let k = -45; k <= 45; k++) {
+          assert.strictEqual(table.get(k), model.get(k))
+          assert.strictEqual(table.has(k), model.has(k))
+        }
+        const seen: Array<[number, number]> = []
+        table.forEach((v, k) => void seen.push([k, v]))
+        assert.deepStrictEqual(sorted(seen), sorted(model))
+        // -0 is the key 0, as in a Map.
+        assert.isFalse(Object.is(seen.find(([k]) => k === 0)?.[0], -0))
+      })
+    )
+  })
+
+  it("integerTable/clear: a cleared table holds nothing and takes keys again", () => {
+    const table = new IntegerTable<string>()
+    for (let i = 0; i < 100; i++) table.set(i, `v${i}`)
+    table.clear()
+    assert.strictEqual(table.size, 0)
+    assert.isUndefined(table.get(5))
+    table.set(5, "again")
+    assert.strictEqual(table.get(5), "again")
+    assert.strictEqual(table.size, 1)
+  })
+})

@@ -23,6 +23,7 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as UrlParams from "@effect/platform/UrlParams"
+import * as BodyAtHand from "@mcpx-fx/server/BodyAtHand"
 import * as ClientDetach from "@mcpx-fx/server/ClientDetach"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -36,7 +37,7 @@ import * as Stream from "effect/Stream"
 import type * as Http from "node:http"
 
 /** The request as the app sees it: the node request, with its body read on demand. */
-class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest, ClientDetach.Detachable {
+class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest, ClientDetach.Detachable, BodyAtHand.WithBodyAtHand {
   // On the prototype (below the class), not defined on every request: a symbol-keyed field is
   // a property definition per construction.
   declare readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId
@@ -63,6 +64,11 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
   ) {
     super()
     this.read = read
+  }
+
+  /** The body, when it was read before the app ran: the endpoint decodes it without a copy. */
+  get [BodyAtHand.BodyAtHand](): Uint8Array | undefined {
+    return this.read ?? this.original?.read
   }
 
   /** Called from the request's own fiber (ClientDetach), which is then watched for a carried reply. */

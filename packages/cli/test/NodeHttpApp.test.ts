@@ -8,6 +8,7 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { assert, describe, it } from "@effect/vitest"
+import * as BodyAtHand from "@mcpx-fx/server/BodyAtHand"
 import * as ClientDetach from "@mcpx-fx/server/ClientDetach"
 import { listenLocal } from "@mcpx-fx/testing/Listening"
 import * as Deferred from "effect/Deferred"
@@ -125,22 +126,30 @@ const echoApp: HttpApp.Default = Effect.flatMap(HttpServerRequest.HttpServerRequ
   return Effect.map(Effect.orDie(reader.text), (text) => HttpServerResponse.text(`${text.length}:${text.slice(0, 8)}`))
 })
 
-/** The echo app on an ephemeral port, with its requests in flight counted by the hooks. */
-const serveEcho = Effect.gen(function*() {
-  const runtime = yield* Effect.runtime<never>()
-  const counts = { started: 0, ended: 0, ranApp: 0 }
-  const ended = yield* Deferred.make<void>()
-  const app = Effect.zipRight(Effect.sync(() => void counts.ranApp++), echoApp)
-  const handler = NodeHttpApp.makeHandler(app, runtime, {
-    onStart: () => void counts.started++,
-    onEnd: () => {
-      counts.ended++
-      Deferred.unsafeDone(ended, Effect.void)
-    }
-  })
-  const server = Http.createServer(handler)
-  return { port: yield* listenLocal(server), counts, ended: Deferred.await(ended) }
+/** Answers whether the request's body was at hand when the app ran (BodyAtHand), and as what text. */
+const atHandApp: HttpApp.Default = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const reader = request.url.includes("copy") ? request.modify({ url: "/elsewhere" }) : request
+  const atHand = BodyAtHand.of(reader)
+  return HttpServerResponse.text(atHand === undefined ? "not at hand" : `at hand: ${Buffer.from(atHand).toString("utf8")}`)
 })
+
+/** The echo app (or `served`) on an ephemeral port, with its requests in flight counted by the hooks. */
+const serveEcho = (served: HttpApp.Default = echoApp) =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const counts = { started: 0, ended: 0, ranApp: 0 }
+    const ended = yield* Deferred.make<void>()
+    const app = Effect.zipRight(Effect.sync(() => void counts.ranApp++), served)
+    const handler = NodeHttpApp.makeHandler(app, runtime, {
+      onStart: () => void counts.started++,
+      onEnd: () => {
+        counts.ended++
+        Deferred.unsafeDone(ended, Effect.void)
+      }
+    })
+    const server = Http.createServer(handler)
+    return { port: yield* listenLocal(server), counts, ended: Deferred.await(ended) }
+  })
 
 /** A POST of `body` (declared by length unless `chunked`); its status and body. */
 const post = (port: number, path: string, body: string, chunked = false) =>
@@ -159,7 +168,7 @@ const post = (port: number, path: string, body: string, chunked = false) =>
 describe("NodeHttpApp: bodies", () => {
   it.scoped("cli/nodeHttpApp/a small declared body reaches the app, and a copy of the request reads the same", () =>
     Effect.gen(function*() {
-      const { counts, port } = yield* serveEcho
+      const { counts, port } = yield* serveEcho()
       assert.deepStrictEqual(yield* post(port, "/mcp", "hello body"), { status: 200, body: "10:hello bo" })
       assert.deepStrictEqual(yield* post(port, "/mcp?copy", "copied body"), { status: 200, body: "11:copied b" })
       const large = "x".repeat(200 * 1024)
@@ -168,9 +177,18 @@ describe("NodeHttpApp: bodies", () => {
       assert.deepStrictEqual(counts, { started: 4, ended: 4, ranApp: 4 })
     }))
 
+  it.scoped("cli/nodeHttpApp/a small declared body is at hand when the app runs, a large or unannounced one is read by the app", () =>
+    Effect.gen(function*() {
+      const { port } = yield* serveEcho(atHandApp)
+      assert.deepStrictEqual(yield* post(port, "/mcp", "hello body"), { status: 200, body: "at hand: hello body" })
+      assert.deepStrictEqual(yield* post(port, "/mcp?copy", "copied body"), { status: 200, body: "at hand: copied body" })
+      assert.deepStrictEqual(yield* post(port, "/mcp", "x".repeat(200 * 1024)), { status: 200, body: "not at hand" })
+      assert.deepStrictEqual(yield* post(port, "/mcp", "no length", true), { status: 200, body: "not at hand" })
+    }))
+
   it.scoped("cli/nodeHttpApp/a client that leaves before its small body ends is not served, and its request ends", () =>
     Effect.gen(function*() {
-      const { counts, ended, port } = yield* serveEcho
+      const { counts, ended, port } = yield* serveEcho()
       const req = Http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-length": "100" } })
       req.on("error", () => {})
       req.write("only part", () => req.destroy())

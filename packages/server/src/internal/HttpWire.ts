@@ -16,6 +16,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Stream from "effect/Stream"
 import { Buffer } from "node:buffer"
+import * as BodyAtHand from "../BodyAtHand.js"
 import { remembered } from "./Remembered.js"
 
 export const JsonType = "application/json"
@@ -125,7 +126,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 const unreadable = (e: { readonly message: string }) => Effect.fail(new BodyUnreadable({ reason: e.message }))
 
-const decodeUtf8 = (buffer: ArrayBuffer): Effect.Effect<string, BodyUnreadable> => {
+const decodeUtf8 = (buffer: ArrayBuffer | Uint8Array): Effect.Effect<string, BodyUnreadable> => {
   try {
     return Effect.succeed(utf8.decode(buffer))
   } catch {
@@ -158,12 +159,12 @@ export const readBody = (
   // A declared length within the limit bounds the body (the HTTP parser reads no more than it), so
   // it is read whole, without a Stream: almost every POST comes this way.
   if (Number.isFinite(declared)) {
-    const read = request.arrayBuffer
-    // A body read before the app ran (NodeHttpApp reads a small one first) is an exit already:
-    // decoded in place, without a step of the fiber. Every tool call's POST comes this way.
-    if (succeeded(read)) return decodeUtf8(read.value)
+    // A body read before the app ran (NodeHttpApp reads a small one first) is decoded in place,
+    // without a copy or a step of the fiber. Every tool call's POST comes this way.
+    const atHand = BodyAtHand.of(request)
+    if (atHand !== undefined) return decodeUtf8(atHand)
     // One step after the read rather than three (mapError, flatMap, try).
-    return Effect.matchEffect(read, { onFailure: unreadable, onSuccess: decodeUtf8 })
+    return Effect.matchEffect(request.arrayBuffer, { onFailure: unreadable, onSuccess: decodeUtf8 })
   }
   // Past the limit the rest is read and dropped (up to a bound) rather than left unread: a client
   // still sending would otherwise see its connection reset and never read the 413.

@@ -14,15 +14,30 @@
 
 const MinCapacity = 8
 
+/**
+ * A table is not shrunk below this many slots (1 KB with its two arrays): calls in flight come
+ * and go in batches, and a count that swings between 1 and 16 would otherwise shrink and grow it
+ * again every few calls.
+ */
+const KeptCapacity = 64
+
 export class IntegerTable<V> {
   private keys: Array<number | undefined> = new Array<number | undefined>(MinCapacity).fill(undefined)
   private vals: Array<V | undefined> = new Array<V | undefined>(MinCapacity).fill(undefined)
   private mask = MinCapacity - 1
   private count = 0
+  // Removals since the table was last resized: a shrink waits for as many as the table has
+  // slots, so resizing stays O(1) per call however the count swings.
+  private removals = 0
   private readonly seed = (Math.random() * 0x1_0000_0000) | 0
 
   get size(): number {
     return this.count
+  }
+
+  /** The slots the table has now (its memory, for tests). */
+  get capacity(): number {
+    return this.keys.length
   }
 
   /** Where `key` would sit if nothing were in the way; `key` is a safe integer. */
@@ -93,8 +108,13 @@ export class IntegerTable<V> {
     this.keys[i] = undefined
     this.vals[i] = undefined
     this.count--
-    // A burst's room is given back once it has passed.
-    if (this.keys.length > MinCapacity && this.count * 8 < this.keys.length) this.resize(this.keys.length / 2)
+    this.removals++
+    // A burst's room is given back once it has passed, down to a quarter full.
+    if (this.keys.length > KeptCapacity && this.count * 8 < this.keys.length && this.removals >= this.keys.length) {
+      let capacity = KeptCapacity
+      while (capacity < this.count * 4) capacity *= 2
+      this.resize(capacity)
+    }
     return true
   }
 
@@ -103,6 +123,7 @@ export class IntegerTable<V> {
     this.vals = new Array<V | undefined>(MinCapacity).fill(undefined)
     this.mask = MinCapacity - 1
     this.count = 0
+    this.removals = 0
   }
 
   /** Calls `f` with every key and value, in no particular order. */
@@ -120,6 +141,7 @@ export class IntegerTable<V> {
     this.keys = new Array<number | undefined>(capacity).fill(undefined)
     this.vals = new Array<V | undefined>(capacity).fill(undefined)
     this.mask = capacity - 1
+    this.removals = 0
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]
       if (k === undefined) continue

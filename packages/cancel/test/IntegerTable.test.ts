@@ -57,6 +57,59 @@ describe("IntegerTable", () => {
     )
   })
 
+  it("integerTable/room: a burst's room is given back once calls have come and gone, and a swinging count does not resize it", () => {
+    const table = new IntegerTable<number>()
+    for (let i = 0; i < 1000; i++) table.set(i, i)
+    assert.isAtLeast(table.capacity, 2000)
+    for (let i = 0; i < 1000; i++) table.delete(i)
+    // Calls one at a time after the burst: ids that only grow, each set then deleted.
+    for (let i = 1000; i < 6000; i++) {
+      table.set(i, i)
+      table.delete(i)
+    }
+    assert.strictEqual(table.capacity, 64)
+    assert.strictEqual(table.size, 0)
+    // Sixteen in flight, answered in batches of fifteen: the count swings between 1 and 16.
+    let next = 10_000
+    const live: Array<number> = []
+    let resizes = 0
+    const watch = (capacity: number) => {
+      if (capacity !== table.capacity) resizes++
+    }
+    for (let round = 0; round < 500; round++) {
+      while (live.length < 16) {
+        live.push(next)
+        const before = table.capacity
+        table.set(next++, 0)
+        watch(before)
+      }
+      for (const id of live.splice(0, 15)) {
+        const before = table.capacity
+        table.delete(id)
+        watch(before)
+      }
+    }
+    assert.strictEqual(resizes, 0)
+    // Two hundred in flight, answered in batches of 195: past the kept room, the table shrinks
+    // again only once as many calls have gone as it has slots, not on every swing.
+    resizes = 0
+    for (let round = 0; round < 100; round++) {
+      while (live.length < 200) {
+        live.push(next)
+        const before = table.capacity
+        table.set(next++, 0)
+        watch(before)
+      }
+      for (const id of live.splice(0, 195)) {
+        const before = table.capacity
+        table.delete(id)
+        watch(before)
+      }
+    }
+    // A shrink and a growth per 512 removals: ~76 over 19,500 (600 if it shrank on every swing).
+    assert.isBelow(resizes, 200)
+  })
+
   it("integerTable/clear: a cleared table holds nothing and takes keys again", () => {
     const table = new IntegerTable<string>()
     for (let i = 0; i < 100; i++) table.set(i, `v${i}`)

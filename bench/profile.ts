@@ -8,6 +8,7 @@
  *   --upstream legacy|dual|http|http-dual (the upstream the daemon fronts, bench/lib/upstreams.ts; default legacy)
  *            --no-profile (only the CPU per call, three runs, without the profiler's own cost)
  *            --concurrency C (default 16; 1 shows what a call costs when each one wakes the process)
+ *            --top N (functions shown, default 40; files shown, three quarters of that)
  *            --build DIR (another build's daemon: DIR holds its mcpx-fx.js and its source map)
  *            --target minimal (the minimal gateway, bench/minimal-gateway.ts, instead of the daemon:
  *            the same load on the reference, to see which of a call's costs mcpx-fx adds)
@@ -31,6 +32,8 @@ const legacy = argv.includes("--legacy")
 const keep = argv.includes("--keep")
 const profiling = !argv.includes("--no-profile")
 const concurrency = Number(argv[argv.indexOf("--concurrency") + 1] ?? 16) || 16
+const topAt = argv.indexOf("--top")
+const shown = topAt < 0 ? 40 : Number(argv[topAt + 1]) || 40
 const targetAt = argv.indexOf("--target")
 const minimal = targetAt >= 0 && argv[targetAt + 1] === "minimal"
 if (targetAt >= 0 && !minimal) throw new Error(`--target takes minimal; got ${argv[targetAt + 1]}`)
@@ -106,7 +109,7 @@ const main = async () => {
   const top = (m: Map<string, number>, k: number) =>
     [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, k).map(([key, n]) => `${fmt((100 * n) / total, 1).padStart(5)} %  ${key}`)
   process.stdout.write(`\nself time by source file (${total} samples, ${fmt((profile.endTime - profile.startTime) / 1e6, 1)} s):\n`)
-  process.stdout.write(`${top(byFile, 30).join("\n")}\n\nself time by function:\n${top(byFunction, 40).join("\n")}\n`)
+  process.stdout.write(`${top(byFile, Math.round(shown * 0.75)).join("\n")}\n\nself time by function:\n${top(byFunction, shown).join("\n")}\n`)
   if (calls > 0) process.stdout.write(`\n(${fmt(cpu / calls, 3)} ms CPU per call over the measured run)\n`)
   if (!keep) rmSync(dir, { recursive: true, force: true })
   else process.stdout.write(`profile kept in ${join(dir, file)}\n`)

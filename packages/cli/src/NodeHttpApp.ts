@@ -30,6 +30,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
@@ -281,6 +283,20 @@ const failed = (res: Http.ServerResponse) => (cause: Parameters<typeof HttpServe
   Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => write(res, response))
 
 /**
+ * The fiber refs a request's fiber starts from: the runtime's, less those at their initial value
+ * (a fiber reads the initial value of a ref it does not hold) and the context (each request's
+ * fiber is given its own). Starting a fiber forks every ref it is given, one by one.
+ */
+const requestFiberRefs = (refs: FiberRefs.FiberRefs): FiberRefs.FiberRefs => {
+  const none = FiberRefs.empty()
+  let kept = FiberRefs.delete(refs, FiberRef.currentContext)
+  for (const ref of FiberRefs.fiberRefs(refs)) {
+    if (FiberRefs.getOrDefault(refs, ref) === FiberRefs.getOrDefault(none, ref)) kept = FiberRefs.delete(kept, ref)
+  }
+  return kept
+}
+
+/**
  * A node request listener serving `app` with the given runtime. `onStart`/`onEnd` bracket each
  * request (the daemon counts requests in flight for its shutdown grace).
  */
@@ -289,6 +305,7 @@ export const makeHandler = (
   runtime: Runtime.Runtime<never>,
   hooks: { readonly onStart?: () => void; readonly onEnd?: () => void } = {}
 ): Http.RequestListener => {
+  const fiberRefs = requestFiberRefs(runtime.fiberRefs)
   const serve = (req: Http.IncomingMessage, res: Http.ServerResponse, body: Uint8Array | undefined) => {
     const served = Effect.matchCauseEffect(app, { onFailure: failed(res), onSuccess: (response) => write(res, response) })
     // The request is the whole of the fiber's context from its start: the app needs nothing else
@@ -301,7 +318,7 @@ export const makeHandler = (
       Runtime.make({
         context,
         runtimeFlags: runtime.runtimeFlags,
-        fiberRefs: runtime.fiberRefs
+        fiberRefs
       }),
       served
     )

@@ -15,6 +15,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Http from "node:http"
 import * as NodeHttpApp from "../src/NodeHttpApp.js"
 
@@ -195,5 +196,26 @@ describe("NodeHttpApp: bodies", () => {
       // The server sees the connection close after the client does; then the request has ended.
       yield* ended
       assert.deepStrictEqual(counts, { started: 1, ended: 1, ranApp: 0 })
+    }))
+})
+
+/** A ref the runtime sets, and one it leaves at its initial value. */
+const setRef = FiberRef.unsafeMake("initial")
+const untouchedRef = FiberRef.unsafeMake("untouched")
+
+describe("NodeHttpApp: the request's fiber", () => {
+  it.scoped("cli/nodeHttpApp/a request's fiber holds the runtime's fiber refs and its own request", () =>
+    Effect.gen(function*() {
+      const runtime = yield* Effect.locally(Effect.runtime<never>(), setRef, "set by the runtime")
+      const app: HttpApp.Default = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const refs = `${yield* FiberRef.get(setRef)}; ${yield* FiberRef.get(untouchedRef)}`
+        return HttpServerResponse.text(`${refs}; ${request.url}`)
+      })
+      const port = yield* listenLocal(Http.createServer(NodeHttpApp.makeHandler(app, runtime)))
+      const first = yield* get(port, "/mcp/first")
+      const second = yield* get(port, "/mcp/second")
+      assert.deepStrictEqual(yield* first.outcome, { status: 200, body: "set by the runtime; untouched; /mcp/first" })
+      assert.deepStrictEqual(yield* second.outcome, { status: 200, body: "set by the runtime; untouched; /mcp/second" })
     }))
 })

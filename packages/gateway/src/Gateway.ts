@@ -19,7 +19,7 @@
  * host watching that URI and the last one to leave unsubscribes.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject, withKey } from "@mcpx-fx/protocol/Json"
 import { EraCache } from "@mcpx-fx/upstream/era/EraCache"
 import { Pool } from "@mcpx-fx/upstream/pool/Pool"
 import { Prober } from "@mcpx-fx/upstream/era/Prober"
@@ -192,7 +192,7 @@ const make = Effect.gen(function*() {
       return Effect.fail(new UnknownName({ kind, name, suggestions: [...Suggest.closest(name, known)] }))
     })
 
-  const withMeta = (params: JsonObject, meta: JsonObject | undefined): JsonObject => meta === undefined ? params : { ...params, _meta: meta }
+  const withMeta = (params: JsonObject, meta: JsonObject | undefined): JsonObject => meta === undefined ? params : withKey(params, "_meta", meta)
 
   const serverByNamespace = (namespace: string) => Option.fromNullable(table.servers.find((s) => s.namespace === namespace || s.name === namespace))
 

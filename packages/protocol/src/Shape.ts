@@ -14,7 +14,7 @@
 import { serverCapabilitiesFor } from "./Capabilities.js"
 import * as ErrorCode from "./ErrorCode.js"
 import type { Implementation } from "./Implementation.js"
-import { hasKey, isJsonObject, jsonEqual, type JsonObject, omitKeys } from "./Json.js"
+import { hasKey, isJsonObject, jsonEqual, type JsonObject, omitKeys, withKey } from "./Json.js"
 import { ServerInfoKey } from "./Meta.js"
 import * as Method from "./Method.js"
 import type { CacheScope } from "./Result.js"
@@ -50,18 +50,28 @@ export interface ModernShapeOptions {
  */
 export const toModern = (result: JsonObject, method: string, options: ModernShapeOptions = {}): JsonObject => {
   const resultType = resultTypeOf(result)
-  const out: Record<string, unknown> = { ...result, resultType }
-  if (resultType === "input_required") {
-    delete out.ttlMs
-    delete out.cacheScope
-  } else if (resultType === "complete" && Method.isCacheable(method)) {
-    out.ttlMs = hasKey(result, "ttlMs") ? ttlMsOf(result) : Math.max(0, options.ttlMs ?? 0)
-    out.cacheScope = result.cacheScope === "public" || result.cacheScope === "private" ? result.cacheScope : options.cacheScope ?? "private"
+  const meta = options.serverInfo === undefined
+    ? undefined
+    : withKey(isJsonObject(result._meta) ? result._meta : {}, ServerInfoKey, options.serverInfo)
+  // Every modern answer passes through here. The keys it adds are put in the literal before the
+  // result's own (a key added after a spread is V8's slow path, Json.withKey); the result's own
+  // came second and won, so the values that must win are set again, over keys that exist.
+  let out: Record<string, unknown>
+  if (resultType === "complete" && Method.isCacheable(method)) {
+    const ttlMs = hasKey(result, "ttlMs") ? ttlMsOf(result) : Math.max(0, options.ttlMs ?? 0)
+    const cacheScope = result.cacheScope === "public" || result.cacheScope === "private" ? result.cacheScope : options.cacheScope ?? "private"
+    out = meta === undefined ? { resultType, ttlMs, cacheScope, ...result } : { resultType, ttlMs, cacheScope, _meta: meta, ...result }
+    out.ttlMs = ttlMs
+    out.cacheScope = cacheScope
+  } else {
+    out = meta === undefined ? { resultType, ...result } : { resultType, _meta: meta, ...result }
+    if (resultType === "input_required") {
+      delete out.ttlMs
+      delete out.cacheScope
+    }
   }
-  if (options.serverInfo !== undefined) {
-    const meta = isJsonObject(result._meta) ? result._meta : {}
-    out._meta = { ...meta, [ServerInfoKey]: options.serverInfo }
-  }
+  out.resultType = resultType
+  if (meta !== undefined) out._meta = meta
   return out
 }
 

@@ -3,7 +3,7 @@
  * hop, so a caller's are never passed on; everything else (progress token, trace context,
  * third-party keys) is.
  */
-import type { JsonObject } from "@mcpx-fx/protocol/Json"
+import { type JsonObject, withKey } from "@mcpx-fx/protocol/Json"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 
 /** Legacy: `params` without the reserved keys a modern caller may have sent. */
@@ -12,7 +12,7 @@ export const stripReservedMeta = (params: JsonObject | undefined): JsonObject | 
   if (params === undefined || meta === undefined) return params
   const kept: Record<string, unknown> = {}
   const { _meta: _, ...rest } = params
-  return Meta.copyUnreserved(meta, kept) > 0 ? { ...rest, _meta: kept } : rest
+  return Meta.copyUnreserved(meta, kept) > 0 ? withKey(rest, "_meta", kept) : rest
 }
 
 /** Modern: the caller's unreserved keys, then mcpx-fx's own envelope; one `_meta` built per call. */
@@ -21,5 +21,5 @@ export const withModernMeta = (params: JsonObject | undefined, fields: Meta.Requ
   const callerMeta = Meta.metaOf(params)
   if (callerMeta !== undefined) Meta.copyUnreserved(callerMeta, meta)
   Meta.putRequestMeta(meta, fields)
-  return { ...params, _meta: meta }
+  return withKey(params ?? {}, "_meta", meta)
 }

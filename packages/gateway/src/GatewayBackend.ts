@@ -4,7 +4,7 @@
  * the Backend's typed errors so the Server alone decides the JSON-RPC codes.
  */
 import * as Method from "@mcpx-fx/protocol/Method"
-import { isJsonObject, type JsonObject, withKey } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Metrics from "@mcpx-fx/protocol/Metrics"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
 import * as Revision from "@mcpx-fx/protocol/Revision"
@@ -203,7 +203,7 @@ export const layer: Layer.Layer<Backend.Backend, never, Gateway | PendingCalls.P
         const r = redactor()
         return { ...l, failures: l.failures.map((f) => ({ ...f, message: r.text(f.message) })) }
       })
-    const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : withKey(p, "_meta", meta))
+    const withMeta = (p: JsonObject, meta: JsonObject | undefined): JsonObject => (meta === undefined ? p : { ...p, _meta: meta })
     const gather = settings.get("questions.gather")
 
     /**

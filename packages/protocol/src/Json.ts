@@ -29,19 +29,6 @@ export const open = <Fields extends Schema.Struct.Fields>(fields: Fields) => Sch
  */
 export const optionalKey = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
-/**
- * A copy of `o` with `key` set to `value`: what `{ ...o, [key]: value }` means, with `key` first
- * among the keys. The spread followed by a key `o` lacks takes a slow path of V8's in Node 20 on
- * every call (~480 ns against ~60 ns for a small params object, more on larger ones), and every
- * call adds such a key to a message somewhere (a `_meta`, a `resultType`).
- */
-export const withKey = <O extends object>(o: O, key: string, value: unknown): O => {
-  const out: Record<string, unknown> = { [key]: value, ...o }
-  // `o`'s own `key` came second and won; the given value is the one that must.
-  if (out[key] !== value) out[key] = value
-  return out as O
-}
-
 /** Whether an object has `key` as an own property (JSON.parse never produces inherited keys). */
 export const hasKey = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
 

@@ -14,7 +14,7 @@
 import { serverCapabilitiesFor } from "./Capabilities.js"
 import * as ErrorCode from "./ErrorCode.js"
 import type { Implementation } from "./Implementation.js"
-import { hasKey, isJsonObject, jsonEqual, type JsonObject, omitKeys, withKey } from "./Json.js"
+import { hasKey, isJsonObject, jsonEqual, type JsonObject, omitKeys } from "./Json.js"
 import { ServerInfoKey } from "./Meta.js"
 import * as Method from "./Method.js"
 import type { CacheScope } from "./Result.js"
@@ -50,12 +50,14 @@ export interface ModernShapeOptions {
  */
 export const toModern = (result: JsonObject, method: string, options: ModernShapeOptions = {}): JsonObject => {
   const resultType = resultTypeOf(result)
-  const meta = options.serverInfo === undefined
-    ? undefined
-    : withKey(isJsonObject(result._meta) ? result._meta : {}, ServerInfoKey, options.serverInfo)
   // Every modern answer passes through here. The keys it adds are put in the literal before the
-  // result's own (a key added after a spread is V8's slow path, Json.withKey); the result's own
-  // came second and won, so the values that must win are set again, over keys that exist.
+  // result's own (a key added after a spread is V8's slow path, docs/performance.md); the
+  // result's own came second and won, so the values that must win are set again.
+  let meta: Record<string, unknown> | undefined
+  if (options.serverInfo !== undefined) {
+    meta = { [ServerInfoKey]: options.serverInfo, ...(isJsonObject(result._meta) ? result._meta : {}) }
+    meta[ServerInfoKey] = options.serverInfo
+  }
   let out: Record<string, unknown>
   if (resultType === "complete" && Method.isCacheable(method)) {
     const ttlMs = hasKey(result, "ttlMs") ? ttlMsOf(result) : Math.max(0, options.ttlMs ?? 0)

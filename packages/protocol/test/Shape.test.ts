@@ -7,6 +7,8 @@ describe("Shape.toModern", () => {
   it("adds resultType complete when absent and keeps a present one", () => {
     assert.strictEqual(Shape.toModern({ content: [] }, "tools/call").resultType, "complete")
     assert.strictEqual(Shape.toModern({ resultType: "task", taskId: "t" }, "tools/call").resultType, "task")
+    // One that is not a string is not a result type: the result reads as complete.
+    assert.strictEqual(Shape.toModern({ content: [], resultType: 5 }, "tools/call").resultType, "complete")
   })
 
   it("adds caching hints to cacheable complete results only", () => {

@@ -15,7 +15,7 @@
  */
 import * as Capabilities from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { isJsonObject, type JsonObject, withKey } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as JsonRpc from "@mcpx-fx/protocol/JsonRpc"
 import * as Lifecycle from "@mcpx-fx/protocol/Lifecycle"
 import * as Meta from "@mcpx-fx/protocol/Meta"
@@ -117,7 +117,7 @@ const make = (options: ServerOptions) =>
           params,
           ...(typeof result.requestState === "string" ? { inner: result.requestState } : {})
         }),
-        (sealed): JsonObject => withKey(result, "requestState", sealed)
+        (sealed): JsonObject => ({ ...result, requestState: sealed })
       )
 
     const serverTasks = ServerTasks.make({ backend, tasks, sealInputRequired })

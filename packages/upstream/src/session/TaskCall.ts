@@ -18,7 +18,7 @@
  */
 import { TasksExtensionId } from "@mcpx-fx/protocol/Capabilities"
 import * as ErrorCode from "@mcpx-fx/protocol/ErrorCode"
-import { isJsonObject, type JsonObject, withKey } from "@mcpx-fx/protocol/Json"
+import { isJsonObject, type JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Method from "@mcpx-fx/protocol/Method"
 import * as Revision from "@mcpx-fx/protocol/Revision"
 import { isTerminal, RelatedTaskKey, type TaskStatus } from "@mcpx-fx/protocol/Tasks"
@@ -72,14 +72,24 @@ const withoutRelatedTask = (result: JsonObject): JsonObject => {
   if (!isJsonObject(result._meta) || !(RelatedTaskKey in result._meta)) return result
   const { [RelatedTaskKey]: _related, ...meta } = result._meta
   const { _meta: _old, ...rest } = result
-  return Object.keys(meta).length === 0 ? rest : withKey(rest, "_meta", meta)
+  return Object.keys(meta).length === 0 ? rest : { _meta: meta, ...rest }
 }
 
 /** The context a modern upstream's task requests go with: the caller's, plus the extension. */
 const declaring = (ctx: CallContext): CallContext => {
   const caps = ctx.clientCapabilities ?? {}
   const extensions = isJsonObject(caps.extensions) ? caps.extensions : {}
-  return withKey(ctx, "clientCapabilities", withKey(caps, "extensions", withKey(extensions, TasksExtensionId, {})))
+  // Each key goes in before the copy it is added to: a key added after a spread is the slow path
+  // of V8 (docs/performance.md, A key added after a spread). A copy's own value came second and
+  // is set again.
+  const extension = {}
+  const declared: Record<string, unknown> = { [TasksExtensionId]: extension, ...extensions }
+  declared[TasksExtensionId] = extension
+  const capabilities: Record<string, unknown> = { extensions: declared, ...caps }
+  capabilities.extensions = declared
+  const out: Record<string, unknown> = { clientCapabilities: capabilities, ...ctx }
+  out.clientCapabilities = capabilities
+  return out as CallContext
 }
 
 /**
@@ -158,7 +168,7 @@ const follow = (
 export const call = (session: Session, params: JsonObject, ctx: CallContext): Effect.Effect<JsonObject, SessionError> => {
   const modern = session.era === "modern"
   const taskCtx = modern ? declaring(ctx) : ctx
-  return Effect.flatMap(session.request(Method.ToolsCall, modern ? params : withKey(params, "task", {}), taskCtx), (first) => {
+  return Effect.flatMap(session.request(Method.ToolsCall, modern ? params : { ...params, task: {} }, taskCtx), (first) => {
     const handle = handleOf(first, modern)
     // An upstream may answer at once, without a task.
     if (handle === undefined) return Effect.succeed(first)

@@ -3,7 +3,7 @@
  * hop, so a caller's are never passed on; everything else (progress token, trace context,
  * third-party keys) is.
  */
-import { type JsonObject, withKey } from "@mcpx-fx/protocol/Json"
+import type { JsonObject } from "@mcpx-fx/protocol/Json"
 import * as Meta from "@mcpx-fx/protocol/Meta"
 
 /** Legacy: `params` without the reserved keys a modern caller may have sent. */
@@ -12,7 +12,8 @@ export const stripReservedMeta = (params: JsonObject | undefined): JsonObject | 
   if (params === undefined || meta === undefined) return params
   const kept: Record<string, unknown> = {}
   const { _meta: _, ...rest } = params
-  return Meta.copyUnreserved(meta, kept) > 0 ? withKey(rest, "_meta", kept) : rest
+  // `_meta` before the copy: a key added after a spread is V8's slow path (docs/performance.md).
+  return Meta.copyUnreserved(meta, kept) > 0 ? { _meta: kept, ...rest } : rest
 }
 
 /** Modern: the caller's unreserved keys, then mcpx-fx's own envelope; one `_meta` built per call. */
@@ -21,5 +22,8 @@ export const withModernMeta = (params: JsonObject | undefined, fields: Meta.Requ
   const callerMeta = Meta.metaOf(params)
   if (callerMeta !== undefined) Meta.copyUnreserved(callerMeta, meta)
   Meta.putRequestMeta(meta, fields)
-  return withKey(params ?? {}, "_meta", meta)
+  // `_meta` before the copy, set again over params' own (a key added after a spread is V8's slow path).
+  const out: Record<string, unknown> = { _meta: meta, ...params }
+  out._meta = meta
+  return out
 }

@@ -44,7 +44,7 @@ import {
   UpstreamRpcError
 } from "./SessionErrors.js"
 import type { CallContext, Established, ParkedCalls, Session, SessionOptions } from "./SessionModel.js"
-import { type Connection, type RequestHints, TransportClosed } from "../transport/Transport.js"
+import { type Connection, hintsWithCaller, type RequestHints, TransportClosed } from "../transport/Transport.js"
 import { inPlaceIn, outOfPlace } from "../transport/internal/InPlace.js"
 import { logUntied, progressFor, withProgressToken } from "./internal/CallNotifications.js"
 import { makeAnswers } from "./internal/SessionAnswers.js"
@@ -204,7 +204,7 @@ export const makeSession = (
         const exchange = (h: RequestHints) =>
           Effect.flatMap(
             // A call that listens names its caller, for the log messages that name no call (Transport.ts).
-            conn.call(req, onMessage, ctx.onNotification === undefined ? h : { ...h, caller: ctx.callerId ?? ctx }),
+            conn.call(req, onMessage, ctx.onNotification === undefined ? h : hintsWithCaller(h, ctx.callerId ?? ctx)),
             (response) => answered(method, response)
           )
         const sending = fixedHints !== undefined ? exchange(fixedHints) : Effect.flatMap(hints(method, sent), exchange)

@@ -20,6 +20,32 @@ const op = FastCheck.oneof(
   FastCheck.record({ op: FastCheck.constant("burst" as const), from: FastCheck.integer({ min: -1000, max: 1000 }), count: FastCheck.nat({ max: 300 }) })
 )
 
+/**
+ * Calls in flight on `table`, topped up to `inFlight` and answered `batch` at a time for `rounds`
+ * rounds, with ids that only grow; answers how many times the table was resized.
+ */
+const swinging = (table: IntegerTable<number>) => {
+  let next = 10_000
+  const live: Array<number> = []
+  return (inFlight: number, batch: number, rounds: number): number => {
+    let resizes = 0
+    const step = (f: () => void) => {
+      const before = table.capacity
+      f()
+      if (table.capacity !== before) resizes++
+    }
+    for (let round = 0; round < rounds; round++) {
+      while (live.length < inFlight) {
+        const id = next++
+        live.push(id)
+        step(() => table.set(id, 0))
+      }
+      for (const id of live.splice(0, batch)) step(() => table.delete(id))
+    }
+    return resizes
+  }
+}
+
 const sorted = (xs: Iterable<readonly [number, number]>) => [...xs].map(([k, v]) => `${k}=${v}`).sort()
 
 describe("IntegerTable", () => {
@@ -70,42 +96,11 @@ describe("IntegerTable", () => {
     assert.strictEqual(table.capacity, 64)
     assert.strictEqual(table.size, 0)
     // Sixteen in flight, answered in batches of fifteen: the count swings between 1 and 16.
-    let next = 10_000
-    const live: Array<number> = []
-    let resizes = 0
-    const watch = (capacity: number) => {
-      if (capacity !== table.capacity) resizes++
-    }
-    for (let round = 0; round < 500; round++) {
-      while (live.length < 16) {
-        live.push(next)
-        const before = table.capacity
-        table.set(next++, 0)
-        watch(before)
-      }
-      for (const id of live.splice(0, 15)) {
-        const before = table.capacity
-        table.delete(id)
-        watch(before)
-      }
-    }
-    assert.strictEqual(resizes, 0)
+    const swing = swinging(table)
+    assert.strictEqual(swing(16, 15, 500), 0)
     // Two hundred in flight, answered in batches of 195: past the kept room, the table shrinks
     // again only once as many calls have gone as it has slots, not on every swing.
-    resizes = 0
-    for (let round = 0; round < 100; round++) {
-      while (live.length < 200) {
-        live.push(next)
-        const before = table.capacity
-        table.set(next++, 0)
-        watch(before)
-      }
-      for (const id of live.splice(0, 195)) {
-        const before = table.capacity
-        table.delete(id)
-        watch(before)
-      }
-    }
+    const resizes = swing(200, 195, 100)
     // A shrink and a growth per 512 removals: ~76 over 19,500 (600 if it shrank on every swing).
     assert.isBelow(resizes, 200)
   })

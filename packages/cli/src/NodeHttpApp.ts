@@ -114,7 +114,7 @@ class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpSer
 
   /** The whole body, read once from the node stream (no Stream in between). */
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
-    const read = this.read ?? this.original?.read
+    const read = this[BodyAtHand.BodyAtHand]
     if (read !== undefined) return Effect.succeed(arrayBufferOf(read))
     return Effect.map(this.bytes, arrayBufferOf)
   }

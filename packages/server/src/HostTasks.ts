@@ -108,8 +108,11 @@ const ack: JsonObject = { resultType: "complete" }
 /** Who a task belongs to: the caller's session identity; callers without one share the id as a bearer token. */
 export const ownerOf = (caller: Caller): string => caller.sessionId ?? ""
 
-/** 128 random bits, url-safe. */
-const newTaskId = (): string => randomBytes(16).toString("base64url")
+/**
+ * 128 random bits, url-safe, after a letter: one base64url id in 64 began with "-", and a
+ * command line reads such a word as an option (`mcpx-fx tasks result -Wx…` failed).
+ */
+export const newTaskId = (): string => `t${randomBytes(16).toString("base64url")}`
 
 const make = (policy: TaskPolicy, fleet: FleetService | undefined) =>
   Effect.gen(function*() {

@@ -151,6 +151,12 @@ describe("host tasks (2026-07-28 extension)", () => {
       })
     ))
 
+  it("a task id never starts with - (a command line would read it as an option), and ids do not repeat", () => {
+    const ids = Array.from({ length: 4_096 }, HostTasks.newTaskId)
+    assert.deepStrictEqual(ids.filter((id) => !/^[A-Za-z][A-Za-z0-9_-]{22}$/.test(id)), [])
+    assert.strictEqual(new Set(ids).size, ids.length)
+  })
+
   it.effect("a task-supporting tool becomes a flat CreateTaskResult at once, and tasks/get inlines its result", () =>
     withTasks(({ held, send }) =>
       Effect.gen(function*() {
@@ -159,6 +165,7 @@ describe("host tasks (2026-07-28 extension)", () => {
         assert.strictEqual(created.status, "working")
         assert.isString(created.taskId)
         assert.isAtLeast(Buffer.from(created.taskId as string, "base64url").length, 16)
+        assert.match(created.taskId as string, /^[A-Za-z]/)
         assert.strictEqual(created.ttlMs, TaskPolicy.DefaultPolicy.ttlMs)
         assert.strictEqual(created.pollIntervalMs, TaskPolicy.DefaultPolicy.pollIntervalMs)
         for (const k of ["task", "result", "error", "inputRequests", "requestState"]) assert.isFalse(k in created, k)

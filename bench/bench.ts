@@ -26,6 +26,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"
 import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
+import { census, grown, liveHeapMb, openInspector } from "./lib/inspector.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
 import { type Measurement, renderCold, renderReport, type Report, type UpstreamResults, writeReport } from "./lib/report.js"
@@ -179,11 +180,12 @@ const main = async () => {
   const targets: Array<Target> = []
   if (wanted("floor")) targets.push(await startFloor(paths))
   targets.push(...(await startGateways(first)))
-  let mcpx: Target | undefined
+  let mcpx: (Target & { readonly stderrTail: () => string }) | undefined
   const idleRss: Record<string, number> = {}
   if (wanted("mcpx-fx")) {
     await warmDaemonCache(paths, first.spec)
-    mcpx = await startMcpxFx(paths, ["bench"], [], first.spec)
+    // The inspector stays closed until the long run opens it (SIGUSR1), so the rounds run without it.
+    mcpx = await startMcpxFx(paths, ["bench"], ["--inspect-port=0"], first.spec)
     await new Promise((r) => setTimeout(r, 500))
     idleRss["mcpx-fx (started, nothing called)"] = rssMb(mcpx.pid)
     // Idle as a daemon mostly is: its upstream started by a call, then nothing.
@@ -228,7 +230,12 @@ const main = async () => {
     let soak: Report["soak"]
     if (soakCalls > 0 && mcpx !== undefined) {
       log(`bench: ${soakCalls} calls for memory growth`)
-      const samples: Array<{ calls: number; rss: number }> = [{ calls: 0, rss: rssMb(mcpx.pid) }]
+      // The live heap after full collections at both ends: RSS alone cannot tell a slow leak
+      // from the young generation's and old space's sizes at the time.
+      const inspector = await openInspector(mcpx.pid, mcpx.stderrTail)
+      const heapBefore = await liveHeapMb(inspector)
+      const rssBefore = rssMb(mcpx.pid)
+      const samples: Array<{ calls: number; rss: number }> = [{ calls: 0, rss: rssBefore }]
       let done = 0
       // Fifty samples: one swings with the young generation's size, so growth is read from many.
       const step = Math.max(1, Math.round(soakCalls / 50))
@@ -237,7 +244,23 @@ const main = async () => {
         done += r.calls
         samples.push({ calls: done, rss: rssMb(mcpx.pid) })
       }
-      soak = { calls: done, samples }
+      const heapAfter = await liveHeapMb(inspector)
+      const rssAfter = rssMb(mcpx.pid)
+      // What a tenth more calls leave in the heap, by heap snapshots on either side of them: taken
+      // after the RSS samples, since writing a snapshot leaves RSS ~100 MB higher.
+      const censusCalls = Math.max(1, Math.round(soakCalls / 10))
+      const first = await census(inspector)
+      await runLoad(mcpx.modern, { concurrency: 16, durationMs: 600_000, maxCalls: censusCalls })
+      await liveHeapMb(inspector)
+      const second = await census(inspector)
+      inspector.close()
+      soak = {
+        calls: done,
+        samples,
+        liveHeapMb: [heapBefore, heapAfter],
+        rssAfterGcMb: [rssBefore, rssAfter],
+        grown: { calls: censusCalls, kinds: grown(first, second, 8) }
+      }
     }
 
     // ---- fifty started upstreams

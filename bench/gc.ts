@@ -30,8 +30,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { WebSocket } from "undici"
 import { flag, option, options } from "./lib/args.js"
+import { connect } from "./lib/inspector.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt, median, quantile } from "./lib/stats.js"
@@ -200,26 +200,6 @@ interface ProfileNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
   readonly selfSize: number
   readonly children: ReadonlyArray<ProfileNode>
-}
-
-/** The gateway's inspector, one command at a time. */
-const connect = async (url: string | undefined) => {
-  if (url === undefined) throw new Error("the gateway printed no inspector URL")
-  const ws = new WebSocket(url)
-  await new Promise((resolve) => ws.addEventListener("open", resolve, { once: true }))
-  let last = 0
-  const waiting = new Map<number, (result: unknown) => void>()
-  ws.addEventListener("message", (e) => {
-    const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown }
-    if (m.id !== undefined) waiting.get(m.id)?.(m.result)
-  })
-  const send = <A>(method: string, params: object = {}) =>
-    new Promise<A>((resolve) => {
-      const id = ++last
-      waiting.set(id, (r) => resolve(r as A))
-      ws.send(JSON.stringify({ id, method, params }))
-    })
-  return { send, close: () => ws.close() }
 }
 
 /** One sampled run: what the profile holds, by allocation site, per call. */

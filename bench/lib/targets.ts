@@ -297,7 +297,7 @@ export const startMcpxFx = async (
   servers: ReadonlyArray<string> = ["bench"],
   nodeFlags: ReadonlyArray<string> = [],
   upstream: UpstreamSpec = legacyUpstream(paths)
-): Promise<Target & { readonly dir: string }> => {
+): Promise<Target & { readonly dir: string; readonly stderrTail: () => string }> => {
   const dir = mkdtempSync(join(tmpdir(), "mcpx-bench-"))
   const config = writeConfig(dir, paths, servers, upstream)
   const { child, stderrTail } = spawnGateway(
@@ -313,6 +313,7 @@ export const startMcpxFx = async (
     name: "mcpx-fx",
     pid: child.pid!,
     dir,
+    stderrTail,
     modern: modernShape(url, tool),
     legacy: () => openLegacySession(url, tool),
     stop: async () => {

@@ -255,12 +255,36 @@ export const renderReport = (r: Report): string => {
   }
   out.push("")
   for (const u of r.byUpstream) out.push(renderAgainstMinimal(u), "")
+  const modernPath = renderModernPath(r.byUpstream)
+  if (modernPath !== undefined) out.push(modernPath, "")
   out.push(renderCold(cold))
   out.push("", End, "")
   return out.join("\n")
 }
 
 const Minimal = "minimal"
+
+/**
+ * Issue 29's "a modern upstream path as fast as a legacy one": CPU per call in front of the dual
+ * upstream over that in front of the legacy one, for mcpx-fx and for the minimal gateway, which
+ * opens either as a legacy session and so shows what the fixture's own answers cost. The two
+ * upstreams' rounds run one after the other, so these ratios span the machine's drift between them.
+ */
+export const renderModernPath = (byUpstream: ReadonlyArray<UpstreamResults>): string | undefined => {
+  const of = (kind: string) => byUpstream.find((u) => u.kind === kind)
+  const [legacy, dual] = [of("legacy"), of("dual")]
+  if (legacy === undefined || dual === undefined) return undefined
+  const cpu = (u: UpstreamResults, t: string) => med(u, t, "modern-c16", (m) => m.cpuPerCall)
+  const over = (t: string) => {
+    const [d, l] = [cpu(dual, t), cpu(legacy, t)]
+    return d === undefined || l === undefined ? undefined : d / l
+  }
+  return `A stdio upstream that speaks 2026-07-28 against a legacy-only one, CPU per call at modern c=16: mcpx-fx ${
+    x(over(Us))
+  } (which talks 2026-07-28 to it, every request carrying the version, capabilities and client in \`_meta\`), the minimal gateway ${
+    x(over(Minimal))
+  } (a legacy session to both).`
+}
 
 /**
  * Issue 29's table for one upstream: the floor, the minimal gateway, mcpx-fx and mcp-proxy, then

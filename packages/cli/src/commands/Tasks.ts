@@ -82,7 +82,7 @@ const get = Command.make("get", { globals: GlobalOptions.options, id: idArg }, (
     const options = yield* globalsFrom(args.globals)
     const task = yield* ViaDaemon.required("tasks get", (client) => client.tasks.get({ path: { id: args.id }, urlParams: {} })).pipe(notFound)
     yield* printTask(options.json, task)
-  })).pipe(Command.withDescription(describe("Show a task: its status, and its questions while it waits for answers.", "mcpx-fx tasks get 3fJ9k2Qx…")))
+  })).pipe(Command.withDescription(describe("Show a task: its status, and its questions while it waits for answers.", "mcpx-fx tasks get t3fJ9k2Qx…")))
 
 const waitOption = Options.integer("wait").pipe(
   Options.withDescription("Wait at most this many seconds for the task to end (default: until it ends, or asks a question)."),
@@ -127,7 +127,7 @@ const result = Command.make("result", { globals: GlobalOptions.options, id: idAr
       describe(
         "Wait for a task to end and print its result as `mcpx-fx call` would. Exit 1 if the tool reported an error or the " +
           "task failed or was cancelled, 75 if it has not ended within --wait or waits for answers (its questions are printed).",
-        "mcpx-fx tasks result 3fJ9k2Qx… --wait 60"
+        "mcpx-fx tasks result t3fJ9k2Qx… --wait 60"
       )
     )
   )
@@ -162,7 +162,7 @@ const answer = Command.make(
   Command.withDescription(
     describe(
       "Answer the questions a task waits on; it goes on by itself.",
-      `mcpx-fx tasks answer 3fJ9k2Qx… '{"q1":{"action":"accept","content":{"name":"Ada"}}}'`
+      `mcpx-fx tasks answer t3fJ9k2Qx… '{"q1":{"action":"accept","content":{"name":"Ada"}}}'`
     )
   )
 )
@@ -172,7 +172,7 @@ const cancel = Command.make("cancel", { globals: GlobalOptions.options, id: idAr
     const options = yield* globalsFrom(args.globals)
     const task = yield* ViaDaemon.required("tasks cancel", (client) => client.tasks.cancel({ path: { id: args.id }, payload: {} })).pipe(notFound)
     yield* printTask(options.json, task)
-  })).pipe(Command.withDescription(describe("Cancel a task: its call is stopped upstream.", "mcpx-fx tasks cancel 3fJ9k2Qx…")))
+  })).pipe(Command.withDescription(describe("Cancel a task: its call is stopped upstream.", "mcpx-fx tasks cancel t3fJ9k2Qx…")))
 
 /** `mcpx-fx tasks`. */
 export const command = Command.make("tasks", { globals: GlobalOptions.options }).pipe(

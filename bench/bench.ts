@@ -246,12 +246,12 @@ const main = async () => {
       }
       const heapAfter = await liveHeapMb(inspector)
       const rssAfter = rssMb(mcpx.pid)
-      // What a tenth more calls leave in the heap, by heap snapshots on either side of them: taken
-      // after the RSS samples, since writing a snapshot leaves RSS ~100 MB higher.
+      // What a tenth more calls leave in the heap, by heap snapshots on either side of them (V8
+      // collects all it can before a snapshot): taken after the RSS samples, since writing a
+      // snapshot leaves RSS ~100 MB higher.
       const censusCalls = Math.max(1, Math.round(soakCalls / 10))
       const first = await census(inspector)
       await runLoad(mcpx.modern, { concurrency: 16, durationMs: 600_000, maxCalls: censusCalls })
-      await liveHeapMb(inspector)
       const second = await census(inspector)
       inspector.close()
       soak = {

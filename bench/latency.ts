@@ -17,7 +17,7 @@
  * targets alike; read the differences, not the absolute figures.
  */
 import { spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -120,14 +120,19 @@ const traced = async (target: Target): Promise<{ readonly steps: Record<Step, Ar
     })
     let stderr = ""
     perf.stderr.on("data", (c: Buffer) => void (stderr += c.toString()))
-    const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()))
-    // perf prints nothing when it is attached; a short run before the measured one lets it settle.
-    await runLoad(shape, { concurrency: 1, durationMs: 300 })
-    const r = await runLoad(shape, { concurrency: 1, durationMs: seconds * 1000 })
-    perf.kill("SIGINT")
-    await exited
-    const calls = parseTrace(readFileSync(file, "utf8"))
-    if (calls.length === 0) throw new Error(`perf trace recorded nothing: ${stderr.trim()}`)
+    const exited = new Promise<void>((resolve) => perf.once("close", () => resolve()))
+    let r: Awaited<ReturnType<typeof runLoad>>
+    try {
+      // perf says nothing once it is attached; a short run before the measured one lets it settle.
+      await runLoad(shape, { concurrency: 1, durationMs: 300 })
+      r = await runLoad(shape, { concurrency: 1, durationMs: seconds * 1000 })
+    } finally {
+      // Stopped however the load ended: a tracer left attached outlives the bench.
+      if (perf.exitCode === null && perf.signalCode === null) perf.kill("SIGINT")
+      await exited
+    }
+    const calls = existsSync(file) ? parseTrace(readFileSync(file, "utf8")) : []
+    if (calls.length === 0) throw new Error(`perf trace recorded nothing (exit ${String(perf.exitCode ?? perf.signalCode)}): ${stderr.trim()}`)
     return { steps: stepsOf(calls), p50: median(Array.from(r.latencies)) }
   } finally {
     rmSync(dir, { recursive: true, force: true })

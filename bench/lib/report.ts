@@ -270,7 +270,7 @@ const Minimal = "minimal"
  * opens either as a legacy session and so shows what the fixture's own answers cost. The two
  * upstreams' rounds run one after the other, so these ratios span the machine's drift between them.
  */
-export const renderModernPath = (byUpstream: ReadonlyArray<UpstreamResults>): string | undefined => {
+const renderModernPath = (byUpstream: ReadonlyArray<UpstreamResults>): string | undefined => {
   const of = (kind: string) => byUpstream.find((u) => u.kind === kind)
   const [legacy, dual] = [of("legacy"), of("dual")]
   if (legacy === undefined || dual === undefined) return undefined

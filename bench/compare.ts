@@ -1,6 +1,7 @@
 /**
  * `npm run bench:compare -- --against DIR`: this checkout's daemon and another build's (DIR holds
- * that build's `mcpx-fx.js`, e.g. a copy of packages/cli/dist made before a change), both up at
+ * that build's `mcpx-fx.js`, e.g. a copy of packages/cli/dist made before a change and kept inside
+ * this checkout, such as scratchpad/base, where node finds its SQLite addon), both up at
  * once in front of their own copy of the same upstream, under modern tools/call at c=16 in
  * alternating runs. Reports each one's CPU per call and calls per second, and the same-round
  * ratios: a change to the call path is judged here, where the machine's load falls on both alike.
@@ -84,12 +85,19 @@ const measure = async (gateway: Gateway): Promise<Sample> => {
 const main = async () => {
   if (against === undefined) throw new Error("--against DIR is required: the directory of the other build's mcpx-fx.js")
   const paths = pathsFrom(root)
-  const upstream = await startUpstream(paths, upstreamKind)
-  const start = stdioHost ? serve : daemon
-  const here = await start(paths, upstream.spec)
-  const there = await start(withBuild(paths, against), upstream.spec)
+  const other = withBuild(paths, against)
   const samples = { here: [] as Array<Sample>, there: [] as Array<Sample> }
+  // Stopped however the run ends, the gateways before their upstream: a build that fails to start
+  // must not leave the other's daemon running to load the machine of every later measurement.
+  const started: Array<{ readonly stop: () => Promise<void> }> = []
   try {
+    const upstream = await startUpstream(paths, upstreamKind)
+    started.push(upstream)
+    const start = stdioHost ? serve : daemon
+    const here = await start(paths, upstream.spec)
+    started.push(here)
+    const there = await start(other, upstream.spec)
+    started.push(there)
     for (const g of [here, there]) await g.run(2000)
     for (let round = 0; round < rounds; round++) {
       // Who goes first alternates, so neither always meets the other's leftovers.
@@ -102,8 +110,7 @@ const main = async () => {
       )
     }
   } finally {
-    await Promise.all([here.stop(), there.stop()])
-    await upstream.stop()
+    for (const one of started.reverse()) await one.stop()
   }
   const ratio = (f: (s: Sample) => number) => median(samples.here.map((s, i) => f(s) / f(samples.there[i]!)))
   process.stdout.write(

@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -35,8 +36,23 @@ export const pathsFrom = (root: string): Paths => ({
   mcpProxy: join(root, "bench/peers/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs")
 })
 
-/** The same paths, with another build's CLI: `dir` holds its mcpx-fx.js (a copy of packages/cli/dist). */
-export const withBuild = (paths: Paths, dir: string): Paths => ({ ...paths, cli: join(resolve(dir), "mcpx-fx.js") })
+/**
+ * The same paths, with another build's CLI: `dir` holds its mcpx-fx.js (a copy of packages/cli/dist).
+ * The bundle leaves its native SQLite addon to node_modules, so the copy must sit where node finds
+ * it (inside this checkout); one that cannot is refused here, before any process is started.
+ */
+export const withBuild = (paths: Paths, dir: string): Paths => {
+  const cli = join(resolve(dir), "mcpx-fx.js")
+  if (!existsSync(cli)) throw new Error(`${dir} holds no mcpx-fx.js: give a copy of packages/cli/dist`)
+  try {
+    createRequire(cli).resolve("better-sqlite3")
+  } catch {
+    throw new Error(
+      `${dir} cannot reach node_modules/better-sqlite3, which the bundle loads at run time: copy the build inside this checkout (e.g. scratchpad/)`
+    )
+  }
+  return { ...paths, cli }
+}
 
 /** The upstream every gateway fronts, and the direct client talks to. */
 export const upstreamArgs = (paths: Paths): ReadonlyArray<string> => [paths.eraServer, "--mode", "legacy-32601"]

@@ -105,12 +105,13 @@ const summarize = (r: LoadResult, cpuPerCall: number | undefined, maxRss: number
   ...(maxRss === undefined ? {} : { maxRss })
 })
 
-/** The minimal gateway and mcp-proxy in front of `upstream` (mcp-proxy only in front of a stdio one). */
-const startGateways = async (upstream: Upstream): Promise<Array<Target>> => {
-  const out: Array<Target> = []
-  if (wanted("minimal")) out.push(await startMinimal(paths, upstream.spec))
-  if (wanted("mcp-proxy") && "stdio" in upstream.spec) out.push(await startMcpProxy(paths, upstream.spec))
-  return out
+/**
+ * The minimal gateway and mcp-proxy in front of `upstream` (mcp-proxy only in front of a stdio one),
+ * each put in `into` as soon as it is up, so a later one that fails to start leaves it to be stopped.
+ */
+const startGateways = async (upstream: Upstream, into: Array<Target>): Promise<void> => {
+  if (wanted("minimal")) into.push(await startMinimal(paths, upstream.spec))
+  if (wanted("mcp-proxy") && "stdio" in upstream.spec) into.push(await startMcpProxy(paths, upstream.spec))
 }
 
 /**
@@ -175,29 +176,32 @@ const main = async () => {
 
   // ---- the targets in front of the first upstream, all up at once
   const first = await startUpstream(paths, upstreamKinds[0]!)
-  log(`bench: starting the targets (${first.kind} upstream)`)
-  const direct = wanted("direct") && "stdio" in first.spec ? await startStdio(process.execPath, first.spec.stdio) : undefined
+  // Everything started from here on is stopped however the run ends: a target that fails to start
+  // must not leave the others running under every later measurement.
   const targets: Array<Target> = []
-  if (wanted("floor")) targets.push(await startFloor(paths))
-  targets.push(...(await startGateways(first)))
-  let mcpx: (Target & { readonly stderrTail: () => string }) | undefined
-  const idleRss: Record<string, number> = {}
-  if (wanted("mcpx-fx")) {
-    await warmDaemonCache(paths, first.spec)
-    // The inspector stays closed until the long run opens it (SIGUSR1), so the rounds run without it.
-    mcpx = await startMcpxFx(paths, ["bench"], ["--inspect-port=0"], first.spec)
-    await new Promise((r) => setTimeout(r, 500))
-    idleRss["mcpx-fx (started, nothing called)"] = rssMb(mcpx.pid)
-    // Idle as a daemon mostly is: its upstream started by a call, then nothing.
-    await runLoad(mcpx.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
-    await new Promise((r) => setTimeout(r, 1000))
-    idleRss["mcpx-fx (1 s after its first call)"] = rssMb(mcpx.pid)
-    await new Promise((r) => setTimeout(r, SettleMs - 1000))
-    idleRss["mcpx-fx (idle)"] = rssMb(mcpx.pid)
-    targets.push(mcpx)
-  }
-
+  let direct: StdioClient | undefined
   try {
+    log(`bench: starting the targets (${first.kind} upstream)`)
+    direct = wanted("direct") && "stdio" in first.spec ? await startStdio(process.execPath, first.spec.stdio) : undefined
+    if (wanted("floor")) targets.push(await startFloor(paths))
+    await startGateways(first, targets)
+    let mcpx: (Target & { readonly stderrTail: () => string }) | undefined
+    const idleRss: Record<string, number> = {}
+    if (wanted("mcpx-fx")) {
+      await warmDaemonCache(paths, first.spec)
+      // The inspector stays closed until the long run opens it (SIGUSR1), so the rounds run without it.
+      mcpx = await startMcpxFx(paths, ["bench"], ["--inspect-port=0"], first.spec)
+      targets.push(mcpx)
+      await new Promise((r) => setTimeout(r, 500))
+      idleRss["mcpx-fx (started, nothing called)"] = rssMb(mcpx.pid)
+      // Idle as a daemon mostly is: its upstream started by a call, then nothing.
+      await runLoad(mcpx.modern, { concurrency: 1, durationMs: 10_000, maxCalls: 1 })
+      await new Promise((r) => setTimeout(r, 1000))
+      idleRss["mcpx-fx (1 s after its first call)"] = rssMb(mcpx.pid)
+      await new Promise((r) => setTimeout(r, SettleMs - 1000))
+      idleRss["mcpx-fx (idle)"] = rssMb(mcpx.pid)
+    }
+
     const { names, results } = await runRounds(first.kind, targets, direct, idleRss)
     const byUpstream: Array<UpstreamResults> = [{ kind: first.kind, label: upstreamLabel[first.kind], targets: names, results }]
     const floorRuns = results["floor"]
@@ -209,7 +213,7 @@ const main = async () => {
       try {
         log(`bench: starting the targets (${kind} upstream)`)
         moreDirect = wanted("direct") && "stdio" in upstream.spec ? await startStdio(process.execPath, upstream.spec.stdio) : undefined
-        more.push(...(await startGateways(upstream)))
+        await startGateways(upstream, more)
         if (wanted("mcpx-fx")) more.push(await startMcpxFx(paths, ["bench"], [], upstream.spec))
         const r = await runRounds(kind, more, moreDirect, {})
         byUpstream.push({

@@ -38,7 +38,7 @@ import { fmt, median, quantile } from "./lib/stats.js"
 import { runStdioLoad, startStdio } from "./lib/stdio-client.js"
 import { modernShape, openLegacySession, pathsFrom, withBuild, writeConfig } from "./lib/targets.js"
 import { nvpPairs } from "./lib/gctrace.js"
-import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
+import { parseUpstreams, startUpstream, stoppingOnFailure } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const concurrency = Number(option("concurrency") ?? 64) || 64
@@ -80,12 +80,15 @@ const startServe = async (flags: ReadonlyArray<string>): Promise<Gateway> => {
   const config = writeConfig(dir, paths, ["bench"], upstream.spec)
   const lines: Array<string> = []
   let stderr = ""
-  const client = await startStdio(process.execPath, [...flags, paths.cli, "serve", "--config", config], { MCPX_STATE_DIR: join(dir, "state") }, {
-    otherLine: (line) => lines.push(line),
-    stderr: (chunk) => {
-      if (stderr.length < 10_000) stderr += chunk
-    }
-  })
+  const client = await stoppingOnFailure(
+    upstream,
+    startStdio(process.execPath, [...flags, paths.cli, "serve", "--config", config], { MCPX_STATE_DIR: join(dir, "state") }, {
+      otherLine: (line) => lines.push(line),
+      stderr: (chunk) => {
+        if (stderr.length < 10_000) stderr += chunk
+      }
+    })
+  )
   return {
     lines,
     inspector: () => /ws:\/\/\S+/.exec(stderr)?.[0],

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url"
 import { flag, option } from "./lib/args.js"
 import { runLoad } from "./lib/load.js"
 import { modernShape, pathsFrom, startMcpxFx } from "./lib/targets.js"
-import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
+import { parseUpstreams, startUpstream, stoppingOnFailure } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const calls = Number(option("calls") ?? 4000) || 4000
@@ -84,7 +84,7 @@ const main = async () => {
     writeFileSync(preloadFile, preload)
 
     const upstream = await startUpstream(paths, upstreamKind)
-    const daemon = await startMcpxFx({ ...paths, cli: join(dist, "mcpx-fx.js") }, ["bench"], ["-r", preloadFile], upstream.spec)
+    const daemon = await stoppingOnFailure(upstream, startMcpxFx({ ...paths, cli: join(dist, "mcpx-fx.js") }, ["bench"], ["-r", preloadFile], upstream.spec))
     try {
       const shape = legacy ? await daemon.legacy() : modernShape(daemon.modern.url, "bench__echo", capabilities)
       await runLoad(shape, { concurrency: 16, durationMs: 2000 })

@@ -21,7 +21,7 @@ import { cpuMs } from "./lib/proc.js"
 import { readSourceMap, shorten, type SourceLookup } from "./lib/sourcemap.js"
 import { fmt } from "./lib/stats.js"
 import { pathsFrom, startMcpxFx, startMinimal, withBuild } from "./lib/targets.js"
-import { parseUpstreams, startUpstream } from "./lib/upstreams.js"
+import { parseUpstreams, startUpstream, stoppingOnFailure } from "./lib/upstreams.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const argv = process.argv.slice(2)
@@ -57,7 +57,7 @@ const main = async () => {
   const at = argv.indexOf("--upstream")
   const upstream = await startUpstream(paths, parseUpstreams(at < 0 ? "legacy" : argv[at + 1])[0]!)
   const flags = profiling ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []
-  const daemon = minimal ? await startMinimal(paths, upstream.spec, flags) : await startMcpxFx(paths, ["bench"], flags, upstream.spec)
+  const daemon = await stoppingOnFailure(upstream, minimal ? startMinimal(paths, upstream.spec, flags) : startMcpxFx(paths, ["bench"], flags, upstream.spec))
   let calls = 0
   let cpu = 0
   try {

@@ -45,6 +45,16 @@ export const startUpstream = async (paths: Paths, kind: UpstreamKind): Promise<U
   }
 }
 
+/** What `starting` (a gateway in front of `upstream`) answers; if it fails, `upstream` is stopped first, so nothing is left running. */
+export const stoppingOnFailure = async <A>(upstream: Upstream, starting: Promise<A>): Promise<A> => {
+  try {
+    return await starting
+  } catch (e) {
+    await upstream.stop()
+    throw e
+  }
+}
+
 /** `--upstream legacy,dual,http,http-dual` (legacy, dual and http when not given), checked. */
 export const parseUpstreams = (value: string | undefined): ReadonlyArray<UpstreamKind> => {
   if (value === undefined) return DefaultUpstreams

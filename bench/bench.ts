@@ -19,7 +19,7 @@
  *            --upstream legacy,dual,http   which upstreams, in this order (default all three); the
  *                                          first is the one the memory, soak and issue-11 targets use
  */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
@@ -28,6 +28,7 @@ import { flag, option } from "./lib/args.js"
 import { type Command, peakRssOf, timeOnce, writeHwmHook } from "./lib/coldstart.js"
 import { census, grown, liveHeapMb, openInspector } from "./lib/inspector.js"
 import { type LoadResult, type RequestShape, runLoad } from "./lib/load.js"
+import { ensurePeers } from "./lib/peers.js"
 import { cpuMs, rssMb, sampleRss } from "./lib/proc.js"
 import { type Measurement, renderCold, renderReport, type Report, type UpstreamResults, writeReport } from "./lib/report.js"
 import { median, quantile, rotate } from "./lib/stats.js"
@@ -61,14 +62,6 @@ export const Scenarios = [
   { id: "legacy-c16", label: "legacy session c=16", concurrency: 16, legacy: true }
 ] as const
 export type ScenarioId = (typeof Scenarios)[number]["id"]
-
-/** Installs the peer gateways from bench/peers' lockfile when they are missing. */
-const installPeers = () => {
-  if (existsSync(paths.mcpProxy)) return
-  log("bench: installing the peer gateways (npm ci --prefix bench/peers)")
-  const r = spawnSync("npm", ["ci", "--prefix", join(root, "bench/peers"), "--no-audit", "--no-fund"], { stdio: "inherit" })
-  if (r.status !== 0) throw new Error("installing bench/peers failed")
-}
 
 /** A gateway target's run of one scenario, with its process's CPU and memory over the run. */
 const measureHttp = async (target: Target, shape: RequestShape, concurrency: number): Promise<Measurement> => {
@@ -170,7 +163,7 @@ const main = async () => {
     process.stdout.write(`${renderCold(cold)}\n\nLoad average (1 / 5 / 15 min) at the start ${load(before)}, at the end ${load(os.loadavg())}.\n`)
     return
   }
-  installPeers()
+  ensurePeers(root, paths.mcpProxy, log)
   const loadAtStart = os.loadavg()
   const startedAt = new Date()
 

@@ -61,7 +61,7 @@ const load = async (target: "effect3" | "effect4"): Promise<{ E: EffectApi; susp
   return { E: module, suspend }
 }
 
-/** Runs `calls` calls one after another; each ends by calling `next`. */
+/** A runner of `count` calls one after another, each started on the turn after the last one ended. */
 const driver = async (target: TargetName) => {
   let resume: (answer: number) => void = () => {}
   let start: (i: number, done: (v: number) => void) => void

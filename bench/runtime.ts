@@ -18,7 +18,7 @@ import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import { constants, type PerformanceEntry, PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { flag, option } from "./lib/args.js"
+import { option } from "./lib/args.js"
 import { ensurePeers } from "./lib/peers.js"
 import { fmt, median, rotate } from "./lib/stats.js"
 
@@ -49,6 +49,8 @@ interface EffectApi {
 type Suspend = (register: (resume: (answer: Eff) => void) => void) => Eff
 
 type TargetName = "effect3" | "effect4" | "plain"
+/** What a child reports: its best wall and CPU µs per call, and KB allocated per call. */
+type Sample = { readonly wall: number; readonly cpu: number; readonly kbPerCall: number }
 const targets: ReadonlyArray<TargetName> = ["effect3", "effect4", "plain"]
 
 const load = async (target: "effect3" | "effect4"): Promise<{ E: EffectApi; suspend: Suspend }> => {
@@ -143,12 +145,13 @@ const child = async (target: TargetName) => {
   // The last collections' entries arrive on a later turn.
   await new Promise((r) => setTimeout(r, 100))
   observer.disconnect()
-  process.stdout.write(`${JSON.stringify({ wall, cpu, kbPerCall: (scavenges * semiSpaceMb * 1024) / (5 * calls) })}\n`)
+  const sample: Sample = { wall, cpu, kbPerCall: (scavenges * semiSpaceMb * 1024) / (5 * calls) }
+  process.stdout.write(`${JSON.stringify(sample)}\n`)
 }
 
 const parent = () => {
   ensurePeers(root, effect4, (line) => process.stderr.write(`${line}\n`))
-  const results = new Map<TargetName, Array<{ wall: number; cpu: number; kbPerCall: number }>>(targets.map((t) => [t, []]))
+  const results = new Map<TargetName, Array<Sample>>(targets.map((t) => [t, []]))
   for (let round = 0; round < rounds; round++) {
     for (const target of rotate(targets, round)) {
       const r = spawnSync(process.execPath, [
@@ -161,11 +164,11 @@ const parent = () => {
         String(calls)
       ], { encoding: "utf8" })
       if (r.status !== 0) throw new Error(`${target} exited ${r.status}: ${r.stderr}`)
-      results.get(target)!.push(JSON.parse(r.stdout) as { wall: number; cpu: number; kbPerCall: number })
+      results.get(target)!.push(JSON.parse(r.stdout) as Sample)
       process.stderr.write(`bench:runtime: round ${round + 1}/${rounds} ${target} done\n`)
     }
   }
-  const of = (t: TargetName, k: "wall" | "cpu" | "kbPerCall") => median(results.get(t)!.map((r) => r[k]))
+  const of = (t: TargetName, k: keyof Sample) => median(results.get(t)!.map((r) => r[k]))
   const runtimeOf = (t: TargetName) => of(t, "cpu") - of("plain", "cpu")
   console.log(`\none call's shape (a fiber, ~40 operations, one suspension resumed on the next turn), ${calls} calls per run, ${rounds} rounds\n`)
   console.log("| target | wall µs per call | CPU µs per call | the runtime's CPU µs (over plain) | KB allocated per call |")
@@ -180,7 +183,7 @@ const parent = () => {
   )
 }
 
-const childTarget = flag("child") ? option("child") : undefined
+const childTarget = option("child")
 if (childTarget === undefined) parent()
 else if (childTarget === "effect3" || childTarget === "effect4" || childTarget === "plain") await child(childTarget)
 else throw new Error(`--child takes effect3, effect4 or plain; got ${childTarget}`)
